@@ -1,0 +1,67 @@
+// BTree+Rebalance: merging underfull nodes after a delete, and shrinking the root.
+//
+// Owns: the rule "a node holding less than a quarter of its usable bytes is merged into a
+// sibling when the two fit in one page" (no redistribution: when they do not fit, the sibling
+// is more than three quarters full and the pair is already well filled), applied bottom-up along
+// the delete path, and the root collapse (a branch root with no keys is replaced by its child).
+// Must never free a page that a parent still points to.
+
+extension BTreeWriter {
+    /// Restores fill after a delete left `node` (the end of `path`) possibly underfull.
+    mutating func rebalance(from node: PageBuffer, path: [PathStep]) throws {
+        var node = node
+        var path = path
+        while let step = path.last, node.usedBytes < limits.underflowBytes {
+            path.removeLast()
+            let parent = step.page
+            guard parent.cellCount > 0 else { node = parent; continue }
+            guard try mergeWithSibling(node, parent: parent, position: step.position) else { break }
+            node = parent
+        }
+        try collapseRoot()
+    }
+
+    /// Merges `node` (child `position` of `parent`) with its left sibling, or its right one when
+    /// it is the leftmost child. Returns false when the two do not fit in one page.
+    private mutating func mergeWithSibling(_ node: PageBuffer, parent: PageBuffer, position: Int) throws -> Bool {
+        let leftPosition = position > 0 ? position - 1 : position
+        let rightPosition = leftPosition + 1
+        let isLeaf = node.isLeaf
+        let leftPage = position > 0 ? try reader.node(parent.child(at: leftPosition), expectLeaf: isLeaf) : node
+        let rightPage = position > 0 ? node : try reader.node(parent.child(at: rightPosition), expectLeaf: isLeaf)
+        let separator = [UInt8](parent.key(at: leftPosition))
+        let extra = isLeaf ? 0 : NodeLimits.branchCellSize(keyLength: separator.count) + 2
+        if leftPage.usedBytes + rightPage.usedBytes + extra > limits.usable { return false }
+
+        let left = try sink.writable(leftPage.pageNumber)
+        if left.pageNumber != leftPage.pageNumber { parent.setChild(at: leftPosition, left.pageNumber) }
+        if !isLeaf {
+            separator.withUnsafeBytes { key in
+                let offset = left.insertCell(at: left.cellCount, size: NodeLimits.branchCellSize(keyLength: key.count))
+                PageBuffer.encodeBranchCell(into: left.base, at: offset, child: left.link, key: key)
+            }
+            left.link = rightPage.link
+        }
+        for index in 0..<rightPage.cellCount { left.appendCell(rightPage.cellBytes(at: index)) }
+
+        // The pointer that referred to the right page now refers to the merged page; the cell
+        // separating the two goes away.
+        parent.setChild(at: rightPosition, left.pageNumber)
+        parent.removeCell(at: leftPosition)
+        try sink.free(rightPage.pageNumber, writtenAt: rightPage.generation)
+        if isLeaf { descriptor.leafPages -= 1 } else { descriptor.branchPages -= 1 }
+        return true
+    }
+
+    /// While the root is a branch without keys, makes its only child the root.
+    private mutating func collapseRoot() throws {
+        while descriptor.depth > 1 {
+            let root = try reader.node(descriptor.root, expectLeaf: false)
+            guard root.cellCount == 0 else { return }
+            try sink.free(root.pageNumber, writtenAt: root.generation)
+            descriptor.branchPages -= 1
+            descriptor.root = root.link
+            descriptor.depth -= 1
+        }
+    }
+}

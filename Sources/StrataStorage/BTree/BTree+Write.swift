@@ -1,0 +1,141 @@
+// BTree+Write: put and delete on one tree inside a write transaction.
+//
+// Owns: the descent that makes the root-to-leaf path writable (copy-on-write through the
+// `PageSink`), the leaf edit, and the bookkeeping in the tree's descriptor (record and page
+// counts, root, depth). Splits live in BTree+Split.swift, merges in BTree+Rebalance.swift.
+// Must never modify a page it did not get from `sink.writable` or `sink.allocate`.
+
+/// One step of a root-to-leaf path: a writable branch and the child position taken in it.
+struct PathStep {
+    let page: PageBuffer
+    let position: Int
+}
+
+/// Write operations on one tree. Mutates `descriptor`; the caller stores it back.
+struct BTreeWriter<Sink: PageSink> {
+    let sink: Sink
+    var descriptor: TreeDescriptor
+    let name: String
+
+    init(sink: Sink, descriptor: TreeDescriptor, name: String) {
+        self.sink = sink
+        self.descriptor = descriptor
+        self.name = name
+    }
+
+    var reader: BTreeReader<Sink> { BTreeReader(source: sink, descriptor: descriptor, name: name) }
+    var limits: NodeLimits { sink.limits }
+
+    /// Makes the path to the leaf for `key` writable. Returns the leaf and the branch steps.
+    private mutating func writablePath(to key: UnsafeRawBufferPointer) throws -> (PageBuffer, [PathStep]) {
+        var path: [PathStep] = []
+        path.reserveCapacity(descriptor.depth)
+        var page = try sink.writable(descriptor.root)
+        try expect(page, leaf: descriptor.depth == 1)
+        descriptor.root = page.pageNumber
+        var level = 1
+        while level < descriptor.depth {
+            let position = page.upperBound(key)
+            let childNumber = page.child(at: position)
+            let child = try sink.writable(childNumber)
+            level += 1
+            try expect(child, leaf: level == descriptor.depth)
+            if child.pageNumber != childNumber { page.setChild(at: position, child.pageNumber) }
+            path.append(PathStep(page: page, position: position))
+            page = child
+        }
+        return (page, path)
+    }
+
+    func expect(_ page: PageBuffer, leaf: Bool) throws {
+        if leaf ? !page.isLeaf : !page.isBranch {
+            throw StrataError.corrupt(
+                sink.storePath, page: page.pageNumber,
+                "tree \"\(name)\" expects a \(leaf ? "leaf" : "branch") here but the page is a \(page.type?.name ?? "page of type \(page.typeByte)")")
+        }
+    }
+
+    /// Stores `value` under `key`, replacing any value there. Returns true if a value was replaced.
+    @discardableResult
+    mutating func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+        let (leaf, path) = try writablePath(to: key)
+        let index = leaf.lowerBound(key)
+        var replaced = false
+        if index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 {
+            try removeLeafCell(leaf, at: index)
+            replaced = true
+        } else {
+            descriptor.recordCount += 1
+        }
+        let (cellSize, spills) = limits.leafCellSize(keyLength: key.count, valueLength: value.count)
+        var overflow: PageNumber?
+        if spills {
+            overflow = try OverflowChain.write(value, to: sink)
+            descriptor.overflowPages += UInt64(OverflowChain.pageCount(length: value.count, limits: limits))
+        }
+        if leaf.fits(cellSize: cellSize) {
+            let offset = leaf.insertCell(at: index, size: cellSize)
+            PageBuffer.encodeLeafCell(
+                into: leaf.base, at: offset, key: key, valueLength: value.count,
+                inlineValue: spills ? nil : value, overflow: overflow)
+        } else {
+            var cell = [UInt8](repeating: 0, count: cellSize)
+            cell.withUnsafeMutableBytes {
+                PageBuffer.encodeLeafCell(
+                    into: $0.baseAddress!, at: 0, key: key, valueLength: value.count,
+                    inlineValue: spills ? nil : value, overflow: overflow)
+            }
+            try insertSplitting(node: leaf, at: index, cell: cell, path: path)
+        }
+        descriptor.modifiedGeneration = sink.writeGeneration
+        return replaced
+    }
+
+    /// Removes `key`. Returns false (and changes nothing) if it is absent.
+    @discardableResult
+    mutating func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        guard try reader.findLeaf(key).found else { return false }
+        let (leaf, path) = try writablePath(to: key)
+        let index = leaf.lowerBound(key)
+        guard index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 else {
+            throw StrataError.corrupt(sink.storePath, page: leaf.pageNumber, "tree \"\(name)\": key found by lookup is missing on the write path")
+        }
+        try removeLeafCell(leaf, at: index)
+        descriptor.recordCount -= 1
+        try rebalance(from: leaf, path: path)
+        descriptor.modifiedGeneration = sink.writeGeneration
+        return true
+    }
+
+    /// Removes cell `index` of `leaf`, freeing its overflow chain.
+    private mutating func removeLeafCell(_ leaf: PageBuffer, at index: Int) throws {
+        if case .overflow(let first, let length) = leaf.leafValue(at: index) {
+            let freed = try OverflowChain.free(first: first, length: length, in: sink, tree: name)
+            descriptor.overflowPages -= UInt64(freed)
+        }
+        leaf.removeCell(at: index)
+    }
+
+    /// Frees every page of the tree (used by drop). Reads each page once.
+    mutating func freeAllPages() throws {
+        try freeSubtree(descriptor.root, level: 1)
+        descriptor.branchPages = 0
+        descriptor.leafPages = 0
+        descriptor.overflowPages = 0
+        descriptor.recordCount = 0
+    }
+
+    private func freeSubtree(_ number: PageNumber, level: Int) throws {
+        let page = try reader.node(number, expectLeaf: level == descriptor.depth)
+        if page.isBranch {
+            for position in 0...page.cellCount { try freeSubtree(page.child(at: position), level: level + 1) }
+        } else {
+            for index in 0..<page.cellCount {
+                if case .overflow(let first, let length) = page.leafValue(at: index) {
+                    _ = try OverflowChain.free(first: first, length: length, in: sink, tree: name)
+                }
+            }
+        }
+        try sink.free(number, writtenAt: page.generation)
+    }
+}

@@ -1,0 +1,107 @@
+// BTree: ordered byte keys → byte values over pages; the read side and the page contracts.
+//
+// Owns: descending a tree (lookups), and the two protocols through which trees reach pages.
+// A tree never reads or writes files itself: a `PageSource` hands it validated pages of one
+// snapshot, a `PageSink` additionally hands out writable pages (copy-on-write for user trees and
+// the catalog, in place for the writer-private free-space tree) and allocates and frees pages.
+// Invariant: every key in child i of a branch is < key i and ≥ key i-1; all leaves sit at
+// depth `descriptor.depth`. Must never trust a page: a wrong type at a level is a thrown
+// `.corrupt` error naming the tree and page.
+
+/// Validated pages of one consistent state (a snapshot, or a write transaction's current state).
+protocol PageSource: AnyObject {
+    /// The page `number`, checksum-verified and structurally validated.
+    func page(_ number: PageNumber) throws -> PageBuffer
+    var limits: NodeLimits { get }
+    /// The store path, for error messages.
+    var storePath: String { get }
+}
+
+/// A write transaction's view of pages: a source that can also change them.
+protocol PageSink: PageSource {
+    /// The generation the transaction will commit as (stamped on every page it writes).
+    var writeGeneration: Generation { get }
+    /// A mutable version of `number` for this transaction (the page itself when already dirty,
+    /// else a copy: under a new number for copy-on-write trees, the same number in place).
+    func writable(_ number: PageNumber) throws -> PageBuffer
+    /// A new, formatted page of `type`.
+    func allocate(_ type: PageType) throws -> PageBuffer
+    /// Gives page `number` (last written at `writtenAt`) back to the free space.
+    func free(_ number: PageNumber, writtenAt: Generation) throws
+}
+
+/// Read operations on one tree.
+struct BTreeReader<Source: PageSource> {
+    let source: Source
+    let descriptor: TreeDescriptor
+    /// The tree's name, for error messages.
+    let name: String
+
+    /// The node at `number`, required to be a branch (`expectLeaf == false`) or a leaf.
+    @inline(__always)
+    func node(_ number: PageNumber, expectLeaf: Bool) throws -> PageBuffer {
+        let page = try source.page(number)
+        if expectLeaf ? !page.isLeaf : !page.isBranch {
+            throw StrataError.corrupt(
+                source.storePath, page: number,
+                "tree \"\(name)\" expects a \(expectLeaf ? "leaf" : "branch") here but the page is a \(page.type?.name ?? "page of type \(page.typeByte)")")
+        }
+        return page
+    }
+
+    /// The leaf that would hold `key`, the first index with a key ≥ `key`, and whether it matches.
+    func findLeaf(_ key: UnsafeRawBufferPointer) throws -> (leaf: PageBuffer, index: Int, found: Bool) {
+        var page = try node(descriptor.root, expectLeaf: descriptor.depth == 1)
+        var level = 1
+        while level < descriptor.depth {
+            let index = page.upperBound(key)
+            level += 1
+            page = try node(page.child(at: index), expectLeaf: level == descriptor.depth)
+        }
+        let index = page.lowerBound(key)
+        let found = index < page.cellCount && compareBytes(page.key(at: index), key) == 0
+        return (page, index, found)
+    }
+
+    /// Calls `body` with the value stored under `key` (nil if absent). The buffer is valid only
+    /// during the call.
+    func withValue<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        let (leaf, index, found) = try findLeaf(key)
+        guard found else { return try body(nil) }
+        return try withLeafValue(leaf, index, body)
+    }
+
+    /// Calls `body` with the value of cell `index` of `leaf`, reading its overflow chain if needed.
+    func withLeafValue<R>(_ leaf: PageBuffer, _ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        switch leaf.leafValue(at: index) {
+        case .inline(let bytes):
+            return try body(bytes)
+        case .overflow(let first, let length):
+            let value = try OverflowChain.read(first: first, length: length, from: source, tree: name)
+            return try value.withUnsafeBytes { try body($0) }
+        }
+    }
+
+    func get(_ key: UnsafeRawBufferPointer) throws -> [UInt8]? {
+        try withValue(key) { $0.map { [UInt8]($0) } }
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Empty buffers may have a nil base address; this gives them a valid one for memcmp/copy.
+    nonisolated(unsafe) static let emptyBytes: UnsafeRawBufferPointer = {
+        let p = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+        return UnsafeRawBufferPointer(start: p, count: 0)
+    }()
+}
+
+/// Calls `body` with the bytes of `value`, never with a nil base address.
+@inline(__always)
+func withBytes<R>(_ value: some ContiguousBytes, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try value.withUnsafeBytes { buffer in
+        if buffer.baseAddress == nil { return try body(.emptyBytes) }
+        return try body(buffer)
+    }
+}
+
+import Foundation

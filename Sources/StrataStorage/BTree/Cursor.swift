@@ -1,0 +1,126 @@
+// Cursor (node level): a position in one tree, moved by seek, next and previous.
+//
+// Owns: the root-to-leaf stack of (page, child position) that makes next/previous O(1)
+// amortized without sibling links (copy-on-write trees cannot keep sibling links cheaply).
+// Branch positions run 0...cellCount, the last being the rightmost child. Must never hand out a
+// key or value once the cursor has moved: the buffers belong to the current page.
+
+struct NodeCursor<Source: PageSource> {
+    let reader: BTreeReader<Source>
+    /// Branches from the root down, with the child position taken in each.
+    private(set) var stack: [(page: PageBuffer, position: Int)] = []
+    /// The current leaf and cell index; nil when the cursor is not on a record.
+    private(set) var leaf: PageBuffer?
+    private(set) var index: Int = 0
+
+    init(reader: BTreeReader<Source>) { self.reader = reader }
+
+    var isPositioned: Bool { leaf != nil }
+
+    var key: UnsafeRawBufferPointer { leaf!.key(at: index) }
+
+    func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try reader.withLeafValue(leaf!, index, body)
+    }
+
+    /// Descends from `page` (at `level`) always taking the first (or last) child.
+    private mutating func descend(from page: PageBuffer, level: Int, toFirst: Bool) throws {
+        var page = page
+        var level = level
+        while level < reader.descriptor.depth {
+            let position = toFirst ? 0 : page.cellCount
+            stack.append((page, position))
+            level += 1
+            page = try reader.node(page.child(at: position), expectLeaf: level == reader.descriptor.depth)
+        }
+        leaf = page
+        index = toFirst ? 0 : page.cellCount - 1
+    }
+
+    private mutating func rootPage() throws -> PageBuffer {
+        try reader.node(reader.descriptor.root, expectLeaf: reader.descriptor.depth == 1)
+    }
+
+    /// Moves to the first record; false if the tree is empty.
+    @discardableResult
+    mutating func first() throws -> Bool {
+        stack.removeAll(keepingCapacity: true)
+        try descend(from: try rootPage(), level: 1, toFirst: true)
+        if leaf!.cellCount == 0 { return try advanceLeaf(forward: true) }
+        return true
+    }
+
+    /// Moves to the last record; false if the tree is empty.
+    @discardableResult
+    mutating func last() throws -> Bool {
+        stack.removeAll(keepingCapacity: true)
+        try descend(from: try rootPage(), level: 1, toFirst: false)
+        if leaf!.cellCount == 0 { return try advanceLeaf(forward: false) }
+        return true
+    }
+
+    /// Moves to the first record with a key ≥ `key`; false if there is none.
+    @discardableResult
+    mutating func seek(atLeast key: UnsafeRawBufferPointer) throws -> Bool {
+        stack.removeAll(keepingCapacity: true)
+        var page = try rootPage()
+        var level = 1
+        while level < reader.descriptor.depth {
+            let position = page.upperBound(key)
+            stack.append((page, position))
+            level += 1
+            page = try reader.node(page.child(at: position), expectLeaf: level == reader.descriptor.depth)
+        }
+        leaf = page
+        index = page.lowerBound(key)
+        if index >= page.cellCount { return try advanceLeaf(forward: true) }
+        return true
+    }
+
+    /// Moves to the next record; false (and unpositioned) at the end.
+    @discardableResult
+    mutating func next() throws -> Bool {
+        guard let page = leaf else { return false }
+        if index + 1 < page.cellCount {
+            index += 1
+            return true
+        }
+        return try advanceLeaf(forward: true)
+    }
+
+    /// Moves to the previous record; false (and unpositioned) at the start.
+    @discardableResult
+    mutating func previous() throws -> Bool {
+        guard leaf != nil else { return false }
+        if index > 0 {
+            index -= 1
+            return true
+        }
+        return try advanceLeaf(forward: false)
+    }
+
+    /// Moves to the first record of the next (or last of the previous) non-empty leaf.
+    private mutating func advanceLeaf(forward: Bool) throws -> Bool {
+        while true {
+            // Climb to the nearest branch with a sibling in the wanted direction.
+            var level = stack.count
+            while let top = stack.last {
+                let canMove = forward ? top.position < top.page.cellCount : top.position > 0
+                if canMove { break }
+                stack.removeLast()
+                level -= 1
+            }
+            guard var top = stack.popLast() else {
+                leaf = nil
+                return false
+            }
+            top.position += forward ? 1 : -1
+            stack.append(top)
+            let childLevel = stack.count + 1
+            let child = try reader.node(top.page.child(at: top.position), expectLeaf: childLevel == reader.descriptor.depth)
+            try descend(from: child, level: childLevel, toFirst: forward)
+            if leaf!.cellCount > 0 { return true }
+            _ = level
+        }
+    }
+}

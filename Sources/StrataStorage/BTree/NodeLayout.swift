@@ -1,0 +1,275 @@
+// NodeLayout: the slotted-page cell format of branch and leaf pages (FORMAT.md §Branch and leaf
+// pages). The ONLY file that knows cell offsets and cell encodings.
+//
+// A node is: the 40-byte page header, then `cellCount` 2-byte slots (cell offsets, in key order),
+// free space, then the cell area growing down from the end of the page.
+//   leaf cell:   varint keyLength, varint (valueLength << 1 | isOverflow), key,
+//                then the value (inline) or a u32 first overflow page.
+//   branch cell: u32 child, varint keyLength, key.   Child i holds keys < key i; the header's
+//                link (rightmost child) holds keys ≥ the last key.
+// Pages from disk are validated once by `validateNode` (every slot and cell inside the page);
+// after that the accessors below read without bounds checks. Mutators assume the caller checked
+// `fits`. Nothing here allocates pages or knows about trees.
+
+/// Limits derived from the page size (FORMAT.md §Limits).
+struct NodeLimits: Sendable {
+    let pageSize: Int
+    /// Usable bytes of a node (page minus header).
+    var usable: Int { pageSize - PageHeader.size }
+    /// Largest cell, slot included: a quarter of the usable space, so every node holds ≥ 4 cells.
+    var maxCellWithSlot: Int { usable / 4 }
+    /// Longest key accepted.
+    var maxKeyLength: Int { usable / 4 - 13 }
+    /// A node holding fewer used bytes than this is merged with a sibling when possible.
+    var underflowBytes: Int { usable / 4 }
+    /// Payload bytes of one overflow page.
+    var overflowPayload: Int { pageSize - PageHeader.size }
+
+    /// The leaf cell size (without slot) for a key and value; nil inline size when it must overflow.
+    func leafCellSize(keyLength: Int, valueLength: Int) -> (size: Int, overflow: Bool) {
+        let inline = Varint.size(UInt64(keyLength)) + Varint.size(UInt64(valueLength) << 1) + keyLength + valueLength
+        if inline + 2 <= maxCellWithSlot { return (inline, false) }
+        let spilled = Varint.size(UInt64(keyLength)) + Varint.size(UInt64(valueLength) << 1 | 1) + keyLength + 4
+        return (spilled, true)
+    }
+
+    static func branchCellSize(keyLength: Int) -> Int { 4 + Varint.size(UInt64(keyLength)) + keyLength }
+}
+
+/// Where a leaf cell's value lives.
+enum LeafValue {
+    case inline(UnsafeRawBufferPointer)
+    case overflow(first: PageNumber, length: Int)
+}
+
+extension PageBuffer {
+    // MARK: Slots
+
+    @inline(__always) func slot(_ index: Int) -> Int { Int(base.u16(PageHeader.size + 2 * index)) }
+    @inline(__always) func setSlot(_ index: Int, _ offset: Int) {
+        base.setU16(PageHeader.size + 2 * index, UInt16(offset))
+    }
+    /// Bytes between the slot array and the cell area.
+    @inline(__always) var gap: Int { contentStart - PageHeader.size - 2 * cellCount }
+    /// Bytes in use: slots plus live cells.
+    var usedBytes: Int { (size - contentStart - garbage) + 2 * cellCount }
+
+    // MARK: Cell access (validated pages only)
+
+    /// The key of cell `index` (leaf or branch).
+    @inline(__always) func key(at index: Int) -> UnsafeRawBufferPointer {
+        var offset = slot(index)
+        if isBranch { offset += 4 }
+        let (length, n) = Varint.read(base, at: offset, limit: size)!
+        if isLeaf {
+            let (_, m) = Varint.read(base, at: offset + n, limit: size)!
+            return UnsafeRawBufferPointer(start: base + offset + n + m, count: Int(length))
+        }
+        return UnsafeRawBufferPointer(start: base + offset + n, count: Int(length))
+    }
+
+    /// The value of leaf cell `index`.
+    @inline(__always) func leafValue(at index: Int) -> LeafValue {
+        let offset = slot(index)
+        let (keyLength, n) = Varint.read(base, at: offset, limit: size)!
+        let (word, m) = Varint.read(base, at: offset + n, limit: size)!
+        let valueStart = offset + n + m + Int(keyLength)
+        if word & 1 == 1 {
+            return .overflow(first: PageNumber(base.u32(valueStart)), length: Int(word >> 1))
+        }
+        return .inline(UnsafeRawBufferPointer(start: base + valueStart, count: Int(word >> 1)))
+    }
+
+    /// The child page of branch position `index` (0...cellCount; cellCount is the rightmost).
+    @inline(__always) func child(at index: Int) -> PageNumber {
+        index == cellCount ? link : PageNumber(base.u32(slot(index)))
+    }
+
+    @inline(__always) func setChild(at index: Int, _ page: PageNumber) {
+        if index == cellCount { link = page } else { base.setU32(slot(index), page.rawValue) }
+    }
+
+    /// The size in bytes of the cell starting at `offset` (slot not included).
+    func cellSize(atOffset offset: Int) -> Int {
+        if isBranch {
+            let (length, n) = Varint.read(base, at: offset + 4, limit: size)!
+            return 4 + n + Int(length)
+        }
+        let (keyLength, n) = Varint.read(base, at: offset, limit: size)!
+        let (word, m) = Varint.read(base, at: offset + n, limit: size)!
+        let payload = word & 1 == 1 ? 4 : Int(word >> 1)
+        return n + m + Int(keyLength) + payload
+    }
+
+    /// The raw bytes of cell `index`.
+    @inline(__always) func cellBytes(at index: Int) -> UnsafeRawBufferPointer {
+        let offset = slot(index)
+        return UnsafeRawBufferPointer(start: base + offset, count: cellSize(atOffset: offset))
+    }
+
+    // MARK: Search
+
+    /// First index whose key is ≥ `key` (cellCount if none).
+    @inline(__always) func lowerBound(_ key: UnsafeRawBufferPointer) -> Int {
+        var low = 0
+        var high = cellCount
+        while low < high {
+            let mid = (low + high) >> 1
+            if compareBytes(self.key(at: mid), key) < 0 { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// First index whose key is > `key` (cellCount if none): the branch position to descend.
+    @inline(__always) func upperBound(_ key: UnsafeRawBufferPointer) -> Int {
+        var low = 0
+        var high = cellCount
+        while low < high {
+            let mid = (low + high) >> 1
+            if compareBytes(self.key(at: mid), key) <= 0 { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    // MARK: Mutation (dirty pages only)
+
+    /// True if a cell of `cellSize` bytes fits (after compaction if needed).
+    @inline(__always) func fits(cellSize: Int) -> Bool { gap + garbage >= cellSize + 2 }
+
+    /// Reserves space for a cell of `cellSize` bytes at slot `index` and returns its offset; the
+    /// caller writes the cell bytes there. Requires `fits(cellSize:)`.
+    func insertCell(at index: Int, size cellSize: Int) -> Int {
+        if gap < cellSize + 2 { compact() }
+        let count = cellCount
+        let slots = base + PageHeader.size
+        if index < count {
+            (slots + 2 * (index + 1)).copyMemory(from: slots + 2 * index, byteCount: 2 * (count - index))
+        }
+        let offset = contentStart - cellSize
+        contentStart = offset
+        setSlot(index, offset)
+        cellCount = count + 1
+        return offset
+    }
+
+    /// Inserts a copy of `cell` at slot `index`.
+    func insertCell(at index: Int, copying cell: UnsafeRawBufferPointer) {
+        let offset = insertCell(at: index, size: cell.count)
+        (base + offset).copyMemory(from: cell.baseAddress!, byteCount: cell.count)
+    }
+
+    /// Removes the cell at slot `index`; its bytes become garbage.
+    func removeCell(at index: Int) {
+        let count = cellCount
+        let offset = slot(index)
+        let bytes = cellSize(atOffset: offset)
+        let slots = base + PageHeader.size
+        if index < count - 1 {
+            (slots + 2 * index).copyMemory(from: slots + 2 * (index + 1), byteCount: 2 * (count - index - 1))
+        }
+        cellCount = count - 1
+        if offset == contentStart { contentStart += bytes } else { garbage += bytes }
+        if cellCount == 0 { contentStart = size; garbage = 0 }
+    }
+
+    /// Rewrites the cell area without garbage, keeping slot order.
+    func compact() {
+        guard garbage > 0 else { return }
+        let scratch = PageBuffer(copying: self)
+        var end = size
+        for index in 0..<cellCount {
+            let cell = scratch.cellBytes(at: index)
+            end -= cell.count
+            (base + end).copyMemory(from: cell.baseAddress!, byteCount: cell.count)
+            setSlot(index, end)
+        }
+        (base + PageHeader.size + 2 * cellCount).initializeMemory(as: UInt8.self, repeating: 0, count: end - PageHeader.size - 2 * cellCount)
+        contentStart = end
+        garbage = 0
+    }
+
+    /// Appends a copy of `cell` after the last slot (cells must arrive in key order).
+    @inline(__always) func appendCell(_ cell: UnsafeRawBufferPointer) {
+        insertCell(at: cellCount, copying: cell)
+    }
+
+    /// Empties a node, keeping its type, number and generation.
+    func clearCells() {
+        (base + PageHeader.size).initializeMemory(as: UInt8.self, repeating: 0, count: size - PageHeader.size)
+        cellCount = 0
+        contentStart = size
+        garbage = 0
+    }
+
+    // MARK: Cell encoding
+
+    /// Writes a leaf cell at `offset`. `value` is the inline value, or nil with `overflow` set.
+    static func encodeLeafCell(
+        into base: UnsafeMutableRawPointer, at offset: Int, key: UnsafeRawBufferPointer,
+        valueLength: Int, inlineValue: UnsafeRawBufferPointer?, overflow: PageNumber?
+    ) {
+        var p = offset
+        p += Varint.write(UInt64(key.count), to: base, at: p)
+        let word = UInt64(valueLength) << 1 | (overflow == nil ? 0 : 1)
+        p += Varint.write(word, to: base, at: p)
+        if key.count > 0 { (base + p).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        p += key.count
+        if let overflow {
+            base.setU32(p, overflow.rawValue)
+        } else if let inlineValue, inlineValue.count > 0 {
+            (base + p).copyMemory(from: inlineValue.baseAddress!, byteCount: inlineValue.count)
+        }
+    }
+
+    /// Writes a branch cell at `offset`.
+    static func encodeBranchCell(
+        into base: UnsafeMutableRawPointer, at offset: Int, child: PageNumber, key: UnsafeRawBufferPointer
+    ) {
+        base.setU32(offset, child.rawValue)
+        let n = Varint.write(UInt64(key.count), to: base, at: offset + 4)
+        if key.count > 0 { (base + offset + 4 + n).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+    }
+
+    // MARK: Validation of pages read from disk
+
+    /// Checks that every slot and cell of a branch or leaf lies inside the page, so the unchecked
+    /// accessors above are safe. Returns a description of the first problem, or nil.
+    func validateNode() -> String? {
+        let count = cellCount
+        let start = contentStart
+        let slotsEnd = PageHeader.size + 2 * count
+        if start < slotsEnd || start > size { return "content start \(start) outside \(slotsEnd)...\(size) for \(count) cells" }
+        if garbage > size - start { return "garbage \(garbage) larger than the cell area" }
+        let branch = isBranch
+        for index in 0..<count {
+            let offset = slot(index)
+            if offset < start || offset >= size { return "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)" }
+            var p = offset
+            if branch {
+                if p + 4 > size { return "cell \(index) child pointer runs past the page end" }
+                if base.u32(p) == 0 { return "cell \(index) has child page 0" }
+                p += 4
+                guard let (length, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
+                if length > UInt64(size) || p + n + Int(length) > size { return "cell \(index) key of \(length) bytes runs past the page end" }
+            } else {
+                guard let (keyLength, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
+                p += n
+                guard let (word, m) = Varint.read(base, at: p, limit: size) else { return "cell \(index) value length is not a valid varint" }
+                p += m
+                if keyLength > UInt64(size) { return "cell \(index) key length \(keyLength) exceeds the page" }
+                p += Int(keyLength)
+                if word & 1 == 1 {
+                    if p + 4 > size { return "cell \(index) overflow pointer runs past the page end" }
+                    if base.u32(p) == 0 { return "cell \(index) has overflow page 0" }
+                    if word >> 1 > UInt64(Int32.max) { return "cell \(index) overflow value length \(word >> 1) is implausible" }
+                } else {
+                    if word >> 1 > UInt64(size) || p + Int(word >> 1) > size {
+                        return "cell \(index) value of \(word >> 1) bytes runs past the page end"
+                    }
+                }
+            }
+        }
+        if branch && link.rawValue == 0 { return "branch has no rightmost child" }
+        return nil
+    }
+}

@@ -1,0 +1,211 @@
+// IntegrityCheck: the full walk behind `StorageEngine.check()` and `storectl check`.
+//
+// Owns: verifying, from disk (not the cache), every page reachable from the latest state: its
+// checksum, self-identification, type, generation (never after the state's), key order inside
+// each node and against the parent's separators, uniform depth, overflow chains, the record and
+// page counts of every descriptor, and that every page below the page count is used exactly
+// once: as the header, by one tree, or as one free-space entry ("no page used twice or lost").
+// Returns findings instead of stopping at the first. Must never modify anything.
+
+import Foundation
+
+/// One problem found by an integrity check.
+public struct Finding: Sendable, CustomStringConvertible, Equatable {
+    /// The page concerned, if any.
+    public var page: PageNumber?
+    /// The tree concerned, if any.
+    public var tree: String?
+    /// What is wrong.
+    public var message: String
+
+    public var description: String {
+        var parts: [String] = []
+        if let tree { parts.append("tree \"\(tree)\"") }
+        if let page { parts.append("page \(page.rawValue)") }
+        return parts.isEmpty ? message : "\(parts.joined(separator: ", ")): \(message)"
+    }
+}
+
+extension StorageEngine {
+    /// Checks the whole store (see `Finding`). Takes the writer lock so the state cannot change
+    /// under the walk; returns an empty array when the store is sound.
+    public func check() throws -> [Finding] {
+        try checkOpen()
+        guard writerGate.wait(timeout: .now() + options.busyTimeout) == .success else {
+            throw StrataError(.busy, "\(path) is busy: another thread of this process is writing")
+        }
+        defer { writerGate.signal() }
+        try shared.lockWriter(timeout: options.busyTimeout, storePath: path)
+        defer { shared.unlockWriter() }
+        try synchronize()
+        return try checkWithoutLocking()
+    }
+
+    /// The check itself; the caller guarantees no commit runs meanwhile.
+    func checkWithoutLocking() throws -> [Finding] {
+        var walker = IntegrityWalker(pager: pager, meta: view.withLock { $0.meta })
+        walker.run()
+        return walker.findings
+    }
+}
+
+struct IntegrityWalker {
+    let pager: Pager
+    let meta: StoreMeta
+    var findings: [Finding] = []
+    /// Who uses each page: nil = nobody yet.
+    var owners: [String?]
+
+    init(pager: Pager, meta: StoreMeta) {
+        self.pager = pager
+        self.meta = meta
+        self.owners = Array(repeating: nil, count: Int(meta.pageCount))
+    }
+
+    mutating func run() {
+        claim(PageNumber(0), by: "the file header")
+        walkTree("(catalog)", meta.catalog)
+        do {
+            for (name, descriptor) in try Catalog.list(catalog: meta.catalog, source: LatestStateSource(pager: pager)) {
+                walkTree(name.rawValue, descriptor)
+            }
+        } catch {
+            findings.append(Finding(tree: "(catalog)", message: "cannot list trees: \(error)"))
+        }
+        walkTree("(free space)", meta.freeTree)
+        checkFreeEntries()
+        for (index, owner) in owners.enumerated() where owner == nil {
+            findings.append(Finding(page: PageNumber(UInt32(index)), message: "lost: neither used by a tree nor recorded as free"))
+        }
+    }
+
+    private mutating func claim(_ page: PageNumber, by owner: String) {
+        let index = Int(page.rawValue)
+        guard index < owners.count else {
+            findings.append(Finding(page: page, tree: owner, message: "beyond the page count \(meta.pageCount)"))
+            return
+        }
+        if let previous = owners[index] {
+            findings.append(Finding(page: page, message: "used twice: by \(previous) and by \(owner)"))
+        } else {
+            owners[index] = owner
+        }
+    }
+
+    struct Tally { var records: UInt64 = 0; var branches: UInt64 = 0; var leaves: UInt64 = 0; var overflow: UInt64 = 0 }
+
+    private mutating func walkTree(_ name: String, _ descriptor: TreeDescriptor) {
+        var tally = Tally()
+        walkNode(descriptor.root, level: 1, depth: descriptor.depth, lower: nil, upper: nil, tree: name, tally: &tally)
+        let expected = (descriptor.recordCount, descriptor.branchPages, descriptor.leafPages, descriptor.overflowPages)
+        if (tally.records, tally.branches, tally.leaves, tally.overflow) != expected {
+            findings.append(Finding(tree: name, message: "descriptor counts \(expected.0) records, \(expected.1) branch, \(expected.2) leaf and \(expected.3) overflow pages; found \(tally.records), \(tally.branches), \(tally.leaves), \(tally.overflow)"))
+        }
+    }
+
+    private mutating func walkNode(
+        _ number: PageNumber, level: Int, depth: Int, lower: [UInt8]?, upper: [UInt8]?, tree: String, tally: inout Tally
+    ) {
+        let page: PageBuffer
+        do {
+            page = try pager.uncachedPage(number)
+        } catch {
+            claim(number, by: "tree \"\(tree)\"")
+            findings.append(Finding(page: number, tree: tree, message: "unreadable: \(error)"))
+            return
+        }
+        claim(number, by: "tree \"\(tree)\"")
+        if page.generation > meta.generation {
+            findings.append(Finding(page: number, tree: tree, message: "written at \(page.generation), after the latest generation \(meta.generation)"))
+        }
+        let wantLeaf = level == depth
+        guard wantLeaf ? page.isLeaf : page.isBranch else {
+            findings.append(Finding(page: number, tree: tree, message: "is a \(page.type?.name ?? "?") at level \(level) of \(depth)"))
+            return
+        }
+        if level > 1 && page.usedBytes == 0 && page.isLeaf {
+            findings.append(Finding(page: number, tree: tree, message: "empty non-root leaf"))
+        }
+        checkKeyOrder(page, lower: lower, upper: upper, tree: tree)
+        if page.isLeaf {
+            tally.leaves += 1
+            tally.records += UInt64(page.cellCount)
+            for index in 0..<page.cellCount {
+                if case .overflow(let first, let length) = page.leafValue(at: index) {
+                    walkOverflow(first, length: length, tree: tree, tally: &tally)
+                }
+            }
+            return
+        }
+        tally.branches += 1
+        let keys = (0..<page.cellCount).map { [UInt8](page.key(at: $0)) }
+        for position in 0...page.cellCount {
+            let childLower = position == 0 ? lower : keys[position - 1]
+            let childUpper = position == page.cellCount ? upper : keys[position]
+            walkNode(page.child(at: position), level: level + 1, depth: depth, lower: childLower, upper: childUpper, tree: tree, tally: &tally)
+        }
+    }
+
+    private mutating func checkKeyOrder(_ page: PageBuffer, lower: [UInt8]?, upper: [UInt8]?, tree: String) {
+        for index in 0..<page.cellCount {
+            let key = page.key(at: index)
+            if index > 0, compareBytes(page.key(at: index - 1), key) >= 0 {
+                findings.append(Finding(page: page.pageNumber, tree: tree, message: "keys \(index - 1) and \(index) are out of order"))
+            }
+            if let lower, lower.withUnsafeBytes({ compareBytes(key, $0.baseAddress == nil ? .emptyBytes : $0) }) < 0 {
+                findings.append(Finding(page: page.pageNumber, tree: tree, message: "key \(index) is below its parent's separator"))
+            }
+            if let upper, upper.withUnsafeBytes({ compareBytes(key, $0.baseAddress == nil ? .emptyBytes : $0) }) >= 0 {
+                findings.append(Finding(page: page.pageNumber, tree: tree, message: "key \(index) is not below its parent's next separator"))
+            }
+        }
+    }
+
+    private mutating func walkOverflow(_ first: PageNumber, length: Int, tree: String, tally: inout Tally) {
+        let capacity = pager.limits.overflowPayload
+        var remaining = length
+        var next = first
+        var steps = 0
+        while remaining > 0, next != .none, steps <= length / capacity + 1 {
+            claim(next, by: "tree \"\(tree)\" (overflow)")
+            tally.overflow += 1
+            steps += 1
+            guard let page = try? pager.uncachedPage(next), page.type == .overflow else {
+                findings.append(Finding(page: next, tree: tree, message: "overflow chain from page \(first.rawValue) reaches an unreadable or non-overflow page"))
+                return
+            }
+            if page.contentStart != min(capacity, remaining) {
+                findings.append(Finding(page: next, tree: tree, message: "overflow page holds \(page.contentStart) bytes, expected \(min(capacity, remaining))"))
+                return
+            }
+            remaining -= page.contentStart
+            next = page.link
+        }
+        if remaining != 0 || next != .none {
+            findings.append(Finding(page: first, tree: tree, message: "overflow chain does not match its length \(length)"))
+        }
+    }
+
+    private mutating func checkFreeEntries() {
+        let source = LatestStateSource(pager: pager)
+        var cursor = NodeCursor(reader: BTreeReader(source: source, descriptor: meta.freeTree, name: "(free space)"))
+        do {
+            var more = try cursor.first()
+            while more {
+                let key = cursor.key
+                guard let entry = try cursor.withValue({ FreeEntry.decode(key: key, value: $0) }) else {
+                    findings.append(Finding(tree: "(free space)", message: "malformed entry"))
+                    more = try cursor.next()
+                    continue
+                }
+                if entry.freed > meta.generation || entry.allocated > entry.freed {
+                    findings.append(Finding(page: entry.page, tree: "(free space)", message: "entry visible \(entry.allocated)..<\(entry.freed) is impossible at \(meta.generation)"))
+                }
+                if entry.page == .none { findings.append(Finding(tree: "(free space)", message: "page 0 recorded as free")) } else { claim(entry.page, by: "the free list") }
+                more = try cursor.next()
+            }
+        } catch {
+            findings.append(Finding(tree: "(free space)", message: "cannot read entries: \(error)"))
+        }
+    }
+}

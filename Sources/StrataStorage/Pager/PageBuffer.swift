@@ -1,0 +1,154 @@
+// PageBuffer: one page of bytes in memory, and the common page header every page carries.
+//
+// Owns: the page header codec (FORMAT.md §Page header): the ONLY code that knows where the
+// checksum, WAL fields, type, cell count, page number, link, generation and content start live.
+// A buffer is mutable only while it sits in a write transaction's dirty set; once published to
+// the page cache or handed to a reader it is never written again.
+//
+//   offset size  field
+//   0      4     checksum      CRC32C of bytes 12..<pageSize
+//   4      4     walSalt       set only in WAL frame copies (0 in the store file is fine too)
+//   8      4     walChain      set only in WAL frame copies
+//   12     1     type          1 branch, 2 leaf, 3 overflow, 4 commit record (WAL only)
+//   13     1     flags         reserved, 0
+//   14     2     cellCount
+//   16     4     pageNumber    the page's own number (self-identification)
+//   20     4     link          branch: rightmost child; overflow: next page; else 0
+//   24     8     generation    the generation whose commit wrote this page version
+//   32     4     contentStart  branch/leaf: first byte of the cell area; overflow: payload bytes
+//   36     4     garbage       branch/leaf: unreferenced bytes inside the cell area
+//   40     …     slots (branch/leaf), payload (overflow), meta (commit record)
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The kind of a page (header byte 12).
+enum PageType: UInt8, Sendable {
+    case branch = 1
+    case leaf = 2
+    case overflow = 3
+    case commit = 4
+
+    var name: String {
+        switch self {
+        case .branch: "branch"
+        case .leaf: "leaf"
+        case .overflow: "overflow"
+        case .commit: "commit"
+        }
+    }
+}
+
+enum PageHeader {
+    static let checksum = 0
+    static let walSalt = 4
+    static let walChain = 8
+    static let type = 12
+    static let flags = 13
+    static let cellCount = 14
+    static let pageNumber = 16
+    static let link = 20
+    static let generation = 24
+    static let contentStart = 32
+    static let garbage = 36
+    static let size = 40
+    /// The checksum covers bytes from here to the end of the page.
+    static let checksummedFrom = 12
+}
+
+/// One page of memory (page-size bytes), freed when the last reference goes away.
+///
+/// `@unchecked Sendable`: the bytes are written only by the write transaction that owns the
+/// buffer in its dirty set (one thread at a time, under the engine's writer lock); after commit
+/// the buffer is published to the page cache and is immutable from then on.
+final class PageBuffer: @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    let size: Int
+
+    init(size: Int) {
+        self.size = size
+        self.base = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+    }
+
+    /// A copy of `other` (used for copy-on-write and scratch space).
+    init(copying other: PageBuffer) {
+        self.size = other.size
+        self.base = UnsafeMutableRawPointer.allocate(byteCount: other.size, alignment: 16)
+        base.copyMemory(from: other.base, byteCount: other.size)
+    }
+
+    deinit { base.deallocate() }
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: size) }
+    var mutableBytes: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(start: base, count: size) }
+
+    // MARK: Header fields
+
+    @inline(__always) var typeByte: UInt8 { base.u8(PageHeader.type) }
+    @inline(__always) var type: PageType? { PageType(rawValue: typeByte) }
+    @inline(__always) var isLeaf: Bool { typeByte == PageType.leaf.rawValue }
+    @inline(__always) var isBranch: Bool { typeByte == PageType.branch.rawValue }
+
+    @inline(__always) var cellCount: Int {
+        get { Int(base.u16(PageHeader.cellCount)) }
+        set { base.setU16(PageHeader.cellCount, UInt16(newValue)) }
+    }
+    @inline(__always) var pageNumber: PageNumber {
+        get { PageNumber(base.u32(PageHeader.pageNumber)) }
+        set { base.setU32(PageHeader.pageNumber, newValue.rawValue) }
+    }
+    @inline(__always) var link: PageNumber {
+        get { PageNumber(base.u32(PageHeader.link)) }
+        set { base.setU32(PageHeader.link, newValue.rawValue) }
+    }
+    @inline(__always) var generation: Generation {
+        get { Generation(base.u64(PageHeader.generation)) }
+        set { base.setU64(PageHeader.generation, newValue.rawValue) }
+    }
+    @inline(__always) var contentStart: Int {
+        get { Int(base.u32(PageHeader.contentStart)) }
+        set { base.setU32(PageHeader.contentStart, UInt32(newValue)) }
+    }
+    @inline(__always) var garbage: Int {
+        get { Int(base.u32(PageHeader.garbage)) }
+        set { base.setU32(PageHeader.garbage, UInt32(newValue)) }
+    }
+    var storedChecksum: UInt32 { base.u32(PageHeader.checksum) }
+    var walSalt: UInt32 {
+        get { base.u32(PageHeader.walSalt) }
+        set { base.setU32(PageHeader.walSalt, newValue) }
+    }
+    var walChain: UInt32 {
+        get { base.u32(PageHeader.walChain) }
+        set { base.setU32(PageHeader.walChain, newValue) }
+    }
+
+    /// Clears the page and writes a fresh header for an empty page of `type`.
+    func format(as type: PageType, number: PageNumber, generation: Generation) {
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        base.setU8(PageHeader.type, type.rawValue)
+        pageNumber = number
+        self.generation = generation
+        contentStart = (type == .branch || type == .leaf) ? size : 0
+    }
+
+    // MARK: Checksum
+
+    func computeChecksum() -> UInt32 {
+        CRC32C.checksum(
+            UnsafeRawPointer(base) + PageHeader.checksummedFrom, count: size - PageHeader.checksummedFrom)
+    }
+
+    /// Stores the checksum of the current contents (done just before a page is written out).
+    func sealChecksum() {
+        base.setU32(PageHeader.checksum, computeChecksum())
+    }
+
+    var hasValidChecksum: Bool { storedChecksum == computeChecksum() }
+}

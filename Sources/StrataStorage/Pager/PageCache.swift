@@ -1,0 +1,126 @@
+// PageCache: committed page versions in memory, bounded in bytes.
+//
+// Owns: the mapping page number → the page's current committed content, with CLOCK eviction
+// once `capacityPages` is reached. Because user trees are copy-on-write, a page number reachable
+// from any pinned generation always has exactly one content, so the cache needs no versions:
+// only a commit that reuses a page number (or a checkpoint of another process's commits) changes
+// a page, and both go through `publish`/`invalidate`. Must never grow past its capacity, and
+// never accept a page loaded before an invalidation that happened during the load (the
+// `changeToken` check), so a stale read cannot overwrite a newer version.
+
+import Synchronization
+
+final class PageCache: Sendable {
+    private struct Slot {
+        var page: PageBuffer?
+        var referenced = false
+    }
+
+    private struct State {
+        var index: [UInt32: Int] = [:]      // page number → slot
+        var slots: [Slot] = []
+        var hand = 0
+        var changeToken: UInt64 = 0         // bumped by every invalidation
+        var hits: UInt64 = 0
+        var misses: UInt64 = 0
+    }
+
+    let capacityPages: Int
+    private let state: Mutex<State>   // guards the index, slots, hand and counters
+
+    init(capacityBytes: Int, pageSize: Int) {
+        capacityPages = max(16, capacityBytes / pageSize)
+        var initial = State()
+        initial.index.reserveCapacity(min(capacityPages, 1 << 16))
+        state = Mutex(initial)
+    }
+
+    /// The cached page, if any.
+    @inline(__always)
+    func page(_ number: PageNumber) -> PageBuffer? {
+        state.withLock { s in
+            if let slot = s.index[number.rawValue] {
+                s.slots[slot].referenced = true
+                s.hits &+= 1
+                return s.slots[slot].page
+            }
+            s.misses &+= 1
+            return nil
+        }
+    }
+
+    /// A token to pass to `insert`: inserts are refused if anything was invalidated since.
+    var changeToken: UInt64 { state.withLock { $0.changeToken } }
+
+    /// Caches a page read from disk, unless an invalidation happened since `token`.
+    func insert(_ page: PageBuffer, ifUnchangedSince token: UInt64) {
+        state.withLock { s in
+            guard s.changeToken == token else { return }
+            Self.store(page, in: &s, capacity: capacityPages)
+        }
+    }
+
+    /// Replaces the cached versions of pages with new committed content (the writer's commit).
+    func publish(_ pages: some Sequence<PageBuffer>) {
+        state.withLock { s in
+            s.changeToken &+= 1
+            for page in pages { Self.store(page, in: &s, capacity: capacityPages) }
+        }
+    }
+
+    /// Drops the cached versions of `numbers` (pages changed by a commit not held in memory).
+    func invalidate(_ numbers: some Sequence<PageNumber>) {
+        state.withLock { s in
+            s.changeToken &+= 1
+            for number in numbers {
+                if let slot = s.index.removeValue(forKey: number.rawValue) {
+                    s.slots[slot].page = nil
+                    s.slots[slot].referenced = false
+                }
+            }
+        }
+    }
+
+    /// Drops everything.
+    func removeAll() {
+        state.withLock { s in
+            s.changeToken &+= 1
+            s.index.removeAll(keepingCapacity: true)
+            s.slots.removeAll(keepingCapacity: true)
+            s.hand = 0
+        }
+    }
+
+    var statistics: (pages: Int, hits: UInt64, misses: UInt64) {
+        state.withLock { ($0.index.count, $0.hits, $0.misses) }
+    }
+
+    private static func store(_ page: PageBuffer, in s: inout State, capacity: Int) {
+        let number = page.pageNumber.rawValue
+        if let slot = s.index[number] {
+            s.slots[slot].page = page
+            s.slots[slot].referenced = true
+            return
+        }
+        if s.slots.count < capacity {
+            s.slots.append(Slot(page: page, referenced: true))
+            s.index[number] = s.slots.count - 1
+            return
+        }
+        // CLOCK: clear reference bits until an unreferenced (or empty) slot comes round.
+        while true {
+            let slot = s.hand
+            s.hand = (s.hand + 1) % s.slots.count
+            if let old = s.slots[slot].page {
+                if s.slots[slot].referenced {
+                    s.slots[slot].referenced = false
+                    continue
+                }
+                s.index.removeValue(forKey: old.pageNumber.rawValue)
+            }
+            s.slots[slot] = Slot(page: page, referenced: true)
+            s.index[number] = slot
+            return
+        }
+    }
+}

@@ -1,0 +1,256 @@
+// StorageEngine: the front door of the engine: open, read, write, checkpoint, close.
+//
+// Owns: the engine's shared in-memory view of the latest committed state (`view`), the gates
+// that serialize writers (in-process semaphore, then the cross-process writer lock), and the
+// wiring of pager, WAL, shared state and reader table. Invariant: the view never runs ahead of
+// the WAL index and page cache (a commit updates index and cache first, then the view, all under
+// `syncLock`). Must never let a reader see a generation whose commit is not complete, and never
+// write after a failed sync (the engine is then poisoned until reopened).
+
+import Foundation
+import Synchronization
+
+/// A store file holding named ordered trees of byte-string keys and values, with snapshot
+/// read transactions and one writer at a time (across threads and processes).
+///
+/// ```swift
+/// let engine = try StorageEngine(path: "/tmp/demo.strata")
+/// try engine.write { tx in
+///     let quakes = try tx.openTree("quakes")
+///     try quakes.put(Array("nc71234".utf8), Array("M4.2 near Cupertino".utf8))
+/// }
+/// let value = try engine.read { tx in try tx.tree("quakes").get(Array("nc71234".utf8)) }
+/// ```
+///
+/// Every commit creates a new ``Generation``. A ``ReadTransaction`` sees exactly the generation
+/// that was current when it began, for as long as it lives, while writers keep committing.
+public final class StorageEngine: Sendable {
+    /// The store file's path. The WAL is `path + "-wal"`, the shared file `path + "-shm"`.
+    public let path: String
+    public let options: StorageOptions
+    /// The page size the store was created with.
+    public let pageSize: Int
+    /// The store's identity, written at creation.
+    public let storeID: UUID
+
+    let files: StoreFiles
+    let pager: Pager
+    let shared: SharedState
+    let readers: ReaderTable
+    let checkEveryCommit: Bool
+
+    /// The latest committed state as this engine knows it.
+    struct View {
+        var meta: StoreMeta
+        var walHeader: WALHeader
+        var committedFrames: Int
+        var committedChain: UInt32
+        var changeCounter: UInt64
+        var intactFrom: Generation
+        var recentMetas: [Generation: StoreMeta] = [:]
+        var poisoned: StrataError?
+        var closed = false
+    }
+
+    /// Guards the view. Held briefly; never across I/O except the publish of a commit.
+    let view: Mutex<View>
+    /// Serializes catching up with other processes and publishing commits, so the WAL index,
+    /// cache and view move together.
+    let syncLock = Mutex(())
+    /// Writer-private state (log position, free-space model), lent to one write transaction at
+    /// a time; nil while lent out.
+    let writerState = Mutex<WriterState?>(nil)
+    /// One write transaction at a time in this engine.
+    let writerGate = DispatchSemaphore(value: 1)
+
+    struct StoreFiles: Sendable {
+        let main: any FileIO
+        let wal: any FileIO
+        let shared: any FileIO
+    }
+
+    init(path: String, options: StorageOptions, header: FileHeader, files: StoreFiles, reference: EngineReference) {
+        self.path = path
+        self.options = options
+        self.pageSize = header.pageSize
+        self.storeID = header.storeID
+        self.files = files
+        let sharedState = SharedState(file: files.shared)
+        self.shared = sharedState
+        self.readers = ReaderTable(shared: sharedState, linger: options.readerSlotLinger)
+        self.checkEveryCommit = options.checkAfterEveryCommit || ProcessInfo.processInfo.environment["STRATA_CHECKS"] == "1"
+        self.pager = Pager(
+            storePath: path, main: files.main, wal: files.wal, pageSize: header.pageSize,
+            cacheBytes: options.cacheBytes, refreshIndex: { try reference.engine?.synchronize() })
+        let walHeader = WALHeader(pageSize: header.pageSize, storeID: header.storeID, salt: 0, epoch: 0, baseGeneration: header.meta.generation)
+        self.view = Mutex(View(
+            meta: header.meta, walHeader: walHeader, committedFrames: 0, committedChain: walHeader.checksum,
+            changeCounter: 0, intactFrom: header.meta.generation))
+    }
+
+    /// Opens the store at `path`, creating it if it does not exist (unless
+    /// `options.createIfMissing` is false). Runs recovery if the last session crashed.
+    public convenience init(path: String, options: StorageOptions = StorageOptions()) throws {
+        let opened = try StorageEngine.openFiles(path: path, options: options)
+        try self.init(path: path, options: options, opened: opened)
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` in a read transaction pinned to the latest generation, then ends it.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        let tx = try beginRead()
+        defer { tx.end() }
+        return try body(tx)
+    }
+
+    /// Begins a read transaction pinned to the latest committed generation. It sees exactly that
+    /// state until ``ReadTransaction/end()`` (or deinit), however many commits happen meanwhile.
+    /// Long-lived readers hold back page reuse; see ``StorageOptions/maxRetainedPages``.
+    public func beginRead() throws -> ReadTransaction {
+        try checkOpen()
+        for _ in 0..<1000 {
+            try synchronize()
+            let meta = view.withLock { $0.meta }
+            let (token, published) = try readers.register(meta.generation)
+            if try snapshotStillValid(meta.generation, published: published) {
+                return ReadTransaction(engine: self, meta: meta, token: token)
+            }
+            readers.unregister(token)
+        }
+        throw StrataError(.busy, "\(path): could not pin a generation: commits keep racing ahead")
+    }
+
+    /// Begins a read transaction at an older `generation`, if its pages are still retained (it is
+    /// pinned by another live reader, or no page it uses has been reused yet). Throws
+    /// `.generationNotRetained` otherwise.
+    public func beginRead(at generation: Generation) throws -> ReadTransaction {
+        try checkOpen()
+        try synchronize()
+        let (latest, meta, intactFrom) = view.withLock { ($0.meta.generation, $0.recentMetas[generation], $0.intactFrom) }
+        if generation == latest { return try beginRead() }
+        guard generation < latest else {
+            throw StrataError(.invalidArgument, "\(path): generation \(generation) has not been committed (latest is \(latest))")
+        }
+        let pinnedAlready = readers.isPinned(generation)
+        guard let meta, pinnedAlready || generation >= intactFrom else {
+            throw StrataError(.generationNotRetained, "\(path): generation \(generation) is no longer retained (pages it used have been reused; the oldest intact generation is \(intactFrom), the latest \(latest))")
+        }
+        let (token, published) = try readers.register(generation)
+        if published, !pinnedAlready {
+            let sharedFrom = try shared.readHeader()?.intactFrom ?? latest
+            if generation < sharedFrom {
+                readers.unregister(token)
+                throw StrataError(.generationNotRetained, "\(path): generation \(generation) is no longer retained (another process reused its pages)")
+            }
+        }
+        return ReadTransaction(engine: self, meta: meta, token: token)
+    }
+
+    /// After registering a reader at `generation`: true if no commit slipped in between reading
+    /// the latest state and pinning it (otherwise a writer may not have seen the pin).
+    private func snapshotStillValid(_ generation: Generation, published: Bool) throws -> Bool {
+        if view.withLock({ $0.meta.generation }) != generation { return false }
+        if published, let header = try shared.readHeader(), header.meta.generation != generation { return false }
+        return true
+    }
+
+    /// The latest committed generation.
+    public var latestGeneration: Generation {
+        get throws {
+            try checkOpen()
+            try synchronize()
+            return view.withLock { $0.meta.generation }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Runs `body` in the write transaction; commits when it returns, rolls back when it throws.
+    /// Waits up to ``StorageOptions/busyTimeout`` for another writer (thread or process).
+    ///
+    /// The commit is durable when this returns (with ``Durability/full``) and becomes the next
+    /// generation. Committing or rolling back by hand inside `body` is a programming error.
+    @discardableResult
+    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        try checkOpen()
+        if options.readOnly { throw StrataError(.readOnly, "\(path) was opened read-only") }
+        guard writerGate.wait(timeout: .now() + options.busyTimeout) == .success else {
+            throw StrataError(.busy, "\(path) is busy: another thread of this process is writing (waited \(options.busyTimeout) s)")
+        }
+        defer { writerGate.signal() }
+        try shared.lockWriter(timeout: options.busyTimeout, storePath: path)
+        defer { shared.unlockWriter() }
+
+        try synchronize()
+        if let poisoned = view.withLock({ $0.poisoned }) {
+            throw StrataError(.poisoned, "\(path): an earlier write failed in a way that leaves the file state unknown; close and reopen the store", cause: poisoned)
+        }
+        let tx = try WriteTransaction(engine: self, writer: try takeWriterState())
+        do {
+            let result = try body(tx)
+            try tx.commit()
+            returnWriterState(tx.finish())
+            // The commit is durable; a failed automatic checkpoint is retried after a later
+            // commit (and a failed sync poisons the engine, reported by the next write).
+            try? checkpointIfNeeded()
+            return result
+        } catch {
+            returnWriterState(tx.rollback())
+            throw error
+        }
+    }
+
+    // MARK: Maintenance
+
+    /// Copies every committed WAL frame into the store file and starts a new WAL life.
+    /// Readers are never blocked and never constrain it (pages they can reach are never
+    /// overwritten). Runs automatically every ``StorageOptions/checkpointFrames`` frames.
+    public func checkpoint() throws {
+        try checkOpen()
+        if options.readOnly { throw StrataError(.readOnly, "\(path) was opened read-only") }
+        guard writerGate.wait(timeout: .now() + options.busyTimeout) == .success else {
+            throw StrataError(.busy, "\(path) is busy: another thread of this process is writing")
+        }
+        defer { writerGate.signal() }
+        try shared.lockWriter(timeout: options.busyTimeout, storePath: path)
+        defer { shared.unlockWriter() }
+        try synchronize()
+        try runCheckpoint()
+    }
+
+    /// Closes the store: checkpoints if no other writer is active, releases locks and files.
+    /// Transactions still open afterwards throw `.closed`.
+    public func close() {
+        let alreadyClosed = view.withLock { v -> Bool in
+            defer { v.closed = true }
+            return v.closed
+        }
+        if alreadyClosed { return }
+        if !options.readOnly, writerGate.wait(timeout: .now()) == .success {
+            if (try? files.shared.tryLock(byte: SharedState.writerLockByte, exclusive: true)) == true {
+                if view.withLock({ $0.poisoned == nil }) {
+                    try? synchronize()
+                    try? runCheckpoint()
+                }
+                shared.unlockWriter()
+            }
+            writerGate.signal()
+        }
+        readers.releaseSlot()
+        files.main.close()
+        files.wal.close()
+        files.shared.close()
+    }
+
+    deinit { close() }
+
+    func checkOpen() throws {
+        if view.withLock({ $0.closed }) { throw StrataError(.closed, "\(path) is closed") }
+    }
+
+    func poison(_ error: StrataError) -> StrataError {
+        view.withLock { if $0.poisoned == nil { $0.poisoned = error } }
+        return StrataError(.poisoned, "\(path): a sync or shared-state write failed; the engine refuses further writes until reopened", cause: error)
+    }
+}

@@ -1,0 +1,58 @@
+// StorageOptions: how a store is opened (GRDB's Configuration, for the engine).
+//
+// Owns: every tunable of the engine with its default and its meaning. Must never hold state:
+// it is copied into the engine at open.
+
+/// How durable a commit is when `write` returns.
+public enum Durability: Sendable, Equatable {
+    /// Every commit syncs the WAL before `write` returns: a power loss loses nothing committed.
+    case full
+    /// Commits are written to the WAL but not synced; the WAL is synced at each checkpoint.
+    /// A process crash loses nothing; a power loss (or OS crash) may lose the commits made since
+    /// the last checkpoint, but never leaves a partial commit or corrupts the store.
+    case normal
+}
+
+/// Options for opening a store.
+///
+/// ```swift
+/// var options = StorageOptions()
+/// options.cacheBytes = 256 << 20
+/// options.durability = .normal
+/// let engine = try StorageEngine(path: "/tmp/quakes.strata", options: options)
+/// ```
+public struct StorageOptions: Sendable {
+    /// Page size for a new store (ignored when opening an existing one): a power of two from
+    /// 1 KiB to 64 KiB. Default 4096.
+    public var pageSize: Int = 4096
+    /// Memory for cached pages, in bytes; a write transaction's own changed pages count against
+    /// half of it before they are spilled to the WAL. Default 64 MiB.
+    public var cacheBytes: Int = 64 << 20
+    /// Whether a commit syncs the WAL. Default `.full`.
+    public var durability: Durability = .full
+    /// How long `write` waits for another process's write transaction before throwing `.busy`.
+    /// Default 5 seconds.
+    public var busyTimeout: Double = 5
+    /// A checkpoint runs after a commit leaves at least this many frames in the WAL. Default 1024.
+    public var checkpointFrames: Int = 1024
+    /// After a checkpoint the WAL file is cut back to this many bytes if it grew larger.
+    /// Default 16 MiB.
+    public var walSizeLimit: Int = 16 << 20
+    /// The most free pages that may be held back for old readers. When exceeded, the oldest
+    /// readers are ended with `.snapshotTooOld` so their pages can be reused. Default 262,144
+    /// pages (1 GiB of 4 KiB pages).
+    public var maxRetainedPages: Int = 262_144
+    /// How long an idle engine keeps its reader slot before releasing it (and its lock).
+    public var readerSlotLinger: Double = 0.25
+    /// Create the store if the file does not exist. Default true.
+    public var createIfMissing: Bool = true
+    /// Refuse write transactions. Default false.
+    public var readOnly: Bool = false
+    /// Run the full integrity check after every commit (slow: for tests and debugging; the
+    /// environment variable STRATA_CHECKS=1 turns it on too). Voids every performance promise.
+    public var checkAfterEveryCommit: Bool = false
+    /// The file system to use. Default: the operating system's.
+    public var fileSystem: any FileSystem = PosixFileSystem()
+
+    public init() {}
+}

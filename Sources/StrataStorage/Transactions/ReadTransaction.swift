@@ -1,0 +1,105 @@
+// ReadTransaction: a snapshot of one generation, for as long as it lives.
+//
+// Owns: the reader's pin (a token in the reader table) and its page source, which refuses any
+// page written after its generation: such a page means the reader was ended for being too old
+// (`.snapshotTooOld`) or the file is corrupt. Safe to share between threads: it is immutable,
+// and pages are immutable once committed. Must never outlive its engine's files (it then throws
+// `.closed`), and never keep its pin after `end()`.
+
+import Synchronization
+
+/// A read transaction: every read sees exactly the state of ``generation``.
+///
+/// ```swift
+/// let snapshot = try engine.beginRead()
+/// defer { snapshot.end() }
+/// let count = try snapshot.tree("quakes").count
+/// ```
+public final class ReadTransaction: Sendable {
+    let engine: StorageEngine
+    let meta: StoreMeta
+    let snapshot: Snapshot
+    private let ended = Atomic<Bool>(false)
+
+    /// The generation this transaction reads.
+    public var generation: Generation { meta.generation }
+
+    init(engine: StorageEngine, meta: StoreMeta, token: ReaderToken) {
+        self.engine = engine
+        self.meta = meta
+        self.snapshot = Snapshot(pager: engine.pager, generation: meta.generation, token: token)
+    }
+
+    deinit { end() }
+
+    /// Releases the pin; the transaction must not be used afterwards. Idempotent.
+    public func end() {
+        if ended.exchange(true, ordering: .acquiringAndReleasing) { return }
+        engine.readers.unregister(snapshot.token)
+    }
+
+    /// True if the writer ended this transaction because it pinned its generation too long.
+    public var isEvicted: Bool { snapshot.token.evicted.load(ordering: .relaxed) }
+
+    func checkUsable() throws {
+        if ended.load(ordering: .relaxed) {
+            throw StrataError(.closed, "\(engine.path): the read transaction at \(generation) has ended")
+        }
+        try snapshot.checkNotEvicted()
+    }
+
+    /// The tree `name` as of this generation; throws `.treeNotFound` if it does not exist.
+    public func tree(_ name: TreeName) throws -> ReadableTree {
+        guard let tree = try treeIfPresent(name) else {
+            throw StrataError(.treeNotFound, "\(engine.path): no tree named \"\(name)\" at \(generation)")
+        }
+        return tree
+    }
+
+    /// The tree `name` as of this generation, or nil.
+    public func treeIfPresent(_ name: TreeName) throws -> ReadableTree? {
+        try checkUsable()
+        guard let descriptor = try Catalog.descriptor(of: name, catalog: meta.catalog, source: snapshot) else { return nil }
+        return ReadableTree(transaction: self, name: name, descriptor: descriptor)
+    }
+
+    /// The names of every tree at this generation, in order.
+    public func treeNames() throws -> [TreeName] {
+        try checkUsable()
+        return try Catalog.list(catalog: meta.catalog, source: snapshot).map(\.0)
+    }
+}
+
+/// Committed pages as of one generation.
+final class Snapshot: PageSource, Sendable {
+    let pager: Pager
+    let generation: Generation
+    let token: ReaderToken
+
+    init(pager: Pager, generation: Generation, token: ReaderToken) {
+        self.pager = pager
+        self.generation = generation
+        self.token = token
+    }
+
+    var limits: NodeLimits { pager.limits }
+    var storePath: String { pager.storePath }
+
+    func checkNotEvicted() throws {
+        if token.evicted.load(ordering: .relaxed) {
+            throw StrataError(.snapshotTooOld, "\(pager.storePath): the read transaction at \(generation) was ended because it held back too many free pages (raise maxRetainedPages, or end long readers sooner)")
+        }
+    }
+
+    @inline(__always)
+    func page(_ number: PageNumber) throws -> PageBuffer {
+        let page = try pager.committedPage(number)
+        if page.generation > generation {
+            try checkNotEvicted()
+            throw StrataError.corrupt(
+                pager.storePath, page: number,
+                "the page was written at \(page.generation), after this reader's generation \(generation) (it was reused while still reachable)")
+        }
+        return page
+    }
+}

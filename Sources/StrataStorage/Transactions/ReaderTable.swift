@@ -1,0 +1,193 @@
+// ReaderTable: the generations pinned by this engine's live read transactions, and this engine's
+// reader slot in the shared file.
+//
+// Owns: the in-process pin set (exact), and the one shared slot through which other processes
+// learn this engine's oldest pin. Invariant: while any reader is live, the published slot value
+// is ≤ every live reader's generation (readers that were evicted excepted). The slot is claimed
+// on the first reader and released after `linger` seconds without readers, so an idle engine
+// holds no lock. Lock order: `slotIO` before `state`. Must never publish a value above a live pin.
+
+import Foundation
+import Synchronization
+
+/// One live read transaction's registration.
+final class ReaderToken: Sendable {
+    let id: UInt64
+    let generation: Generation
+    /// Set when the writer ended this reader for holding its generation too long.
+    let evicted = Atomic<Bool>(false)
+
+    init(id: UInt64, generation: Generation) {
+        self.id = id
+        self.generation = generation
+    }
+}
+
+final class ReaderTable: Sendable {
+    private struct State {
+        var readers: [UInt64: ReaderToken] = [:]
+        var counts: [Generation: Int] = [:]
+        var nextID: UInt64 = 1
+        var slot: Int?
+        var published: Generation?
+        var publishedAt: Double = 0
+        var idleSince: Double = 0
+        var lingerScheduled = false
+    }
+
+    private let state = Mutex(State())   // guards readers, counts and the slot bookkeeping
+    private let slotIO = Mutex(())       // serializes this engine's slot claims and writes
+    private let shared: SharedState
+    private let linger: Double
+
+    init(shared: SharedState, linger: Double) {
+        self.shared = shared
+        self.linger = linger
+    }
+
+    /// Registers a reader at `generation`. Returns the token and whether the shared slot was
+    /// written (then the caller must re-validate its snapshot against the shared header).
+    func register(_ generation: Generation) throws -> (ReaderToken, published: Bool) {
+        let (token, needsPublish) = state.withLock { s -> (ReaderToken, Bool) in
+            let token = ReaderToken(id: s.nextID, generation: generation)
+            s.nextID += 1
+            s.readers[token.id] = token
+            s.counts[generation, default: 0] += 1
+            let needs = s.slot == nil || s.published.map { $0 > generation } ?? true
+            return (token, needs)
+        }
+        if !needsPublish {
+            try refreshSlotIfStale()
+            return (token, false)
+        }
+        do {
+            try publishMinimum()
+        } catch {
+            unregister(token)
+            throw error
+        }
+        return (token, true)
+    }
+
+    func unregister(_ token: ReaderToken) {
+        let scheduleLinger = state.withLock { s -> Bool in
+            guard s.readers.removeValue(forKey: token.id) != nil else { return false }
+            if !token.evicted.load(ordering: .relaxed) { decrement(&s, token.generation) }
+            if s.readers.isEmpty {
+                s.idleSince = monotonicSeconds()
+                if s.slot != nil && !s.lingerScheduled {
+                    s.lingerScheduled = true
+                    return true
+                }
+            }
+            return false
+        }
+        if scheduleLinger { scheduleRelease(after: linger) }
+    }
+
+    private func decrement(_ s: inout State, _ generation: Generation) {
+        if let count = s.counts[generation] {
+            if count <= 1 { s.counts.removeValue(forKey: generation) } else { s.counts[generation] = count - 1 }
+        }
+    }
+
+    /// Writes the current minimum pin to the shared slot, claiming a slot if needed.
+    private func publishMinimum() throws {
+        try slotIO.withLock { _ in
+            let (slot, minimum) = state.withLock { s in (s.slot, s.counts.keys.min()) }
+            guard let minimum else { return }
+            var index = slot
+            if index == nil {
+                index = try shared.claimSlot(preferring: nil)
+                guard index != nil else {
+                    throw StrataError(.busy, "\(shared.file.path): all \(ReaderSlot.count) reader slots are held by live readers")
+                }
+            }
+            try shared.writeSlot(index!, ReaderSlot(state: .active, processID: getpid(), generation: minimum, since: currentTimeMilliseconds()))
+            state.withLock { s in
+                s.slot = index
+                s.published = minimum
+                s.publishedAt = monotonicSeconds()
+            }
+        }
+    }
+
+    /// Raises a published value that lags far behind the live pins, at most every 50 ms, so other
+    /// processes can reuse pages sooner. Raising needs no re-validation.
+    private func refreshSlotIfStale() throws {
+        let due = state.withLock { s -> Bool in
+            guard let published = s.published, let minimum = s.counts.keys.min(), minimum > published else { return false }
+            return monotonicSeconds() - s.publishedAt > 0.05
+        }
+        if due { try publishMinimum() }
+    }
+
+    private func scheduleRelease(after delay: Double) {
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay) { [weak self] in
+            self?.releaseIfIdle()
+        }
+    }
+
+    private func releaseIfIdle() {
+        let retryIn: Double? = slotIO.withLock { _ in
+            let action = state.withLock { s -> (release: Int?, retry: Double?) in
+                guard s.readers.isEmpty, let slot = s.slot else {
+                    s.lingerScheduled = false
+                    return (nil, nil)
+                }
+                let idle = monotonicSeconds() - s.idleSince
+                if idle < linger { return (nil, linger - idle) }
+                s.slot = nil
+                s.published = nil
+                s.lingerScheduled = false
+                return (slot, nil)
+            }
+            if let slot = action.release { shared.releaseSlot(slot) }
+            return action.retry
+        }
+        if let retryIn { scheduleRelease(after: retryIn) }
+    }
+
+    /// Releases the slot now (engine close).
+    func releaseSlot() {
+        slotIO.withLock { _ in
+            let slot = state.withLock { s -> Int? in
+                let slot = s.slot
+                s.slot = nil
+                s.published = nil
+                return slot
+            }
+            if let slot { shared.releaseSlot(slot) }
+        }
+    }
+
+    // MARK: For the writer
+
+    /// Distinct generations pinned by live, non-evicted readers, ascending.
+    var pinnedGenerations: [Generation] { state.withLock { $0.counts.keys.sorted() } }
+
+    /// This engine's slot index, if it holds one.
+    var ownSlot: Int? { state.withLock { $0.slot } }
+
+    var liveReaderCount: Int { state.withLock { $0.readers.count } }
+
+    func isPinned(_ generation: Generation) -> Bool { state.withLock { $0.counts[generation] != nil } }
+
+    /// Ends every reader at one of `generations` ("snapshot too old"). Returns how many.
+    func evict(_ generations: [Generation]) -> Int {
+        let targets = Set(generations)
+        return state.withLock { s in
+            var count = 0
+            for token in s.readers.values where targets.contains(token.generation) && !token.evicted.load(ordering: .relaxed) {
+                token.evicted.store(true, ordering: .relaxed)
+                decrement(&s, token.generation)
+                count += 1
+            }
+            return count
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

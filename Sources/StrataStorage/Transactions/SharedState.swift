@@ -1,0 +1,199 @@
+// SharedState: the `-shm` file through which processes sharing a store coordinate
+// (FORMAT.md §Shared state and §Locking).
+//
+// Owns: the shared header (latest committed state, WAL position and epoch), the reader slots,
+// and the lock bytes: the writer lock and one liveness byte per reader slot. The file is never
+// synced: after a crash it is rebuilt from the WAL under the writer lock. Every field is read
+// with pread and validated by a checksum; a torn read is retried. Must never hold a lock while
+// the engine is idle: the writer lock only for a write transaction, a slot byte only while the
+// process has a live reader (plus a short linger).
+
+import Foundation
+import Synchronization
+
+/// The shared header: what every process needs to see the latest commit.
+struct SharedHeader: Equatable, Sendable {
+    static let magic: [UInt8] = Array("STRATAsh".utf8)
+    static let version: UInt32 = 1
+    static let encodedSize = 512
+    static let checksumOffset = 508
+
+    var pageSize: Int
+    var storeID: UUID
+    var walSalt: UInt32
+    var committedFrames: Int
+    var walEpoch: UInt64
+    var walBaseGeneration: Generation
+    var changeCounter: UInt64
+    var intactFrom: Generation
+    var committedChain: UInt32
+    var meta: StoreMeta
+
+    var encoded: [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: SharedHeader.encodedSize)
+        bytes.withUnsafeMutableBytes { raw in
+            let p = raw.baseAddress!
+            p.copyMemory(from: SharedHeader.magic, byteCount: 8)
+            p.setU32(8, SharedHeader.version)
+            p.setU32(12, UInt32(pageSize))
+            withUnsafeBytes(of: storeID.uuid) { (p + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+            p.setU32(32, walSalt)
+            p.setU32(36, UInt32(committedFrames))
+            p.setU64(40, walEpoch)
+            p.setU64(48, walBaseGeneration.rawValue)
+            p.setU64(56, changeCounter)
+            p.setU64(64, intactFrom.rawValue)
+            p.setU32(72, committedChain)
+            meta.encode(into: p, at: 80)
+            p.setU32(SharedHeader.checksumOffset, CRC32C.checksum(UnsafeRawPointer(p), count: SharedHeader.checksumOffset))
+        }
+        return bytes
+    }
+
+    static func decode(_ raw: UnsafeRawBufferPointer, path: String) -> SharedHeader? {
+        let p = raw.baseAddress!
+        guard memcmp(p, magic, 8) == 0, p.u32(8) == version,
+              p.u32(checksumOffset) == CRC32C.checksum(p, count: checksumOffset),
+              let meta = try? StoreMeta.decode(p, at: 80, where: path) else { return nil }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
+        return SharedHeader(
+            pageSize: Int(p.u32(12)), storeID: UUID(uuid: uuid), walSalt: p.u32(32),
+            committedFrames: Int(p.u32(36)), walEpoch: p.u64(40), walBaseGeneration: Generation(p.u64(48)),
+            changeCounter: p.u64(56), intactFrom: Generation(p.u64(64)), committedChain: p.u32(72), meta: meta)
+    }
+}
+
+/// One reader slot: a process's oldest pinned generation.
+struct ReaderSlot: Equatable, Sendable {
+    static let size = 64
+    static let count = 128
+    static let tableOffset = 512
+
+    enum State: UInt32 { case free = 0, active = 1, evicted = 2 }
+
+    var state: State
+    var processID: Int32
+    var generation: Generation
+    var since: UInt64
+
+    static let free = ReaderSlot(state: .free, processID: 0, generation: .zero, since: 0)
+}
+
+/// The shared file, its header, slots and locks.
+final class SharedState: Sendable {
+    let file: any FileIO
+    /// Lock byte of the writer lock; slot i's liveness byte is `slotLockBase + i`.
+    static let writerLockByte: Int64 = 1 << 16
+    static let slotLockBase: Int64 = (1 << 16) + 1
+
+    init(file: any FileIO) { self.file = file }
+
+    /// The header, or nil if the file holds none (new, or never completed). A checksum mismatch
+    /// is retried, since a writer may be rewriting it right now.
+    func readHeader() throws -> SharedHeader? {
+        var buffer = [UInt8](repeating: 0, count: SharedHeader.encodedSize)
+        for attempt in 0..<200 {
+            let count = try buffer.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+            if count < SharedHeader.encodedSize { return nil }
+            if let header = buffer.withUnsafeBytes({ SharedHeader.decode($0, path: file.path) }) { return header }
+            if buffer.withUnsafeBytes({ memcmp($0.baseAddress!, SharedHeader.magic, 8) }) != 0 { return nil }
+            if attempt > 20 { usleep(100) }
+        }
+        return nil
+    }
+
+    func writeHeader(_ header: SharedHeader) throws {
+        try header.encoded.withUnsafeBytes { try file.write($0, at: 0) }
+    }
+
+    // MARK: Writer lock
+
+    /// Takes the writer lock, retrying with backoff until `timeout` seconds pass.
+    func lockWriter(timeout: Double, storePath: String) throws {
+        let deadline = monotonicSeconds() + timeout
+        var pause: UInt32 = 200
+        while true {
+            if try file.tryLock(byte: SharedState.writerLockByte, exclusive: true) { return }
+            if monotonicSeconds() >= deadline {
+                throw StrataError(.busy, "\(storePath) is busy: another process holds the write lock (waited \(timeout) s)")
+            }
+            usleep(pause)
+            pause = min(pause * 2, 20_000)
+        }
+    }
+
+    func unlockWriter() {
+        try? file.unlock(byte: SharedState.writerLockByte)
+    }
+
+    // MARK: Reader slots
+
+    func readSlots() throws -> [ReaderSlot] {
+        var buffer = [UInt8](repeating: 0, count: ReaderSlot.size * ReaderSlot.count)
+        let count = try buffer.withUnsafeMutableBytes { try file.read(into: $0, at: Int64(ReaderSlot.tableOffset)) }
+        return buffer.withUnsafeBytes { raw in
+            (0..<ReaderSlot.count).map { i in
+                guard (i + 1) * ReaderSlot.size <= count else { return .free }
+                let p = raw.baseAddress! + i * ReaderSlot.size
+                return ReaderSlot(
+                    state: ReaderSlot.State(rawValue: p.u32(0)) ?? .free, processID: Int32(bitPattern: p.u32(4)),
+                    generation: Generation(p.u64(8)), since: p.u64(16))
+            }
+        }
+    }
+
+    func writeSlot(_ index: Int, _ slot: ReaderSlot) throws {
+        var bytes = [UInt8](repeating: 0, count: ReaderSlot.size)
+        bytes.withUnsafeMutableBytes { raw in
+            let p = raw.baseAddress!
+            p.setU32(0, slot.state.rawValue)
+            p.setU32(4, UInt32(bitPattern: slot.processID))
+            p.setU64(8, slot.generation.rawValue)
+            p.setU64(16, slot.since)
+        }
+        try bytes.withUnsafeBytes { try file.write($0, at: Int64(ReaderSlot.tableOffset + index * ReaderSlot.size)) }
+    }
+
+    /// Claims a free slot (one whose liveness byte nobody holds). Returns its index, or nil if all
+    /// 128 are taken by live processes.
+    func claimSlot(preferring preferred: Int?) throws -> Int? {
+        let order = preferred.map { [$0] + (0..<ReaderSlot.count).filter { $0 != preferred } } ?? Array(0..<ReaderSlot.count)
+        for index in order where try file.tryLock(byte: SharedState.slotLockBase + Int64(index), exclusive: true) {
+            return index
+        }
+        return nil
+    }
+
+    func releaseSlot(_ index: Int) {
+        try? writeSlot(index, .free)
+        try? file.unlock(byte: SharedState.slotLockBase + Int64(index))
+    }
+
+    /// True if some other handle holds slot `index`'s liveness byte.
+    func isSlotLive(_ index: Int) throws -> Bool {
+        try file.isLockedByAnotherHandle(byte: SharedState.slotLockBase + Int64(index))
+    }
+
+    /// The oldest generation pinned by live readers of other handles, with the slots holding it.
+    func foreignPins(excluding own: Int?) throws -> [(slot: Int, generation: Generation)] {
+        var pins: [(Int, Generation)] = []
+        for (index, slot) in try readSlots().enumerated() where slot.state == .active && index != own {
+            if try isSlotLive(index) { pins.append((index, slot.generation)) }
+        }
+        return pins
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Seconds on a monotonic clock.
+func monotonicSeconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+}

@@ -1,0 +1,299 @@
+// WriteTransaction: the single writer's working state between begin and commit.
+//
+// Owns: the dirty pages of one transaction, the pages it allocated and freed, the trees it
+// opened, created and dropped, and spilling dirty pages to the WAL when they outgrow their
+// memory budget. States:
+//
+//   active ──commit()──► committed ──finish()──► (writer state returned to the engine)
+//     │  └─ an error inside a tree operation ──► failed (every later call throws)
+//     └──rollback()──► rolledBack ─────────────► (writer state returned, pool restored)
+//
+// Copy-on-write rule: a committed page is never modified; `writable` copies it to a newly
+// allocated number and frees the old one (recorded with the generation that wrote it, so the
+// free list knows which snapshots can still see it). Pages allocated by this transaction are
+// modified in place. Must never be used from two threads at once, or after its closure returns.
+
+/// The write transaction passed to ``StorageEngine/write(_:)``.
+///
+/// Open trees with ``openTree(_:)``, ``createTree(_:)`` or ``tree(_:)``; the transaction commits
+/// when the closure returns and rolls back when it throws.
+public final class WriteTransaction {
+    let engine: StorageEngine
+    /// The generation this transaction commits as.
+    public let generation: Generation
+    let base: StoreMeta
+    var meta: StoreMeta
+    var position: LogPosition
+    var space: FreeSpace
+
+    enum State { case active, committed, rolledBack, failed(StrataError) }
+    var state: State = .active
+
+    // Pages
+    var dirty: [UInt32: PageBuffer] = [:]
+    var touched: [UInt32: UInt64] = [:]
+    var clock: UInt64 = 0
+    var spilled: [UInt32: Int] = [:]
+    var allocated: [UInt32: FreeSpace.Origin] = [:]
+    var freed: [FreeEntry] = []
+    let dirtyLimit: Int
+
+    // Trees
+    struct OpenTree {
+        var descriptor: TreeDescriptor
+        var changed: Bool
+        var version: UInt64
+    }
+    var trees: [TreeName: OpenTree] = [:]
+    var dropped: Set<TreeName> = []
+
+    init(engine: StorageEngine, writer: WriterState) throws {
+        self.engine = engine
+        self.base = engine.view.withLock { $0.meta }
+        self.meta = base
+        self.generation = base.generation.next
+        self.position = writer.position
+        self.space = writer.freeSpace!
+        self.dirtyLimit = max(engine.options.cacheBytes / 2, 64 * engine.pageSize)
+        try releaseFreePages()
+    }
+
+    /// Moves free pages no reader can see into the reusable pool, ending the oldest readers
+    /// first if more pages are held back than the reader budget allows.
+    private func releaseFreePages() throws {
+        guard space.pendingPageCount > 0 else { return }
+        let foreign = try engine.shared.foreignPins(excluding: engine.readers.ownSlot)
+        var pins = PinSet(local: engine.readers.pinnedGenerations, foreignOldest: foreign.map(\.generation).min())
+        let (evict, ignoreForeign) = space.generationsToEvict(pins: pins, budget: engine.options.maxRetainedPages)
+        if !evict.isEmpty {
+            _ = engine.readers.evict(evict)
+            pins.local.removeAll { evict.contains($0) }
+        }
+        if ignoreForeign {
+            for pin in foreign { try? engine.shared.writeSlot(pin.slot, ReaderSlot(state: .evicted, processID: 0, generation: pin.generation, since: 0)) }
+            pins.foreignOldest = nil
+        }
+        space.release(pins: pins)
+    }
+
+    // MARK: Trees
+
+    /// The tree `name`; throws `.treeNotFound` if it does not exist.
+    public func tree(_ name: TreeName) throws -> WritableTree {
+        try checkActive()
+        guard try openTreeState(name) != nil else {
+            throw StrataError(.treeNotFound, "\(engine.path): no tree named \"\(name)\"")
+        }
+        return WritableTree(transaction: self, name: name)
+    }
+
+    /// The tree `name`, created (empty) if it does not exist.
+    public func openTree(_ name: TreeName) throws -> WritableTree {
+        try checkActive()
+        if try openTreeState(name) != nil { return WritableTree(transaction: self, name: name) }
+        return try createTree(name)
+    }
+
+    /// Creates an empty tree; throws `.treeExists` if one with that name exists.
+    @discardableResult
+    public func createTree(_ name: TreeName) throws -> WritableTree {
+        try checkActive()
+        _ = try name.catalogKey()
+        if try openTreeState(name) != nil {
+            throw StrataError(.treeExists, "\(engine.path): a tree named \"\(name)\" already exists")
+        }
+        try failing {
+            let root = try allocate(.leaf)
+            trees[name] = OpenTree(descriptor: .empty(root: root.pageNumber, at: generation), changed: true, version: 0)
+            dropped.remove(name)
+        }
+        return WritableTree(transaction: self, name: name)
+    }
+
+    /// Deletes the tree `name` and all its records; throws `.treeNotFound` if it does not exist.
+    public func dropTree(_ name: TreeName) throws {
+        try checkActive()
+        guard let open = try openTreeState(name) else {
+            throw StrataError(.treeNotFound, "\(engine.path): no tree named \"\(name)\"")
+        }
+        try failing {
+            var writer = BTreeWriter(sink: self, descriptor: open.descriptor, name: name.rawValue)
+            try writer.freeAllPages()
+            trees.removeValue(forKey: name)
+            dropped.insert(name)
+            try spillIfNeeded()
+        }
+    }
+
+    /// The names of every tree, as this transaction sees them.
+    public func treeNames() throws -> [TreeName] {
+        try checkActive()
+        var names = Set(try Catalog.list(catalog: meta.catalog, source: self).map(\.0))
+        names.subtract(dropped)
+        names.formUnion(trees.keys)
+        return names.sorted()
+    }
+
+    /// The current descriptor of `name` (opened from the catalog on first use), or nil.
+    func openTreeState(_ name: TreeName) throws -> OpenTree? {
+        if let open = trees[name] { return open }
+        if dropped.contains(name) { return nil }
+        guard let descriptor = try Catalog.descriptor(of: name, catalog: meta.catalog, source: self) else { return nil }
+        let open = OpenTree(descriptor: descriptor, changed: false, version: 0)
+        trees[name] = open
+        return open
+    }
+
+    /// Runs a change to tree `name` with a writer over its descriptor, and records the result.
+    func modify<R>(_ name: TreeName, _ body: (inout BTreeWriter<WriteTransaction>) throws -> R) throws -> R {
+        try checkActive()
+        guard var open = try openTreeState(name) else {
+            throw StrataError(.treeNotFound, "\(engine.path): tree \"\(name)\" was dropped")
+        }
+        return try failing {
+            var writer = BTreeWriter(sink: self, descriptor: open.descriptor, name: name.rawValue)
+            let result = try body(&writer)
+            if writer.descriptor != open.descriptor {
+                open.descriptor = writer.descriptor
+                open.changed = true
+            }
+            open.version &+= 1
+            trees[name] = open
+            try spillIfNeeded()
+            return result
+        }
+    }
+
+    /// Runs `body`; an error from it leaves pages half-changed, so the transaction fails.
+    func failing<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as StrataError {
+            state = .failed(error)
+            throw error
+        } catch {
+            let wrapped = StrataError(.io, "\(engine.path): write transaction failed: \(error)")
+            state = .failed(wrapped)
+            throw wrapped
+        }
+    }
+
+    func checkActive() throws {
+        switch state {
+        case .active: return
+        case .committed, .rolledBack:
+            throw StrataError(.closed, "\(engine.path): the write transaction of \(generation) has ended; use it only inside its write closure")
+        case .failed(let error):
+            throw StrataError(.misuse, "\(engine.path): the write transaction of \(generation) failed earlier and can only roll back", cause: error)
+        }
+    }
+
+    func version(of name: TreeName) -> UInt64 { trees[name]?.version ?? 0 }
+
+    // MARK: Spilling
+
+    /// Writes the least recently touched half of the dirty pages to the WAL (as frames of this
+    /// uncommitted transaction) when they exceed the budget. Called only between tree
+    /// operations, when no page buffer is held by a tree algorithm.
+    func spillIfNeeded() throws {
+        guard dirty.count * engine.pageSize > dirtyLimit else { return }
+        let victims = dirty.keys.sorted { (touched[$0] ?? 0) < (touched[$1] ?? 0) }.prefix(dirty.count / 2)
+        let pages = victims.sorted().map { dirty[$0]! }
+        let placed = try WALWriter.append(pages, to: engine.files.wal, position: &position)
+        for (page, frame) in placed {
+            spilled[page.rawValue] = frame
+            dirty.removeValue(forKey: page.rawValue)
+            touched.removeValue(forKey: page.rawValue)
+        }
+    }
+
+    /// Reads back a spilled page into the dirty set.
+    func unspill(_ number: PageNumber, frame: Int) throws -> PageBuffer {
+        let page = PageBuffer(size: engine.pageSize)
+        try engine.pager.readFrame(frame, into: page)
+        guard page.pageNumber == number, page.hasValidChecksum, page.walSalt == position.header.salt else {
+            throw StrataError.corrupt(engine.files.wal.path, page: number, "spilled frame \(frame) was overwritten or damaged during the transaction")
+        }
+        spilled.removeValue(forKey: number.rawValue)
+        dirty[number.rawValue] = page
+        touch(number)
+        return page
+    }
+
+    @inline(__always) func touch(_ number: PageNumber) {
+        clock &+= 1
+        touched[number.rawValue] = clock
+    }
+}
+
+// MARK: - Pages (PageSink)
+
+extension WriteTransaction: PageSink {
+    var writeGeneration: Generation { generation }
+    var limits: NodeLimits { engine.pager.limits }
+    var storePath: String { engine.path }
+
+    func page(_ number: PageNumber) throws -> PageBuffer {
+        if let page = dirty[number.rawValue] { return page }
+        if let frame = spilled[number.rawValue] { return try unspill(number, frame: frame) }
+        return try engine.pager.committedPage(number)
+    }
+
+    func writable(_ number: PageNumber) throws -> PageBuffer {
+        if let page = dirty[number.rawValue] {
+            touch(number)
+            return page
+        }
+        if let frame = spilled[number.rawValue] { return try unspill(number, frame: frame) }
+        let committed = try engine.pager.committedPage(number)
+        let copy = PageBuffer(copying: committed)
+        copy.pageNumber = try allocateNumber()
+        copy.generation = generation
+        dirty[copy.pageNumber.rawValue] = copy
+        touch(copy.pageNumber)
+        freed.append(FreeEntry(page: number, allocated: committed.generation, freed: generation))
+        return copy
+    }
+
+    func allocate(_ type: PageType) throws -> PageBuffer {
+        let page = PageBuffer(size: engine.pageSize)
+        page.format(as: type, number: try allocateNumber(), generation: generation)
+        dirty[page.pageNumber.rawValue] = page
+        touch(page.pageNumber)
+        return page
+    }
+
+    func free(_ number: PageNumber, writtenAt: Generation) throws {
+        if let origin = allocated.removeValue(forKey: number.rawValue) {
+            // Never committed: nobody can see it, so it is reusable at once.
+            dirty.removeValue(forKey: number.rawValue)
+            spilled.removeValue(forKey: number.rawValue)
+            touched.removeValue(forKey: number.rawValue)
+            space.push(FreeSpace.PoolEntry(page: number, origin: origin))
+            return
+        }
+        freed.append(FreeEntry(page: number, allocated: writtenAt, freed: generation))
+    }
+
+    /// A page number for a new page: a reusable free page, else the next page past the end.
+    /// The only function that takes pages from the free-space pool.
+    func allocateNumber() throws -> PageNumber {
+        if let entry = space.pop() {
+            allocated[entry.page.rawValue] = entry.origin
+            return entry.page
+        }
+        let number = try extendFile()
+        allocated[number.rawValue] = .fileEnd
+        return number
+    }
+
+    /// The next page past the end of the store.
+    func extendFile() throws -> PageNumber {
+        guard meta.pageCount < UInt32.max else {
+            throw StrataError(.diskFull, "\(engine.path): the store has reached the maximum of \(UInt32.max) pages")
+        }
+        let number = PageNumber(meta.pageCount)
+        meta.pageCount += 1
+        return number
+    }
+}

@@ -1,0 +1,104 @@
+// WAL: appending frames and commit records, syncing, and starting a new WAL life
+// (FORMAT.md §WAL).
+//
+// Owns: the writer's position in the log. Frame-validity rule (the full table is in FORMAT.md):
+// a frame is valid if and only if (1) its salt equals the WAL header's salt, (2) its page
+// checksum matches, and (3) its chain value equals CRC32C(frame bytes 0..<8) seeded with the
+// previous frame's chain value (the header checksum for frame 0). A transaction is committed
+// when its commit-record frame is valid. Only the engine's single writer (holding the writer
+// lock) calls these functions. Must never write at or before `committedFrames` except right
+// after `reset`, when every committed frame is in the store file.
+
+import Foundation
+
+/// Where the writer is in the WAL.
+struct LogPosition: Sendable {
+    var header: WALHeader
+    /// Frames up to and including the last commit record.
+    var committedFrames: Int
+    var committedChain: UInt32
+    /// The next frame to write (committed frames plus this transaction's frames so far).
+    var nextFrame: Int
+    var chain: UInt32
+
+    init(header: WALHeader, committedFrames: Int, committedChain: UInt32) {
+        self.header = header
+        self.committedFrames = committedFrames
+        self.committedChain = committedChain
+        self.nextFrame = committedFrames
+        self.chain = committedChain
+    }
+
+    /// Forgets frames written since the last commit (they will be overwritten).
+    mutating func discardPending() {
+        nextFrame = committedFrames
+        chain = committedChain
+    }
+
+    mutating func markCommitted() {
+        committedFrames = nextFrame
+        committedChain = chain
+    }
+}
+
+enum WALWriter {
+    /// Frames per pwrite.
+    static let batch = 32
+
+    /// Appends `pages` as frames after `position`; returns (page, frame) for each.
+    static func append(_ pages: [PageBuffer], to file: any FileIO, position: inout LogPosition) throws -> [(page: PageNumber, frame: Int)] {
+        let pageSize = position.header.pageSize
+        var placed: [(page: PageNumber, frame: Int)] = []
+        placed.reserveCapacity(pages.count)
+        let staging = UnsafeMutableRawPointer.allocate(byteCount: batch * pageSize, alignment: 16)
+        defer { staging.deallocate() }
+        var start = 0
+        while start < pages.count {
+            let count = min(batch, pages.count - start)
+            var chain = position.chain
+            for i in 0..<count {
+                let frame = staging + i * pageSize
+                frame.copyMemory(from: pages[start + i].base, byteCount: pageSize)
+                chain = WALFrame.seal(frame, pageSize: pageSize, salt: position.header.salt, previousChain: chain)
+                placed.append((pages[start + i].pageNumber, position.nextFrame + i))
+            }
+            try file.write(
+                UnsafeRawBufferPointer(start: staging, count: count * pageSize),
+                at: WALFrame.offset(position.nextFrame, pageSize: pageSize))
+            position.nextFrame += count
+            position.chain = chain
+            start += count
+        }
+        return placed
+    }
+
+    /// Appends the commit record of `meta` closing the frames written since the last commit.
+    static func appendCommit(_ meta: StoreMeta, to file: any FileIO, position: inout LogPosition) throws {
+        let record = PageBuffer(size: position.header.pageSize)
+        WALFrame.formatCommit(record, meta: meta, frameCount: position.nextFrame - position.committedFrames)
+        _ = try append([record], to: file, position: &position)
+    }
+
+    /// Starts a new WAL life after a checkpoint: a new salt, the next epoch, frames from 0.
+    /// Cuts the file back to `sizeLimit` bytes if it grew past it.
+    static func reset(_ file: any FileIO, position: inout LogPosition, baseGeneration: Generation, sizeLimit: Int) throws {
+        var header = position.header
+        header.salt = UInt32.random(in: 1...UInt32.max)
+        header.epoch += 1
+        header.baseGeneration = baseGeneration
+        var block = [UInt8](repeating: 0, count: header.pageSize)
+        block.replaceSubrange(0..<WALHeader.encodedSize, with: header.encoded)
+        try block.withUnsafeBytes { try file.write($0, at: 0) }
+        let limit = max(Int64(header.pageSize), Int64(sizeLimit) / Int64(header.pageSize) * Int64(header.pageSize))
+        if try file.size() > limit { try file.truncate(to: limit) }
+        position = LogPosition(header: header, committedFrames: 0, committedChain: header.checksum)
+    }
+
+    /// Reads the WAL header; nil if the file holds no valid one.
+    static func readHeader(_ file: any FileIO) throws -> WALHeader? {
+        var bytes = [UInt8](repeating: 0, count: WALHeader.encodedSize)
+        let count = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        guard count == WALHeader.encodedSize else { return nil }
+        return bytes.withUnsafeBytes { WALHeader.decode($0) }
+    }
+}

@@ -1,0 +1,110 @@
+// WALFrame: the WAL header and frame codecs (FORMAT.md §WAL). The ONLY encoder/decoder of the
+// WAL header, of a frame's salt and chain fields, and of commit records.
+//
+// A frame is one page image, page-aligned in the WAL file: frame i starts at byte
+// (i + 1) × pageSize (the first page-size block holds the header). Bytes 4..<8 of a frame carry
+// the WAL salt and bytes 8..<12 the chain checksum; the page's own checksum (bytes 0..<4)
+// covers bytes 12..<pageSize.
+// A frame is valid if and only if (1) its salt equals the header's salt, (2) its page checksum
+// matches its bytes, and (3) its chain equals CRC32C(frame bytes 0..<8, seeded with the
+// previous frame's chain, or with the header checksum for frame 0).
+
+import Foundation
+
+struct WALHeader: Equatable, Sendable {
+    static let magic: [UInt8] = Array("STRATAwl".utf8)
+    static let version: UInt32 = 1
+    static let encodedSize = 60
+
+    var pageSize: Int
+    var storeID: UUID
+    var salt: UInt32
+    var epoch: UInt64
+    var baseGeneration: Generation
+
+    /// CRC32C of the encoded header's first 56 bytes; the chain seed of frame 0.
+    var checksum: UInt32 {
+        let bytes = encoded
+        return bytes.withUnsafeBytes { $0.baseAddress!.u32(56) }
+    }
+
+    var encoded: [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: WALHeader.encodedSize)
+        bytes.withUnsafeMutableBytes { raw in
+            let p = raw.baseAddress!
+            p.copyMemory(from: WALHeader.magic, byteCount: 8)
+            p.setU32(8, WALHeader.version)
+            p.setU32(12, UInt32(pageSize))
+            withUnsafeBytes(of: storeID.uuid) { (p + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+            p.setU32(32, salt)
+            p.setU32(36, 0)
+            p.setU64(40, epoch)
+            p.setU64(48, baseGeneration.rawValue)
+            p.setU32(56, CRC32C.checksum(UnsafeRawPointer(p), count: 56))
+        }
+        return bytes
+    }
+
+    /// Decodes a header; nil if the bytes are not a valid header (never written, torn, foreign).
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> WALHeader? {
+        guard bytes.count >= encodedSize else { return nil }
+        let p = bytes.baseAddress!
+        guard memcmp(p, magic, 8) == 0, p.u32(8) == version,
+              p.u32(56) == CRC32C.checksum(p, count: 56) else { return nil }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
+        return WALHeader(
+            pageSize: Int(p.u32(12)), storeID: UUID(uuid: uuid), salt: p.u32(32),
+            epoch: p.u64(40), baseGeneration: Generation(p.u64(48)))
+    }
+}
+
+enum WALFrame {
+    /// Byte offset of frame `index` in a WAL with `pageSize` pages.
+    @inline(__always) static func offset(_ index: Int, pageSize: Int) -> Int64 {
+        Int64(pageSize) * Int64(index + 1)
+    }
+
+    /// Seals a page as a frame: page checksum, salt, then the chain continuing from `previous`.
+    /// Returns the frame's chain value.
+    static func seal(_ frame: UnsafeMutableRawPointer, pageSize: Int, salt: UInt32, previousChain: UInt32) -> UInt32 {
+        let checksum = CRC32C.checksum(UnsafeRawPointer(frame) + PageHeader.checksummedFrom, count: pageSize - PageHeader.checksummedFrom)
+        frame.setU32(PageHeader.checksum, checksum)
+        frame.setU32(PageHeader.walSalt, salt)
+        let chain = CRC32C.checksum(UnsafeRawPointer(frame), count: 8, seed: previousChain)
+        frame.setU32(PageHeader.walChain, chain)
+        return chain
+    }
+
+    /// Checks the validity rule. Returns the frame's chain value if valid.
+    static func validate(_ frame: UnsafeRawPointer, pageSize: Int, salt: UInt32, previousChain: UInt32) -> UInt32? {
+        guard frame.u32(PageHeader.walSalt) == salt else { return nil }
+        let checksum = CRC32C.checksum(frame + PageHeader.checksummedFrom, count: pageSize - PageHeader.checksummedFrom)
+        guard frame.u32(PageHeader.checksum) == checksum else { return nil }
+        let chain = CRC32C.checksum(frame, count: 8, seed: previousChain)
+        guard frame.u32(PageHeader.walChain) == chain else { return nil }
+        return chain
+    }
+
+    // MARK: Commit records
+
+    /// Offset of the meta inside a commit record, and of the transaction's frame count after it.
+    static let commitMetaOffset = PageHeader.size
+    static let commitFrameCountOffset = PageHeader.size + StoreMeta.encodedSize
+
+    /// Formats `page` as the commit record of `meta`, closing a transaction of `frameCount` frames.
+    static func formatCommit(_ page: PageBuffer, meta: StoreMeta, frameCount: Int) {
+        page.format(as: .commit, number: .none, generation: meta.generation)
+        meta.encode(into: page.base, at: commitMetaOffset)
+        page.base.setU32(commitFrameCountOffset, UInt32(frameCount))
+    }
+
+    /// The meta and frame count of a valid commit record frame.
+    static func decodeCommit(_ frame: UnsafeRawPointer, path: String, index: Int) throws -> (StoreMeta, Int) {
+        let meta = try StoreMeta.decode(frame, at: commitMetaOffset, where: "\(path), frame \(index) (commit record)")
+        if meta.generation.rawValue != frame.u64(PageHeader.generation) {
+            throw StrataError(.corrupt, "\(path), frame \(index): commit record generation \(frame.u64(PageHeader.generation)) disagrees with its meta \(meta.generation)")
+        }
+        return (meta, Int(frame.u32(commitFrameCountOffset)))
+    }
+}

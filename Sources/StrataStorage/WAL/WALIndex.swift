@@ -1,0 +1,56 @@
+// WALIndex: for each page, the newest committed frame in the current WAL life.
+//
+// Owns: page number → frame index for committed frames of the current epoch (identified by its
+// salt). Because user trees are copy-on-write, a reader at any pinned generation wants the
+// newest committed version of every page it can reach, so one map serves every snapshot; pages
+// not in the map are read from the store file. Uncommitted frames never enter the map.
+// Must never be consulted without checking that the frame read back carries the salt stored
+// here: another process may have reset the WAL since (then the store file has the page).
+
+import Synchronization
+
+final class WALIndex: Sendable {
+    struct Location: Equatable {
+        let frame: Int
+        let salt: UInt32
+    }
+
+    private struct State {
+        var salt: UInt32 = 0
+        var epoch: UInt64 = 0
+        var frames: [UInt32: UInt32] = [:]   // page → frame index
+    }
+
+    private let state = Mutex(State())   // guards the map and the epoch identity
+
+    func lookup(_ page: PageNumber) -> Location? {
+        state.withLock { s in s.frames[page.rawValue].map { Location(frame: Int($0), salt: s.salt) } }
+    }
+
+    /// Starts a new WAL life: forgets every frame.
+    func reset(salt: UInt32, epoch: UInt64) {
+        state.withLock { s in
+            s.salt = salt
+            s.epoch = epoch
+            s.frames.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Records committed frames (in log order: later entries win).
+    func add(_ entries: some Sequence<(page: PageNumber, frame: Int)>) {
+        state.withLock { s in
+            for entry in entries { s.frames[entry.page.rawValue] = UInt32(entry.frame) }
+        }
+    }
+
+    var epoch: UInt64 { state.withLock { $0.epoch } }
+    var salt: UInt32 { state.withLock { $0.salt } }
+    var pageCount: Int { state.withLock { $0.frames.count } }
+
+    /// Every (page, newest frame), in page order (for the checkpointer and storectl).
+    func entries() -> [(page: PageNumber, frame: Int)] {
+        state.withLock { s in
+            s.frames.map { (page: PageNumber($0.key), frame: Int($0.value)) }.sorted { $0.page < $1.page }
+        }
+    }
+}
