@@ -29,8 +29,11 @@ extension StorageEngine {
         let main = try fs.open(path, create: false)
         do {
             let header = try FileHeader.read(from: main)
+            // A new WAL's directory entry must be durable before any commit relies on the WAL.
+            let newWAL = !fs.fileExists(walPath(path))
             let wal = try fs.open(walPath(path), create: true)
             let sharedFile = try fs.open(sharedPath(path), create: true)
+            if newWAL { try fs.synchronizeDirectory(containing: path) }
             return OpenedFiles(header: header, files: StoreFiles(main: main, wal: wal, shared: sharedFile))
         } catch {
             main.close()
