@@ -25,7 +25,9 @@ extension StorageEngine {
                     throw StrataError(.corrupt, "\(StorageEngine.sharedPath(path)): the shared header is missing or belongs to another store; reopen the store to rebuild it")
                 }
                 let local = view.withLock { ($0.changeCounter, $0.walHeader, $0.committedFrames, $0.committedChain, $0.meta) }
-                if header.changeCounter == local.0 { return }
+                // Equal: nothing new. Lower: this engine's own last publish failed (it is poisoned)
+                // and its view is the newer one.
+                if header.changeCounter <= local.0 { return }
                 if try catchUp(to: header, counter: local.0, walHeader: local.1, frames: local.2, chain: local.3, meta: local.4) { return }
             }
             throw StrataError(.busy, "\(path): the shared header kept changing while catching up with other processes")

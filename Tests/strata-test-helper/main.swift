@@ -1,1 +1,65 @@
-print("helper")
+// strata-test-helper: a second process for the multi-process tests.
+//
+//   strata-test-helper write PATH TREE FIRST COUNT     one committed transaction per record
+//   strata-test-helper rewrite PATH TREE COUNT ROUNDS  rewrites records 0..<COUNT, ROUNDS times
+//   strata-test-helper hold PATH SECONDS               holds the write lock for SECONDS
+//   strata-test-helper get PATH TREE KEY               prints the value of a u64 key as text
+// Prints "ok" on success, "error: …" and exits 1 on failure.
+
+import Foundation
+import StrataStorage
+
+func bigEndianKey(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+func argument(_ index: Int) -> String {
+    guard index < arguments.count else {
+        FileHandle.standardError.write(Data("error: missing argument \(index)\n".utf8))
+        exit(2)
+    }
+    return arguments[index]
+}
+
+do {
+    var options = StorageOptions()
+    options.busyTimeout = 30
+    options.readerSlotLinger = 0.01
+    let engine = try StorageEngine(path: argument(1), options: options)
+    switch argument(0) {
+    case "write":
+        let tree = TreeName(argument(2))
+        let first = UInt64(argument(3))!
+        let count = UInt64(argument(4))!
+        for i in first..<(first + count) {
+            try engine.write { tx in try tx.openTree(tree).put(bigEndianKey(i), Array("from \(getpid()) #\(i)".utf8)) }
+        }
+    case "rewrite":
+        let tree = TreeName(argument(2))
+        let count = UInt64(argument(3))!
+        let rounds = Int(argument(4))!
+        for round in 0..<rounds {
+            try engine.write { tx in
+                let t = try tx.openTree(tree)
+                for i in 0..<count { try t.put(bigEndianKey(i), Array("round \(round) #\(i) ".utf8) + [UInt8](repeating: UInt8(round), count: 40)) }
+            }
+        }
+    case "hold":
+        let seconds = Double(argument(2))!
+        try engine.write { tx in
+            _ = try tx.openTree("held")
+            FileHandle.standardOutput.write(Data("holding\n".utf8))
+            Thread.sleep(forTimeInterval: seconds)
+        }
+    case "get":
+        let value = try engine.read { try $0.treeIfPresent(TreeName(argument(2)))?.get(bigEndianKey(UInt64(argument(3))!)) }
+        FileHandle.standardOutput.write(Data((value.map { String(decoding: $0, as: UTF8.self) } ?? "(none)").utf8 + [10]))
+    default:
+        FileHandle.standardError.write(Data("error: unknown command \(argument(0))\n".utf8))
+        exit(2)
+    }
+    engine.close()
+    FileHandle.standardOutput.write(Data("ok\n".utf8))
+} catch {
+    FileHandle.standardOutput.write(Data("error: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,119 @@
+import Foundation
+import XCTest
+import StrataStorage
+import _StrataTestSupport
+
+/// Two or more processes on one store: writers serialize, readers see the other process's
+/// commits at their next transaction, a busy writer gives a clear error, and one process's
+/// pinned reader is respected by another process's writer.
+final class MultiProcessTests: XCTestCase {
+    var path = ""
+
+    override func setUp() { path = temporaryStorePath() }
+    override func tearDown() { removeStore(at: path) }
+
+    static var helperURL: URL {
+        #if os(macOS)
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            return bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("strata-test-helper")
+        }
+        #endif
+        return Bundle.main.bundleURL.appendingPathComponent("strata-test-helper")
+    }
+
+    func launch(_ arguments: [String]) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = Self.helperURL
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        return (process, pipe)
+    }
+
+    func finish(_ launched: (Process, Pipe)) -> String {
+        let data = launched.1.fileHandleForReading.readDataToEndOfFile()
+        launched.0.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func testConcurrentWritersInTwoProcessesSerialize() throws {
+        let perProcess = 150
+        let a = try launch(["write", path, "t", "0", "\(perProcess)"])
+        let b = try launch(["write", path, "t", "\(perProcess)", "\(perProcess)"])
+        var options = StorageOptions()
+        options.busyTimeout = 30
+        let engine = try StorageEngine(path: path, options: options)
+        for i in 0..<perProcess {
+            try engine.write { tx in try tx.openTree("t").put(key(UInt64(2 * perProcess + i)), Array("mine".utf8)) }
+        }
+        XCTAssertTrue(finish(a).hasSuffix("ok\n"))
+        XCTAssertTrue(finish(b).hasSuffix("ok\n"))
+        XCTAssertEqual(try engine.read { try $0.tree("t").count }, 3 * perProcess)
+        XCTAssertEqual(try engine.latestGeneration.rawValue, UInt64(3 * perProcess))
+        try expectSound(engine, "after three writers")
+        engine.close()
+    }
+
+    func testReaderSeesOtherProcessCommitsAtItsNextTransaction() throws {
+        let engine = try StorageEngine(path: path)
+        try engine.write { tx in try tx.createTree("t").put(key(1), Array("one".utf8)) }
+        let before = try engine.beginRead()
+        XCTAssertTrue(finish(try launch(["write", path, "t", "2", "3"])).hasSuffix("ok\n"))
+        // The old transaction still sees its generation; a new one sees the other process's commits.
+        XCTAssertEqual(try before.tree("t").count, 1)
+        before.end()
+        XCTAssertEqual(try engine.read { try $0.tree("t").count }, 4)
+        XCTAssertNotNil(try engine.read { try $0.tree("t").get(key(3)) })
+        // And the other process sees ours.
+        try engine.write { tx in try tx.tree("t").put(key(10), Array("ten".utf8)) }
+        XCTAssertEqual(finish(try launch(["get", path, "t", "10"])), "ten\nok\n")
+        engine.close()
+    }
+
+    func testWriterWaitsThenReportsBusyWhileAnotherProcessHoldsTheWriteLock() throws {
+        let engine = try StorageEngine(path: path)
+        try engine.write { tx in _ = try tx.createTree("t") }
+        let holder = try launch(["hold", path, "2"])
+        // Wait until it holds the lock.
+        let line = holder.1.fileHandleForReading.availableData
+        XCTAssertTrue(String(decoding: line, as: UTF8.self).contains("holding"))
+        var options = StorageOptions()
+        options.busyTimeout = 0.3
+        let impatient = try StorageEngine(path: path, options: options)
+        let start = Date()
+        XCTAssertThrowsError(try impatient.write { tx in try tx.tree("t").put(key(1), [1]) }) { error in
+            XCTAssertEqual((error as? StrataError)?.code, .busy, "\(error)")
+            XCTAssertTrue("\(error)".contains("busy"))
+        }
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.25)
+        // A patient writer gets through once the holder commits.
+        try engine.write { tx in try tx.tree("t").put(key(1), [1]) }
+        XCTAssertTrue(finish(holder).hasSuffix("ok\n"))
+        impatient.close()
+        engine.close()
+    }
+
+    func testPinnedReaderInOneProcessIsRespectedByAnotherProcessWriter() throws {
+        let engine = try StorageEngine(path: path)
+        try engine.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<2000 { try t.put(key(UInt64(i)), Array("original \(i)".utf8)) }
+        }
+        let pinned = try engine.beginRead()
+        XCTAssertTrue(finish(try launch(["rewrite", path, "t", "2000", "6"])).hasSuffix("ok\n"))
+        var index = 0
+        try pinned.tree("t").forEach { k, v in
+            XCTAssertEqual(String(decoding: v, as: UTF8.self), "original \(index)")
+            index += 1
+            return true
+        }
+        XCTAssertEqual(index, 2000)
+        pinned.end()
+        let latest = try engine.read { try $0.tree("t").get(key(5)) }
+        XCTAssertEqual(latest.map { String(decoding: $0.prefix(10), as: UTF8.self) }, "round 5 #5")
+        try expectSound(engine, "end")
+        engine.close()
+    }
+}
