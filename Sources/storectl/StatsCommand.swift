@@ -1,0 +1,46 @@
+// StatsCommand: `storectl stats PATH [--json]`.
+//
+// Owns: rendering StoreStatistics (with fill factors) as text or JSON. Must never modify the store.
+
+import Foundation
+import StrataStorage
+
+enum StatsCommand: Command {
+    static let name = "stats"
+    static let summary = "page counts, depth and fill factor per tree, free pages, WAL frames, oldest pinned generation"
+    static let usage = "stats PATH [--json]"
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        var arguments = arguments
+        let json = arguments.flag("--json")
+        let path = try arguments.path()
+        let engine = try StoreCtl.openStore(path)
+        defer { engine.close() }
+        let s = try engine.statistics(fillFactor: true)
+        if json {
+            var object: [String: Any] = [
+                "generation": s.generation.rawValue, "pageSize": s.pageSize, "pageCount": s.pageCount,
+                "freePages": s.freePages, "walFrames": s.walFrames, "walPages": s.walPages, "walBytes": s.walBytes,
+                "storeBytes": s.storeBytes, "oldestRetainedGeneration": s.oldestRetainedGeneration.rawValue,
+            ]
+            if let oldest = s.oldestPinnedGeneration { object["oldestPinnedGeneration"] = oldest.rawValue }
+            object["trees"] = s.trees.map { t -> [String: Any] in
+                ["name": t.name.rawValue, "depth": t.depth, "records": t.recordCount, "branchPages": t.branchPages,
+                 "leafPages": t.leafPages, "overflowPages": t.overflowPages, "rootPage": t.rootPage.rawValue,
+                 "fillFactor": t.fillFactor ?? 0]
+            }
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+            return 0
+        }
+        print("store \(path): generation \(s.generation), \(s.pageCount) pages of \(s.pageSize) bytes, \(s.freePages) free")
+        print("wal: \(s.walFrames) committed frames (\(s.walPages) distinct pages), \(s.walBytes) bytes")
+        print("oldest pinned generation: \(s.oldestPinnedGeneration.map { "\($0)" } ?? "none"); oldest retained: \(s.oldestRetainedGeneration)")
+        var table = TextTable(["tree", "depth", "records", "branch", "leaf", "overflow", "fill"])
+        for t in s.trees {
+            table.add([t.name.rawValue, "\(t.depth)", "\(t.recordCount)", "\(t.branchPages)", "\(t.leafPages)", "\(t.overflowPages)", String(format: "%.1f%%", (t.fillFactor ?? 0) * 100)])
+        }
+        print(table.render(indent: ""))
+        return 0
+    }
+}
