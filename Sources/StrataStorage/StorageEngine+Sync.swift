@@ -19,6 +19,7 @@ struct WriterState: Sendable {
 extension StorageEngine {
     /// Brings the WAL index, page cache and view up to date with the shared header.
     func synchronize() throws {
+        if let counter = try shared.readChangeCounter(), counter <= view.withLock({ $0.changeCounter }) { return }
         try syncLock.withLock { _ in
             for _ in 0..<20 {
                 guard let header = try shared.readHeader(), header.storeID == storeID else {

@@ -232,6 +232,8 @@ public final class StorageEngine: Sendable {
                 if view.withLock({ $0.poisoned == nil }) {
                     try? synchronize()
                     try? runCheckpoint()
+                    // Leave only the WAL header behind (the WAL life stays the same).
+                    if view.withLock({ $0.committedFrames == 0 }) { try? files.wal.truncate(to: Int64(pageSize)) }
                 }
                 shared.unlockWriter()
             }

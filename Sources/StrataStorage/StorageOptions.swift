@@ -33,11 +33,12 @@ public struct StorageOptions: Sendable {
     /// How long `write` waits for another process's write transaction before throwing `.busy`.
     /// Default 5 seconds.
     public var busyTimeout: Double = 5
-    /// A checkpoint runs after a commit leaves at least this many frames in the WAL. Default 1024.
-    public var checkpointFrames: Int = 1024
-    /// After a checkpoint the WAL file is cut back to this many bytes if it grew larger.
-    /// Default 16 MiB.
-    public var walSizeLimit: Int = 16 << 20
+    /// A checkpoint runs after a commit leaves at least this many frames in the WAL (one frame
+    /// per changed page plus one per commit). Default 4096 (16 MiB of 4 KiB pages).
+    public var checkpointFrames: Int = 4096
+    /// After a checkpoint the WAL file is cut back to this many bytes if it grew larger (it is
+    /// otherwise reused from the start, which is cheaper than growing it again). Default 64 MiB.
+    public var walSizeLimit: Int = 64 << 20
     /// The most free pages that may be held back for old readers. When exceeded, the oldest
     /// readers are ended with `.snapshotTooOld` so their pages can be reused. Default 262,144
     /// pages (1 GiB of 4 KiB pages).

@@ -4,6 +4,8 @@
 //   strata-test-helper rewrite PATH TREE COUNT ROUNDS  rewrites records 0..<COUNT, ROUNDS times
 //   strata-test-helper hold PATH SECONDS               holds the write lock for SECONDS
 //   strata-test-helper get PATH TREE KEY               prints the value of a u64 key as text
+//   strata-test-helper big PATH TREE KEY BYTES         stores a value of BYTES bytes (overflow)
+// With STRATA_HELPER_ABANDON=1 it exits without closing the store (commits stay in the WAL).
 // Prints "ok" on success, "error: …" and exits 1 on failure.
 
 import Foundation
@@ -50,12 +52,22 @@ do {
             FileHandle.standardOutput.write(Data("holding\n".utf8))
             Thread.sleep(forTimeInterval: seconds)
         }
+    case "big":
+        let size = Int(argument(4))!
+        try engine.write { tx in
+            try tx.openTree(TreeName(argument(2))).put(bigEndianKey(UInt64(argument(3))!), (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        }
     case "get":
         let value = try engine.read { try $0.treeIfPresent(TreeName(argument(2)))?.get(bigEndianKey(UInt64(argument(3))!)) }
         FileHandle.standardOutput.write(Data((value.map { String(decoding: $0, as: UTF8.self) } ?? "(none)").utf8 + [10]))
     default:
         FileHandle.standardError.write(Data("error: unknown command \(argument(0))\n".utf8))
         exit(2)
+    }
+    if ProcessInfo.processInfo.environment["STRATA_HELPER_ABANDON"] == "1" {
+        // Exit without closing: the WAL keeps its commits (as after a crash).
+        FileHandle.standardOutput.write(Data("ok\n".utf8))
+        exit(0)
     }
     engine.close()
     FileHandle.standardOutput.write(Data("ok\n".utf8))

@@ -50,9 +50,10 @@ final class Pager: Sendable {
         while true {
             let page = PageBuffer(size: pageSize)
             if let location = walIndex.lookup(number) {
-                try readFrame(location.frame, into: page)
-                if page.walSalt != location.salt || page.pageNumber != number || !page.hasValidChecksum {
-                    // The frame was overwritten: another process reset the WAL after a checkpoint.
+                let count = try wal.read(into: page.mutableBytes, at: WALFrame.offset(location.frame, pageSize: pageSize))
+                if count != pageSize || page.walSalt != location.salt || page.pageNumber != number || !page.hasValidChecksum {
+                    // The frame was overwritten or cut off: another process reset the WAL after a
+                    // checkpoint, so the store file now holds the page.
                     if !refreshed {
                         try refreshIndex()
                         refreshed = true

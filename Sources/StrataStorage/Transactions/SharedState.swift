@@ -103,6 +103,15 @@ final class SharedState: Sendable {
         return nil
     }
 
+    /// Just the change counter (8 bytes at offset 56): the cheap "did anything change?" probe.
+    /// A torn read can only look changed (then the full header is read) or look like the older
+    /// value (then this reader simply begins before that commit).
+    func readChangeCounter() throws -> UInt64? {
+        var value: UInt64 = 0
+        let count = try withUnsafeMutableBytes(of: &value) { try file.read(into: $0, at: 56) }
+        return count == 8 ? UInt64(littleEndian: value) : nil
+    }
+
     func writeHeader(_ header: SharedHeader) throws {
         try header.encoded.withUnsafeBytes { try file.write($0, at: 0) }
     }

@@ -98,7 +98,7 @@ public final class WriteTransaction {
     @discardableResult
     public func createTree(_ name: TreeName) throws -> WritableTree {
         try checkActive()
-        _ = try name.catalogKey()
+        _ = try name.catalogKey(keyLimit: limits.maxKeyLength)
         if try openTreeState(name) != nil {
             throw StrataError(.treeExists, "\(engine.path): a tree named \"\(name)\" already exists")
         }

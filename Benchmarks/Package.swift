@@ -1,0 +1,27 @@
+// swift-tools-version: 6.0
+// Benchmarks for Strata: a separate package, so the product keeps zero dependencies.
+// Compares Strata with SQLite (system libsqlite3) and LMDB (liblmdb, loaded at run time) in one run.
+import PackageDescription
+
+let package = Package(
+    name: "StrataBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(path: "..")],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        // Declarations only: liblmdb is opened with dlopen at run time, so the harness builds
+        // without it and says clearly how to install it when it is missing.
+        .systemLibrary(name: "CLMDB"),
+        .executableTarget(
+            name: "strata-bench",
+            dependencies: [
+                .product(name: "StrataStorage", package: "main"),
+                "CSQLite", "CLMDB",
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,43 @@
+// Clock: monotonic time, peak RSS, and a sink the optimizer cannot delete.
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum Clock {
+    static func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    /// Seconds taken by `body`.
+    static func time(_ body: () throws -> Void) rethrows -> Double {
+        let start = now()
+        try body()
+        return now() - start
+    }
+}
+
+/// Peak resident set size of this process, in bytes.
+func peakRSSBytes() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #if os(Linux)
+    return usage.ru_maxrss * 1024
+    #else
+    return usage.ru_maxrss
+    #endif
+}
+
+/// Keeps a value alive so measured work is not optimized away.
+@inline(never) func blackHole<T>(_ value: T) { _ = value }
+
+/// Size of a file in bytes (0 if missing).
+func fileSize(_ path: String) -> Int64 {
+    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
+}
+
+func removeFiles(_ path: String) {
+    for suffix in ["", "-wal", "-shm", "-journal", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+}

@@ -1,0 +1,33 @@
+// ResultTable: the human-readable table: one row per workload, one column per system, and the
+// Strata/peer ratios (>1 means Strata is better: higher rates, or smaller sizes and RSS).
+import Foundation
+
+enum ResultTable {
+    static func render(_ results: [Measurement], records: Int) -> String {
+        var workloads: [String] = []
+        for m in results where !workloads.contains(m.workload) { workloads.append(m.workload) }
+        let systems = ["strata", "sqlite", "lmdb"]
+        var rows: [[String]] = [["workload (\(records) records)", "strata", "sqlite", "lmdb", "unit", "strata/sqlite", "strata/lmdb"]]
+        for workload in workloads {
+            let value = { (system: String) in results.first { $0.workload == workload && $0.system == system } }
+            let unit = results.first { $0.workload == workload }!.unit
+            let lowerIsBetter = unit == "bytes"
+            func ratio(_ peer: String) -> String {
+                guard let s = value("strata")?.value, let p = value(peer)?.value, s > 0, p > 0 else { return "-" }
+                return String(format: "%.2fx", lowerIsBetter ? p / s : s / p)
+            }
+            rows.append([workload] + systems.map { value($0).map { format($0.value, unit: unit) } ?? "-" } + [unit, ratio("sqlite"), ratio("lmdb")])
+        }
+        let widths = rows[0].indices.map { c in rows.map { $0[c].count }.max()! }
+        return rows.map { row in
+            row.enumerated().map { c, cell in c == 0 || c == 4 ? cell.padding(toLength: widths[c], withPad: " ", startingAt: 0) : String(repeating: " ", count: widths[c] - cell.count) + cell }
+                .joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    static func format(_ value: Double, unit: String) -> String {
+        if unit == "bytes" { return String(format: "%.1f MB", value / 1_000_000) }
+        if value >= 100 { return String(Int(value.rounded())).reversed().enumerated().map { $0.offset > 0 && $0.offset % 3 == 0 ? "\($0.element)," : "\($0.element)" }.reversed().joined() }
+        return String(format: "%.1f", value)
+    }
+}

@@ -1,0 +1,102 @@
+// strata-bench: Strata against SQLite and LMDB, same workloads, one run.
+//
+//   swift run -c release --package-path Benchmarks strata-bench engine [--records N] [--json] [--dir PATH]
+//
+// Each system runs in its own child process (so peak RSS is its own); the parent prints a table
+// of every workload with the Strata/peer ratios, or with --json an array of
+// {"suite", "workload", "system", "value", "unit"} objects.
+import Foundation
+
+@main
+enum StrataBench {
+    nonisolated(unsafe) static let systems: [(String, KeyValuePeer.Type)] = [("strata", StrataPeer.self), ("sqlite", SQLitePeer.self), ("lmdb", LMDBPeer.self)]
+
+    static func main() {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard let suite = arguments.first, !suite.hasPrefix("-") else {
+            fail("usage: strata-bench engine [--records N] [--json] [--dir PATH] [--systems strata,sqlite,lmdb]")
+        }
+        arguments.removeFirst()
+        var records = 1_000_000
+        var json = false
+        var directory = NSTemporaryDirectory()
+        var child: String?
+        var onlyCommits = false
+        var only = systems.map(\.0)
+        var index = 0
+        while index < arguments.count {
+            switch arguments[index] {
+            case "--records": index += 1; records = Int(arguments[safe: index] ?? "") ?? { fail("--records needs a number") }()
+            case "--json": json = true
+            case "--only-commits": onlyCommits = true
+            case "--dir":
+                index += 1
+                guard let value = arguments[safe: index] else { fail("--dir needs a path") }
+                directory = value
+            case "--child": index += 1; child = arguments[safe: index]
+            case "--systems": index += 1; only = (arguments[safe: index] ?? "").split(separator: ",").map(String.init)
+            default: fail("unknown option \(arguments[index])")
+            }
+            index += 1
+        }
+        guard suite == "engine" else { fail("unknown suite \(suite) (available: engine)") }
+        if directory.hasSuffix("/") { directory.removeLast() }
+
+        if let child {
+            guard let peer = systems.first(where: { $0.0 == child })?.1 else { fail("unknown system \(child)") }
+            do {
+                try EngineSuite.run(peer, records: records, directory: directory, onlyCommits: onlyCommits) { m in
+                    let line = String(decoding: try! JSONEncoder().encode(m), as: UTF8.self)
+                    FileHandle.standardOutput.write(Data("RESULT \(line)\n".utf8))
+                }
+            } catch {
+                FileHandle.standardOutput.write(Data("SKIP \(error)\n".utf8))
+            }
+            return
+        }
+
+        var results: [Measurement] = []
+        var notes: [String] = []
+        for (name, _) in systems where only.contains(name) {
+            if !json { FileHandle.standardError.write(Data("running \(name) (\(records) records)…\n".utf8)) }
+            let (lines, status) = runChild(name, records: records, directory: directory)
+            for line in lines {
+                if line.hasPrefix("RESULT "), let m = try? JSONDecoder().decode(Measurement.self, from: Data(line.dropFirst(7).utf8)) {
+                    results.append(m)
+                } else if line.hasPrefix("SKIP ") {
+                    notes.append("\(name): \(line.dropFirst(5))")
+                }
+            }
+            if status != 0 { notes.append("\(name): child process exited with status \(status)") }
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try! encoder.encode(results), as: UTF8.self))
+        } else {
+            print(ResultTable.render(results, records: records))
+        }
+        for note in notes { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
+    }
+
+    static func runChild(_ system: String, records: Int, directory: String) -> ([String], Int32) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        process.arguments = ["engine", "--child", system, "--records", "\(records)", "--dir", directory]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        do { try process.run() } catch { return (["SKIP cannot start child: \(error)"], 1) }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init), process.terminationStatus)
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("strata-bench: \(message)\n".utf8))
+        exit(2)
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}

@@ -1,0 +1,734 @@
+#!/usr/bin/env python3
+"""Independent reader for the StrataStorage on-disk format, version 1.
+
+Written from FORMAT.md alone (standard library only).
+
+Usage:
+    strata_reader.py PATH            print every user tree's records as JSON
+    strata_reader.py --selftest      check the CRC32C and varint test vectors
+    strata_reader.py -v PATH         also print diagnostics to stderr
+    strata_reader.py --check-space PATH
+                                     additionally verify the free-space tree and
+                                     the page accounting of FORMAT.md section 9
+
+Output shape (keys sorted):
+    {"generation": G, "trees": {"name": [["keyhex", "valuehex"], ...], ...}}
+
+Exit status: 0 ok, 1 invalid/corrupt input (one-line message on stderr).
+"""
+
+import json
+import os
+import struct
+import sys
+
+# --------------------------------------------------------------------------- #
+# Constants (FORMAT.md)                                                       #
+# --------------------------------------------------------------------------- #
+
+STORE_MAGIC = b"STRATAdb"
+WAL_MAGIC = b"STRATAwl"
+SHM_MAGIC = b"STRATAsh"
+FORMAT_VERSION = 1
+
+HEADER_COPY_OFFSETS = (0, 512)   # §3: copy A at 0, copy B at 512
+HEADER_COPY_SIZE = 256
+META_SIZE = 136                  # §4
+DESC_SIZE = 56                   # §5
+PAGE_HEADER_SIZE = 40            # §6
+WAL_HEADER_SIZE = 60             # §10
+
+TYPE_BRANCH = 1
+TYPE_LEAF = 2
+TYPE_OVERFLOW = 3
+TYPE_COMMIT = 4
+TYPE_NAMES = {1: "branch", 2: "leaf", 3: "overflow", 4: "commit record"}
+
+VERBOSE = False
+
+
+class FormatError(Exception):
+    """Anything invalid in the files."""
+
+
+def fail(msg):
+    raise FormatError(msg)
+
+
+def note(msg):
+    if VERBOSE:
+        sys.stderr.write("strata_reader: " + msg + "\n")
+
+
+# --------------------------------------------------------------------------- #
+# CRC32C (§1)                                                                 #
+# --------------------------------------------------------------------------- #
+
+def _make_table():
+    poly = 0x82F63B78   # reflected Castagnoli polynomial
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ poly if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _make_table()
+
+
+def crc32c(data, seed=0):
+    """CRC32C(data, seed=s): starts from ~s (so seed 0 starts from 0xFFFFFFFF),
+    final xor 0xFFFFFFFF."""
+    crc = (~seed) & 0xFFFFFFFF
+    t = _CRC_TABLE
+    for b in data:
+        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+# --------------------------------------------------------------------------- #
+# varint (§1): unsigned LEB128, at most 10 bytes                              #
+# --------------------------------------------------------------------------- #
+
+def varint_decode(buf, pos, end=None):
+    """Return (value, new_pos). Raises FormatError on truncation/overlong."""
+    if end is None:
+        end = len(buf)
+    value = 0
+    shift = 0
+    for i in range(10):
+        if pos + i >= end:
+            fail("truncated varint at offset %d" % pos)
+        b = buf[pos + i]
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            if value >= 1 << 64:
+                fail("varint at offset %d exceeds 64 bits" % pos)
+            return value, pos + i + 1
+    fail("varint longer than 10 bytes at offset %d" % pos)
+
+
+def varint_encode(value):
+    out = bytearray()
+    while True:
+        b = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+# --------------------------------------------------------------------------- #
+# Self test                                                                   #
+# --------------------------------------------------------------------------- #
+
+def selftest():
+    problems = []
+
+    def check(cond, what):
+        if not cond:
+            problems.append(what)
+
+    # CRC32C vectors from §1.
+    check(crc32c(b"123456789") == 0xE3069283, "crc32c('123456789')")
+    check(crc32c(bytes(32)) == 0x8A9136AA, "crc32c(32 zero bytes)")
+    check(crc32c(b"") == 0x00000000, "crc32c(empty)")
+    # Seeded property: CRC32C(b, seed = CRC32C(a)) = CRC32C(a || b).
+    for a, b in ((b"1234", b"56789"), (b"", b"abc"), (b"abc", b""),
+                 (bytes(range(256)), b"\xff" * 17)):
+        check(crc32c(b, seed=crc32c(a)) == crc32c(a + b),
+              "seeded crc32c property for %r/%r" % (a[:8], b[:8]))
+    check(crc32c(b"56789", seed=crc32c(b"1234")) == 0xE3069283,
+          "seeded crc32c reproduces '123456789'")
+
+    # varint examples from §1.
+    for value, enc in ((0, b"\x00"), (127, b"\x7f"), (128, b"\x80\x01"),
+                       (300, b"\xac\x02")):
+        check(varint_encode(value) == enc, "varint encode %d" % value)
+        try:
+            v, p = varint_decode(enc, 0)
+            check(v == value and p == len(enc), "varint decode %s" % enc.hex())
+        except FormatError as e:
+            problems.append("varint decode %s: %s" % (enc.hex(), e))
+    # Max 10 bytes: 2**64-1 needs exactly 10; an 11-byte varint is rejected.
+    check(len(varint_encode((1 << 64) - 1)) == 10, "varint 2**64-1 is 10 bytes")
+    try:
+        varint_decode(b"\x80" * 10 + b"\x00", 0)
+        problems.append("11-byte varint accepted")
+    except FormatError:
+        pass
+
+    # Worked example (§18) leaf cell: 01 04 01 68 69.
+    cell = bytes.fromhex("0104016869")
+    k, p = varint_decode(cell, 0)
+    w, p = varint_decode(cell, p)
+    check(k == 1 and w == 4 and w >> 1 == 2 and w & 1 == 0
+          and cell[p:p + k] == b"\x01" and cell[p + k:] == b"hi",
+          "worked example leaf cell")
+
+    if problems:
+        for pr in problems:
+            sys.stderr.write("selftest FAILED: %s\n" % pr)
+        return 1
+    print("selftest ok: CRC32C vectors (123456789, 32 zero bytes, empty, "
+          "seeded property) and varint examples (0, 127, 128, 300) pass")
+    return 0
+
+
+# --------------------------------------------------------------------------- #
+# Structures                                                                  #
+# --------------------------------------------------------------------------- #
+
+def valid_page_size(ps):
+    return 1024 <= ps <= 65536 and (ps & (ps - 1)) == 0
+
+
+def u16(b, o):
+    return struct.unpack_from("<H", b, o)[0]
+
+
+def u32(b, o):
+    return struct.unpack_from("<I", b, o)[0]
+
+
+def u64(b, o):
+    return struct.unpack_from("<Q", b, o)[0]
+
+
+def parse_descriptor(b, o=0):
+    """§5 tree descriptor (56 bytes)."""
+    if len(b) - o < DESC_SIZE:
+        fail("tree descriptor shorter than 56 bytes")
+    return {
+        "root": u32(b, o + 0),
+        "depth": u16(b, o + 4),
+        "flags": u16(b, o + 6),
+        "records": u64(b, o + 8),
+        "branch_pages": u64(b, o + 16),
+        "leaf_pages": u64(b, o + 24),
+        "overflow_pages": u64(b, o + 32),
+        "created": u64(b, o + 40),
+        "modified": u64(b, o + 48),
+    }
+
+
+def parse_meta(b, o):
+    """§4 meta (136 bytes)."""
+    return {
+        "generation": u64(b, o + 0),
+        "catalog": parse_descriptor(b, o + 8),
+        "freespace": parse_descriptor(b, o + 64),
+        "page_count": u32(b, o + 120),
+        "time_ms": u64(b, o + 128),
+    }
+
+
+def parse_header_copy(buf, off):
+    """§3. Returns dict or None if the copy is not valid."""
+    c = buf[off:off + HEADER_COPY_SIZE]
+    if len(c) < HEADER_COPY_SIZE:
+        return None, False
+    magic_ok = c[0:8] == STORE_MAGIC
+    version = u32(c, 8)
+    ps = u32(c, 12)
+    crc = u32(c, 252)
+    if not magic_ok or version != FORMAT_VERSION or not valid_page_size(ps) \
+            or crc != crc32c(c[0:252]):
+        return None, magic_ok
+    return {
+        "page_size": ps,
+        "uuid": c[16:32],
+        "sequence": u64(c, 32),
+        "meta": parse_meta(c, 40),
+        "copy": "A" if off == 0 else "B",
+    }, True
+
+
+# --------------------------------------------------------------------------- #
+# Store                                                                       #
+# --------------------------------------------------------------------------- #
+
+class Store:
+    def __init__(self, path):
+        self.path = path
+        try:
+            with open(path, "rb") as f:
+                self.data = f.read()
+        except OSError as e:
+            fail("cannot read store file %s: %s" % (path, e.strerror))
+        self.wal = None
+        try:
+            with open(path + "-wal", "rb") as f:
+                self.wal = f.read()
+        except FileNotFoundError:
+            self.wal = None
+        except OSError as e:
+            fail("cannot read WAL %s-wal: %s" % (path, e.strerror))
+
+        self.read_file_header()
+        self.scan_wal()
+        self.page_cache = {}
+
+    # ---- §3 / §11 step 1 ------------------------------------------------- #
+    def read_file_header(self):
+        copies = []
+        any_magic = False
+        for off in HEADER_COPY_OFFSETS:
+            h, magic_ok = parse_header_copy(self.data, off)
+            any_magic = any_magic or magic_ok
+            if h is not None:
+                copies.append(h)
+            else:
+                note("header copy %s is not valid" % ("A" if off == 0 else "B"))
+        if not copies:
+            if not any_magic:
+                fail("not a Strata store (bad magic in both header copies)")
+            fail("store file header corrupt: neither header copy is valid")
+        if len(copies) == 2 and copies[0]["sequence"] == copies[1]["sequence"]:
+            # Only legal at creation (sequence 1, both copies written).
+            if copies[0]["meta"] != copies[1]["meta"] \
+                    or copies[0]["page_size"] != copies[1]["page_size"]:
+                fail("header copies have equal checkpoint sequence %d but differ"
+                     % copies[0]["sequence"])
+        if len(copies) == 2 and copies[0]["uuid"] != copies[1]["uuid"]:
+            fail("header copies disagree on the store UUID")
+        best = max(copies, key=lambda h: h["sequence"])
+        # §3: checkpoint with sequence s writes A when s is even, B when odd;
+        # at creation both copies have sequence 1.
+        s = best["sequence"]
+        if s == 0:
+            fail("header checkpoint sequence is 0 (must start at 1)")
+        self.header = best
+        self.page_size = best["page_size"]
+        self.uuid = best["uuid"]
+        self.m0 = best["meta"]
+        self.C = self.m0["generation"]
+        note("store header: copy %s, sequence %d, page size %d, checkpointed "
+             "generation %d, page count %d"
+             % (best["copy"], s, self.page_size, self.C, self.m0["page_count"]))
+        if len(self.data) < self.page_size:
+            fail("store file shorter than one page")
+
+    # ---- §10 / §11 steps 2-5 -------------------------------------------- #
+    def scan_wal(self):
+        ps = self.page_size
+        self.page_map = {}          # page number -> offset in WAL
+        self.meta = self.m0
+        self.wal_info = None
+        wal = self.wal
+        if wal is None:
+            note("no WAL file: latest state is the checkpointed one")
+            return
+        if len(wal) < WAL_HEADER_SIZE:
+            note("WAL header missing (file shorter than 60 bytes)")
+            return
+        h = wal[0:WAL_HEADER_SIZE]
+        if h[0:8] != WAL_MAGIC or u32(h, 8) != FORMAT_VERSION \
+                or u32(h, 56) != crc32c(h[0:56]):
+            note("WAL header invalid: WAL holds nothing")
+            return
+        if h[16:32] != self.uuid or u32(h, 12) != ps:
+            note("WAL header belongs to another store/page size: ignored")
+            return
+        salt = u32(h, 32)
+        epoch = u64(h, 40)
+        base = u64(h, 48)
+        chain = u32(h, 56)      # header checksum seeds the chain
+        self.wal_info = {"salt": salt, "epoch": epoch, "base": base}
+        note("WAL header: salt %08x, epoch %d, base generation %d"
+             % (salt, epoch, base))
+
+        transactions = []       # list of (generation, meta, [(pgno, off)])
+        pending = []
+        nframes = 0
+        i = 0
+        while True:
+            off = (i + 1) * ps
+            if off + ps > len(wal):
+                break
+            fr = wal[off:off + ps]
+            if u32(fr, 4) != salt:
+                break
+            if u32(fr, 0) != crc32c(fr[12:]):
+                break
+            expect = crc32c(fr[0:8], seed=chain)
+            if u32(fr, 8) != expect:
+                break
+            chain = expect
+            nframes += 1
+            typ = fr[12]
+            pgno = u32(fr, 16)
+            if typ == TYPE_COMMIT:
+                if pgno != 0:
+                    fail("WAL frame %d: commit record with page number %d"
+                         % (i, pgno))
+                meta = parse_meta(fr, 40)
+                gen = u64(fr, 24)
+                if gen != meta["generation"]:
+                    fail("WAL frame %d: commit record generation %d but its "
+                         "meta says %d" % (i, gen, meta["generation"]))
+                count = u32(fr, 176)
+                if count != len(pending):
+                    fail("WAL frame %d: commit record says %d page frames, "
+                         "found %d" % (i, count, len(pending)))
+                transactions.append((gen, meta, pending, i))
+                pending = []
+            elif typ in (TYPE_BRANCH, TYPE_LEAF, TYPE_OVERFLOW):
+                if pgno == 0:
+                    fail("WAL frame %d: page frame for page 0" % i)
+                pending.append((pgno, off, u64(fr, 24), i))
+            else:
+                fail("WAL frame %d: valid frame with unknown page type %d"
+                     % (i, typ))
+            i += 1
+        note("WAL scan: %d valid frames, %d committed transactions, "
+             "%d frames in uncommitted tail"
+             % (nframes, len(transactions), len(pending)))
+
+        # §10: commit records carry consecutive generations starting at base+1.
+        for k, (gen, _, _, fi) in enumerate(transactions):
+            if gen != base + 1 + k:
+                fail("WAL frame %d: commit generation %d, expected %d "
+                     "(WAL base %d)" % (fi, gen, base + 1 + k, base))
+
+        # §11 step 3: ignore <= C; the rest must be C+1, C+2, ...
+        live = [t for t in transactions if t[0] > self.C]
+        for k, (gen, _, _, fi) in enumerate(live):
+            if gen != self.C + 1 + k:
+                fail("WAL frame %d: commit generation %d, expected %d after "
+                     "checkpointed generation %d" % (fi, gen, self.C + 1 + k,
+                                                     self.C))
+        ignored = len(transactions) - len(live)
+        if ignored:
+            note("ignored %d WAL transactions already checkpointed (<= %d)"
+                 % (ignored, self.C))
+        # §11 step 5: last page frame for P in a committed transaction after C.
+        for gen, meta, frames, _ in live:
+            for pgno, off, fgen, fi in frames:
+                if fgen != gen:
+                    # A page frame carries the generation whose commit wrote it.
+                    fail("WAL frame %d: page %d has generation %d inside the "
+                         "transaction committing generation %d"
+                         % (fi, pgno, fgen, gen))
+                self.page_map[pgno] = off
+        if live:
+            self.meta = live[-1][1]
+        note("latest generation %d (%s), page count %d, %d pages resolved "
+             "from the WAL" % (self.meta["generation"],
+                               "WAL commit" if live else "store header",
+                               self.meta["page_count"], len(self.page_map)))
+
+    # ---- page access ----------------------------------------------------- #
+    def get_page(self, pgno, what):
+        """Latest version of page pgno (rule 5), verified per §6."""
+        if pgno in self.page_cache:
+            return self.page_cache[pgno]
+        ps = self.page_size
+        if pgno == 0:
+            fail("%s: reference to page 0" % what)
+        if pgno >= self.meta["page_count"]:
+            fail("%s: page %d beyond page count %d"
+                 % (what, pgno, self.meta["page_count"]))
+        if pgno in self.page_map:
+            off = self.page_map[pgno]
+            page = self.wal[off:off + ps]
+            src = "WAL"
+        else:
+            off = pgno * ps
+            page = self.data[off:off + ps]
+            src = "store file"
+            if len(page) != ps:
+                fail("%s: page %d is neither in the WAL nor in the store file "
+                     "(file has %d pages)" % (what, pgno, len(self.data) // ps))
+        if u32(page, 0) != crc32c(page[12:]):
+            fail("%s: page %d (%s) checksum mismatch" % (what, pgno, src))
+        if u32(page, 16) != pgno:
+            fail("%s: page %d (%s) identifies itself as page %d"
+                 % (what, pgno, src, u32(page, 16)))
+        G = self.meta["generation"]
+        if u64(page, 24) > G:
+            fail("%s: page %d (%s) has generation %d > reader generation %d"
+                 % (what, pgno, src, u64(page, 24), G))
+        self.page_cache[pgno] = page
+        return page
+
+    # ---- trees (§7, §8, §13) -------------------------------------------- #
+    def read_overflow(self, first, length, what, stats):
+        ps = self.page_size
+        cap = ps - PAGE_HEADER_SIZE
+        npages = (length + cap - 1) // cap
+        if npages == 0:
+            fail("%s: overflow value of length 0" % what)
+        out = bytearray()
+        pg = first
+        for n in range(npages):
+            if pg == 0:
+                fail("%s: overflow chain ends after %d of %d pages"
+                     % (what, n, npages))
+            page = self.get_page(pg, what)
+            if page[12] != TYPE_OVERFLOW:
+                fail("%s: page %d is a %s, expected overflow"
+                     % (what, pg, TYPE_NAMES.get(page[12], "type %d" % page[12])))
+            stats["pages"].append(pg)
+            stats["overflow"] += 1
+            nbytes = u32(page, 32)
+            last = n == npages - 1
+            want = length - cap * n if last else cap
+            if nbytes != want:
+                fail("%s: overflow page %d holds %d payload bytes, expected %d"
+                     % (what, pg, nbytes, want))
+            out += page[PAGE_HEADER_SIZE:PAGE_HEADER_SIZE + nbytes]
+            nxt = u32(page, 20)
+            if last and nxt != 0:
+                fail("%s: overflow chain continues past its last page %d"
+                     % (what, pg))
+            pg = nxt
+        return bytes(out)
+
+    def walk_tree(self, desc, what, stats=None):
+        """Yield (key, value) in key order, verifying as §13 asks."""
+        ps = self.page_size
+        usable = ps - PAGE_HEADER_SIZE
+        if stats is None:
+            stats = {}
+        stats.update(branch=0, leaf=0, overflow=0, records=0, pages=[])
+        root, depth = desc["root"], desc["depth"]
+        if depth == 0 or root == 0:
+            fail("%s: descriptor has root %d depth %d" % (what, root, depth))
+        records = []
+        prev_key = [None]
+
+        def node_cells(page, pgno, typ):
+            n = u16(page, 14)
+            cs = u32(page, 32)
+            garbage = u32(page, 36)
+            slot_end = PAGE_HEADER_SIZE + 2 * n
+            if cs > ps or cs < slot_end:
+                fail("%s: page %d content start %d out of range (cells %d)"
+                     % (what, pgno, cs, n))
+            cells = []
+            used = 0
+            for s in range(n):
+                co = u16(page, PAGE_HEADER_SIZE + 2 * s)
+                if co < cs or co >= ps:
+                    fail("%s: page %d slot %d offset %d outside cell area"
+                         % (what, pgno, s, co))
+                if typ == TYPE_LEAF:
+                    k, p = varint_decode(page, co, ps)
+                    w, p = varint_decode(page, p, ps)
+                    key = bytes(page[p:p + k])
+                    p += k
+                    vlen, ovf = w >> 1, w & 1
+                    if ovf:
+                        if p + 4 > ps:
+                            fail("%s: page %d cell %d runs off the page"
+                                 % (what, pgno, s))
+                        vinfo = ("ovf", vlen, u32(page, p))
+                        p += 4
+                    else:
+                        vinfo = ("inline", vlen, bytes(page[p:p + vlen]))
+                        p += vlen
+                    if p > ps:
+                        fail("%s: page %d cell %d runs off the page"
+                             % (what, pgno, s))
+                    cells.append((key, vinfo))
+                else:
+                    if co + 4 > ps:
+                        fail("%s: page %d cell %d runs off the page"
+                             % (what, pgno, s))
+                    child = u32(page, co)
+                    k, p = varint_decode(page, co + 4, ps)
+                    key = bytes(page[p:p + k])
+                    p += k
+                    if p > ps:
+                        fail("%s: page %d cell %d runs off the page"
+                             % (what, pgno, s))
+                    cells.append((key, child))
+                size = p - co
+                if size + 2 > usable // 4:
+                    fail("%s: page %d cell %d is %d bytes with its slot, "
+                         "limit %d" % (what, pgno, s, size + 2, usable // 4))
+                used += size
+            if used + garbage != ps - cs:
+                note("%s: page %d cell area %d bytes != cells %d + garbage %d"
+                     % (what, pgno, ps - cs, used, garbage))
+                stats.setdefault("garbage_mismatch", []).append(pgno)
+            for a, b in zip(cells, cells[1:]):
+                if not a[0] < b[0]:
+                    fail("%s: page %d keys not strictly increasing"
+                         % (what, pgno))
+            return cells
+
+        def visit(pgno, level, lo, hi, seen):
+            if pgno in seen:
+                fail("%s: page %d reached twice" % (what, pgno))
+            seen.add(pgno)
+            page = self.get_page(pgno, what)
+            typ = page[12]
+            want = TYPE_LEAF if level == depth else TYPE_BRANCH
+            if typ != want:
+                fail("%s: page %d at level %d of %d is a %s, expected %s"
+                     % (what, pgno, level, depth,
+                        TYPE_NAMES.get(typ, "type %d" % typ), TYPE_NAMES[want]))
+            stats["pages"].append(pgno)
+            cells = node_cells(page, pgno, typ)
+            for key, _ in cells:
+                if (lo is not None and key < lo) or (hi is not None and key >= hi):
+                    fail("%s: page %d key %s outside its parent's range"
+                         % (what, pgno, key.hex()))
+            if typ == TYPE_LEAF:
+                stats["leaf"] += 1
+                if u32(page, 20) != 0:
+                    fail("%s: leaf page %d has nonzero link" % (what, pgno))
+                for key, (kind, vlen, v) in cells:
+                    if prev_key[0] is not None and not prev_key[0] < key:
+                        fail("%s: records out of key order at %s"
+                             % (what, key.hex()))
+                    prev_key[0] = key
+                    if kind == "ovf":
+                        v = self.read_overflow(
+                            v, vlen, "%s key %s" % (what, key.hex()), stats)
+                    records.append((key, v))
+            else:
+                stats["branch"] += 1
+                link = u32(page, 20)
+                children = [c for _, c in cells] + [link]
+                bounds = [lo] + [k for k, _ in cells] + [hi]
+                for idx, child in enumerate(children):
+                    visit(child, level + 1, bounds[idx], bounds[idx + 1], seen)
+
+        visit(root, 1, None, None, set())
+        stats["records"] = len(records)
+        for field, got in (("records", stats["records"]),
+                           ("branch_pages", stats["branch"]),
+                           ("leaf_pages", stats["leaf"]),
+                           ("overflow_pages", stats["overflow"])):
+            if desc[field] != got:
+                fail("%s: descriptor says %s = %d, tree has %d"
+                     % (what, field, desc[field], got))
+        return records
+
+    def read_all(self):
+        G = self.meta["generation"]
+        cat_desc = self.meta["catalog"]
+        cat_stats = {}
+        catalog = self.walk_tree(cat_desc, "catalog", cat_stats)
+        trees = {}
+        self.tree_stats = {"<catalog>": cat_stats}
+        for name_b, dbytes in catalog:
+            try:
+                name = name_b.decode("utf-8")
+            except UnicodeDecodeError:
+                fail("catalog: tree name %s is not UTF-8" % name_b.hex())
+            if not 1 <= len(name_b) <= 255:
+                fail("catalog: tree name of %d bytes" % len(name_b))
+            if len(dbytes) != DESC_SIZE:
+                fail("catalog: descriptor of tree %r is %d bytes"
+                     % (name, len(dbytes)))
+            d = parse_descriptor(dbytes)
+            if not d["created"] <= d["modified"] <= G:
+                fail("catalog: tree %r created %d / modified %d vs generation %d"
+                     % (name, d["created"], d["modified"], G))
+            st = {}
+            recs = self.walk_tree(d, "tree %r" % name, st)
+            self.tree_stats[name] = st
+            note("tree %r: root %d depth %d, %d records, %d branch, %d leaf, "
+                 "%d overflow pages" % (name, d["root"], d["depth"],
+                                        len(recs), st["branch"], st["leaf"],
+                                        st["overflow"]))
+            trees[name] = [[k.hex(), v.hex()] for k, v in recs]
+        return {"generation": G, "trees": trees}
+
+    # ---- optional: free-space tree and page accounting (§9) ------------- #
+    def check_space(self):
+        fs_stats = {}
+        free = self.walk_tree(self.meta["freespace"], "free-space tree",
+                              fs_stats)
+        owner = {}
+        for name, st in list(self.tree_stats.items()) + [("<free-space>", fs_stats)]:
+            for p in st["pages"]:
+                if p in owner:
+                    fail("page %d used by both %s and %s" % (p, owner[p], name))
+                owner[p] = name
+        G = self.meta["generation"]
+        for key, val in free:
+            if len(key) != 4 or len(val) != 16:
+                fail("free-space tree: bad record %s -> %s" % (key.hex(), val.hex()))
+            p = struct.unpack(">I", key)[0]
+            a, f = struct.unpack("<QQ", val)
+            if p in owner:
+                fail("page %d is free (A=%d F=%d) but used by %s"
+                     % (p, a, f, owner[p]))
+            if not (a == f == 0 or a < f <= G):
+                fail("free page %d has A=%d F=%d (generation %d)" % (p, a, f, G))
+            owner[p] = "free"
+        missing = [p for p in range(1, self.meta["page_count"]) if p not in owner]
+        if missing:
+            fail("pages neither used nor free: %s" % missing[:20])
+        extra = [p for p in owner if p >= self.meta["page_count"] or p == 0]
+        if extra:
+            fail("pages outside 1..<pageCount accounted: %s" % extra[:20])
+        note("page accounting ok: %d pages, %d free"
+             % (self.meta["page_count"] - 1, len(free)))
+
+    # ---- optional diagnostic: compare with the shared header (§14) ------ #
+    def compare_shm(self):
+        try:
+            with open(self.path + "-shm", "rb") as f:
+                shm = f.read(512)
+        except OSError:
+            note("no shared file")
+            return
+        if len(shm) < 512 or shm[0:8] != SHM_MAGIC \
+                or u32(shm, 508) != crc32c(shm[0:508]):
+            note("shared header missing or invalid (informational only)")
+            return
+        m = parse_meta(shm, 80)
+        note("shared header: salt %08x, committed frames %d, epoch %d, base %d, "
+             "change counter %d, intact-from %d, latest generation %d%s"
+             % (u32(shm, 32), u32(shm, 36), u64(shm, 40), u64(shm, 48),
+                u64(shm, 56), u64(shm, 64), m["generation"],
+                " (matches)" if m == self.meta else " (DIFFERS from WAL scan)"))
+
+
+def main(argv):
+    global VERBOSE
+    args = list(argv[1:])
+    if "--selftest" in args:
+        return selftest()
+    check_space = False
+    if "-v" in args:
+        VERBOSE = True
+        args.remove("-v")
+    if "--check-space" in args:
+        check_space = True
+        args.remove("--check-space")
+    if len(args) != 1 or args[0].startswith("-"):
+        sys.stderr.write("usage: strata_reader.py [-v] [--check-space] PATH | "
+                         "--selftest\n")
+        return 2
+    try:
+        store = Store(args[0])
+        result = store.read_all()
+        if check_space:
+            store.check_space()
+        if VERBOSE:
+            store.compare_shm()
+    except FormatError as e:
+        sys.stderr.write("strata_reader: invalid store: %s\n" % e)
+        return 1
+    except (struct.error, IndexError, ValueError) as e:
+        sys.stderr.write("strata_reader: invalid store: malformed data (%s)\n" % e)
+        return 1
+    sys.stdout.write(json.dumps(result, sort_keys=True, separators=(",", ":")))
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
