@@ -47,9 +47,9 @@ extension StorageEngine {
         let temporary = "\(path).creating-\(UInt32.random(in: 0...UInt32.max))"
         let file = try fs.open(temporary, create: true)
         do {
-            let catalogRoot = PageBuffer(size: pageSize)
+            let catalogRoot = PageBuffer.zeroed(size: pageSize)
             catalogRoot.format(as: .leaf, number: PageNumber(1), generation: .zero)
-            let freeRoot = PageBuffer(size: pageSize)
+            let freeRoot = PageBuffer.zeroed(size: pageSize)
             freeRoot.format(as: .leaf, number: PageNumber(2), generation: .zero)
             let meta = StoreMeta(
                 generation: .zero,

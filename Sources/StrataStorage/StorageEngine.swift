@@ -37,6 +37,7 @@ public final class StorageEngine: Sendable {
     let pager: Pager
     let shared: SharedState
     let readers: ReaderTable
+    let catalogCache = CatalogCache()
     let checkEveryCommit: Bool
 
     /// The latest committed state as this engine knows it.

@@ -21,20 +21,20 @@ enum StrataBench {
         var json = false
         var directory = NSTemporaryDirectory()
         var child: String?
-        var onlyCommits = false
-        var only = systems.map(\.0)
+        var only: String? = nil
+        var selected = systems.map(\.0)
         var index = 0
         while index < arguments.count {
             switch arguments[index] {
             case "--records": index += 1; records = Int(arguments[safe: index] ?? "") ?? { fail("--records needs a number") }()
             case "--json": json = true
-            case "--only-commits": onlyCommits = true
+            case "--only": index += 1; only = arguments[safe: index]
             case "--dir":
                 index += 1
                 guard let value = arguments[safe: index] else { fail("--dir needs a path") }
                 directory = value
             case "--child": index += 1; child = arguments[safe: index]
-            case "--systems": index += 1; only = (arguments[safe: index] ?? "").split(separator: ",").map(String.init)
+            case "--systems": index += 1; selected = (arguments[safe: index] ?? "").split(separator: ",").map(String.init)
             default: fail("unknown option \(arguments[index])")
             }
             index += 1
@@ -45,7 +45,7 @@ enum StrataBench {
         if let child {
             guard let peer = systems.first(where: { $0.0 == child })?.1 else { fail("unknown system \(child)") }
             do {
-                try EngineSuite.run(peer, records: records, directory: directory, onlyCommits: onlyCommits) { m in
+                try EngineSuite.run(peer, records: records, directory: directory, only: only) { m in
                     let line = String(decoding: try! JSONEncoder().encode(m), as: UTF8.self)
                     FileHandle.standardOutput.write(Data("RESULT \(line)\n".utf8))
                 }
@@ -57,7 +57,7 @@ enum StrataBench {
 
         var results: [Measurement] = []
         var notes: [String] = []
-        for (name, _) in systems where only.contains(name) {
+        for (name, _) in systems where selected.contains(name) {
             if !json { FileHandle.standardError.write(Data("running \(name) (\(records) records)…\n".utf8)) }
             let (lines, status) = runChild(name, records: records, directory: directory)
             for line in lines {

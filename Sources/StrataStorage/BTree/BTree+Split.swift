@@ -65,7 +65,7 @@ extension BTreeWriter {
                 let separator = shortestSeparator(after: node.key(at: count - 1), before: CellBytes.leafKey(newCell))
                 return (right, separator)
             }
-            let scratch = PageBuffer(copying: node)
+            let scratch = PageBuffer.copy(of: node)
             let total = count + 1
             func cellAt(_ i: Int) -> UnsafeRawBufferPointer {
                 i < index ? scratch.cellBytes(at: i) : (i == index ? newCell : scratch.cellBytes(at: i - 1))

@@ -50,6 +50,7 @@ struct BTreeReader<Source: PageSource> {
     }
 
     /// The leaf that would hold `key`, the first index with a key ≥ `key`, and whether it matches.
+    @inline(__always)
     func findLeaf(_ key: UnsafeRawBufferPointer) throws -> (leaf: PageBuffer, index: Int, found: Bool) {
         var page = try node(descriptor.root, expectLeaf: descriptor.depth == 1)
         var level = 1
@@ -65,6 +66,7 @@ struct BTreeReader<Source: PageSource> {
 
     /// Calls `body` with the value stored under `key` (nil if absent). The buffer is valid only
     /// during the call.
+    @inline(__always)
     func withValue<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         let (leaf, index, found) = try findLeaf(key)
         guard found else { return try body(nil) }
@@ -72,6 +74,7 @@ struct BTreeReader<Source: PageSource> {
     }
 
     /// Calls `body` with the value of cell `index` of `leaf`, reading its overflow chain if needed.
+    @inline(__always)
     func withLeafValue<R>(_ leaf: PageBuffer, _ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         switch leaf.leafValue(at: index) {
         case .inline(let bytes):

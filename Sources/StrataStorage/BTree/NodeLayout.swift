@@ -175,7 +175,7 @@ extension PageBuffer {
     /// Rewrites the cell area without garbage, keeping slot order.
     func compact() {
         guard garbage > 0 else { return }
-        let scratch = PageBuffer(copying: self)
+        let scratch = PageBuffer.copy(of: self)
         var end = size
         for index in 0..<cellCount {
             let cell = scratch.cellBytes(at: index)

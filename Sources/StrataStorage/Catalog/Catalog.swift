@@ -40,3 +40,33 @@ enum Catalog {
         return result
     }
 }
+
+/// Tree descriptors of the newest generation looked up so far, so a read transaction per lookup
+/// does not descend the catalog each time. Entries are valid for exactly one generation (the
+/// catalog of a committed generation never changes).
+final class CatalogCache: Sendable {
+    private struct State {
+        var generation: Generation?
+        var entries: [TreeName: TreeDescriptor?] = [:]
+    }
+    private let state = Mutex(State())   // guards the generation and its entries
+
+    func descriptor<Source: PageSource>(of name: TreeName, meta: StoreMeta, source: Source) throws -> TreeDescriptor? {
+        let cached = state.withLock { s -> TreeDescriptor?? in
+            s.generation == meta.generation ? s.entries[name] : nil
+        }
+        if let cached { return cached }
+        let descriptor = try Catalog.descriptor(of: name, catalog: meta.catalog, source: source)
+        state.withLock { s in
+            if s.generation != meta.generation {
+                guard s.generation.map({ meta.generation > $0 }) ?? true else { return }
+                s.generation = meta.generation
+                s.entries.removeAll(keepingCapacity: true)
+            }
+            if s.entries.count < 1024 { s.entries[name] = descriptor }
+        }
+        return descriptor
+    }
+}
+
+import Synchronization

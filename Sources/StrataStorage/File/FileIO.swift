@@ -48,6 +48,16 @@ public protocol FileIO: AnyObject, Sendable {
 
     /// Closes the handle, releasing its locks. Further calls throw `.closed`.
     func close()
+
+    /// Maps the first `length` bytes read-only and shared, so writes through any handle (in any
+    /// process) show up in the mapping; nil if this implementation cannot. The file is extended
+    /// with zeros to `length` if shorter, and must never be truncated below it afterwards. The
+    /// mapping stays valid until the handle is deallocated (not merely closed).
+    func mapSharedReadOnly(length: Int) -> UnsafeRawPointer?
+}
+
+extension FileIO {
+    public func mapSharedReadOnly(length: Int) -> UnsafeRawPointer? { nil }
 }
 
 /// Opens, renames and removes files: the directory half of the VFS.

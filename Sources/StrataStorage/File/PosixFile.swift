@@ -76,13 +76,33 @@ public final class PosixFile: FileIO {
     public let path: String
     /// The descriptor; -1 once closed. Guarded by `state` so `close()` cannot race a call.
     private let state: Mutex<Int32>
+    /// A read-only shared mapping (address, length), unmapped only in deinit so readers that
+    /// raced a close never touch unmapped memory. Guarded by `mapping`.
+    private let mapping = Mutex<(address: UInt, length: Int)?>(nil)
 
     init(descriptor: Int32, path: String) {
         self.path = path
         self.state = Mutex(descriptor)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        if let (address, length) = mapping.withLock({ $0 }) {
+            munmap(UnsafeMutableRawPointer(bitPattern: address), length)
+        }
+    }
+
+    public func mapSharedReadOnly(length: Int) -> UnsafeRawPointer? {
+        mapping.withLock { current -> UnsafeRawPointer? in
+            if let current { return UnsafeRawPointer(bitPattern: current.address) }
+            guard let fd = try? descriptor(), let size = try? size() else { return nil }
+            if size < Int64(length), (try? truncate(to: Int64(length))) == nil { return nil }
+            let address = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0)
+            guard let address, address != MAP_FAILED else { return nil }
+            current = (UInt(bitPattern: address), length)
+            return UnsafeRawPointer(address)
+        }
+    }
 
     private func descriptor() throws -> Int32 {
         let fd = state.withLock { $0 }

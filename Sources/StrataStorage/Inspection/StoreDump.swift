@@ -155,7 +155,7 @@ extension StorageEngine {
         // Group the frames by the commit records that close them.
         var transactions: [StoreDump.WALTransaction] = []
         var first = 0
-        let page = PageBuffer(size: pageSize)
+        let page = PageBuffer.zeroed(size: pageSize)
         for index in 0..<scan.committedFrames {
             try pager.readFrame(index, into: page)
             if page.type == .commit, let (meta, count) = try? WALFrame.decodeCommit(UnsafeRawPointer(page.base), path: path, index: index) {

@@ -76,13 +76,27 @@ enum Varint {
     }
 }
 
-/// Lexicographic comparison of two byte strings (memcmp, then length).
+/// Lexicographic comparison of two byte strings (unsigned bytes, then length): negative, zero or
+/// positive. Compares eight bytes at a time as big-endian words (keys are usually short).
 @inline(__always)
 func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let n = min(a.count, b.count)
     if n > 0 {
-        let c = memcmp(a.baseAddress!, b.baseAddress!, n)
-        if c != 0 { return Int(c) }
+        let pa = a.baseAddress!
+        let pb = b.baseAddress!
+        var i = 0
+        while i + 8 <= n {
+            let x = UInt64(bigEndian: pa.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            let y = UInt64(bigEndian: pb.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            if x != y { return x < y ? -1 : 1 }
+            i += 8
+        }
+        while i < n {
+            let x = pa.load(fromByteOffset: i, as: UInt8.self)
+            let y = pb.load(fromByteOffset: i, as: UInt8.self)
+            if x != y { return x < y ? -1 : 1 }
+            i += 1
+        }
     }
     return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
 }

@@ -1,62 +1,94 @@
-// Checksum: CRC32C (Castagnoli), the one checksum of every on-disk structure.
+// Checksum: the one checksum of every on-disk structure (FORMAT.md §Conventions).
 //
-// Owns: the CRC32C function (reflected polynomial 0x82F63B78, initial value and final xor
-// 0xFFFFFFFF; test vector: "123456789" → 0xE3069283) in a table-driven slicing-by-8 form.
-// Chaining: checksum(b, seed: checksum(a)) == checksum(a + b), which the WAL uses to chain frames.
+// Owns: XXH64 (the published xxHash 64-bit algorithm) and the 32-bit checksum derived from it:
+// the low 32 bits of XXH64(bytes, seed). Test vectors: XXH64("", 0) = 0xEF46DB3751D8E999,
+// XXH64("abc", 0) = 0x44BC2CF5AD770999, XXH64("123456789", 0) = 0x8CB841DB40E6AE83, so the
+// 32-bit checksum of "123456789" is 0x40E6AE83. Chosen over CRC32C because a table-driven CRC
+// costs about four times as much in pure Swift, and every page read from disk is verified.
+// WAL frames chain by seeding each frame's checksum with the previous frame's value.
 
-enum CRC32C {
-    /// Eight 256-entry tables, built once. Read-only after initialization, so sharing it between
-    /// threads is safe.
-    nonisolated(unsafe) private static let tables: UnsafeMutablePointer<UInt32> = {
-        let table = UnsafeMutablePointer<UInt32>.allocate(capacity: 8 * 256)
-        for i in 0..<256 {
-            var crc = UInt32(i)
-            for _ in 0..<8 { crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
-            table[i] = crc
-        }
-        for k in 1..<8 {
-            for i in 0..<256 {
-                let previous = table[(k - 1) * 256 + i]
-                table[k * 256 + i] = (previous >> 8) ^ table[Int(previous & 0xFF)]
-            }
-        }
-        return table
-    }()
+enum Checksum {
+    private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
+    private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+    private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
+    private static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
+    private static let prime5: UInt64 = 0x27D4_EB2F_1656_67C5
 
-    /// The CRC32C of `bytes`, continuing from `seed` (the checksum of everything before them).
-    static func checksum(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
-        guard let base = bytes.baseAddress else { return seed }
-        return checksum(base, count: bytes.count, seed: seed)
+    /// The 32-bit checksum of `count` bytes at `base`: low 32 bits of XXH64 seeded with `seed`.
+    @inline(__always)
+    static func of(_ base: UnsafeRawPointer, count: Int, seed: UInt32 = 0) -> UInt32 {
+        UInt32(truncatingIfNeeded: xxh64(base, count: count, seed: UInt64(seed)))
     }
 
-    static func checksum(_ base: UnsafeRawPointer, count: Int, seed: UInt32 = 0) -> UInt32 {
-        let t = tables
-        var crc = ~seed
+    static func of(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
+        guard let base = bytes.baseAddress else { return of(UnsafeRawBufferPointer.emptyBytes.baseAddress!, count: 0, seed: seed) }
+        return of(base, count: bytes.count, seed: seed)
+    }
+
+    static func of(_ bytes: [UInt8], seed: UInt32 = 0) -> UInt32 {
+        bytes.withUnsafeBytes { of($0, seed: seed) }
+    }
+
+    @inline(__always) private static func rotl(_ x: UInt64, _ r: UInt64) -> UInt64 { (x << r) | (x >> (64 - r)) }
+
+    @inline(__always) private static func round(_ acc: UInt64, _ input: UInt64) -> UInt64 {
+        rotl(acc &+ input &* prime2, 31) &* prime1
+    }
+
+    @inline(__always) private static func merge(_ acc: UInt64, _ value: UInt64) -> UInt64 {
+        (acc ^ round(0, value)) &* prime1 &+ prime4
+    }
+
+    /// XXH64 of `count` bytes at `base`.
+    static func xxh64(_ base: UnsafeRawPointer, count: Int, seed: UInt64) -> UInt64 {
         var p = base
         var remaining = count
+        var hash: UInt64
+        if remaining >= 32 {
+            var v1 = seed &+ prime1 &+ prime2
+            var v2 = seed &+ prime2
+            var v3 = seed
+            var v4 = seed &- prime1
+            while remaining >= 32 {
+                v1 = round(v1, UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)))
+                v2 = round(v2, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                v3 = round(v3, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
+                v4 = round(v4, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
+                p += 32
+                remaining -= 32
+            }
+            hash = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
+            hash = merge(hash, v1)
+            hash = merge(hash, v2)
+            hash = merge(hash, v3)
+            hash = merge(hash, v4)
+        } else {
+            hash = seed &+ prime5
+        }
+        hash &+= UInt64(count)
         while remaining >= 8 {
-            let one = UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)) ^ crc
-            let two = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
-            crc = t[7 * 256 + Int(one & 0xFF)]
-                ^ t[6 * 256 + Int((one >> 8) & 0xFF)]
-                ^ t[5 * 256 + Int((one >> 16) & 0xFF)]
-                ^ t[4 * 256 + Int(one >> 24)]
-                ^ t[3 * 256 + Int(two & 0xFF)]
-                ^ t[2 * 256 + Int((two >> 8) & 0xFF)]
-                ^ t[1 * 256 + Int((two >> 16) & 0xFF)]
-                ^ t[Int(two >> 24)]
+            hash ^= round(0, UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)))
+            hash = rotl(hash, 27) &* prime1 &+ prime4
             p += 8
             remaining -= 8
         }
+        if remaining >= 4 {
+            hash ^= UInt64(UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))) &* prime1
+            hash = rotl(hash, 23) &* prime2 &+ prime3
+            p += 4
+            remaining -= 4
+        }
         while remaining > 0 {
-            crc = t[Int((crc ^ UInt32(p.load(as: UInt8.self))) & 0xFF)] ^ (crc >> 8)
+            hash ^= UInt64(p.load(as: UInt8.self)) &* prime5
+            hash = rotl(hash, 11) &* prime1
             p += 1
             remaining -= 1
         }
-        return ~crc
-    }
-
-    static func checksum(_ bytes: [UInt8], seed: UInt32 = 0) -> UInt32 {
-        bytes.withUnsafeBytes { checksum($0, seed: seed) }
+        hash ^= hash >> 33
+        hash &*= prime2
+        hash ^= hash >> 29
+        hash &*= prime3
+        hash ^= hash >> 32
+        return hash
     }
 }

@@ -13,7 +13,7 @@
 //   32     8    checkpoint sequence (1 for the creating write, +1 per checkpoint)
 //   40     136  meta of the checkpointed generation (FORMAT.md §Meta)
 //   176    76   reserved, 0
-//   252    4    CRC32C of bytes 0..<252 of this copy
+//   252    4    the checksum (FORMAT.md §1) of bytes 0..<252 of this copy
 
 import Foundation
 
@@ -41,7 +41,7 @@ struct FileHeader: Equatable, Sendable {
             withUnsafeBytes(of: storeID.uuid) { (p + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
             p.setU64(32, checkpointSequence)
             meta.encode(into: p, at: 40)
-            p.setU32(FileHeader.checksumOffset, CRC32C.checksum(UnsafeRawPointer(p), count: FileHeader.checksumOffset))
+            p.setU32(FileHeader.checksumOffset, Checksum.of(UnsafeRawPointer(p), count: FileHeader.checksumOffset))
         }
         return bytes
     }
@@ -56,7 +56,7 @@ struct FileHeader: Equatable, Sendable {
             return .failure(StrataError(.incompatibleFormat, "\(path) is not a Strata store (bad magic)"))
         }
         let stored = p.u32(checksumOffset)
-        guard stored == CRC32C.checksum(p, count: checksumOffset) else {
+        guard stored == Checksum.of(p, count: checksumOffset) else {
             return .failure(StrataError(.corrupt, "\(path), page 0: header checksum mismatch"))
         }
         let version = p.u32(8)

@@ -10,14 +10,14 @@
 
 import Synchronization
 
-final class PageCache: Sendable {
-    private struct Slot {
-        var page: PageBuffer?
+struct PageCache: ~Copyable, Sendable {
+    struct Slot {
+        var page: SharedPage?
         var referenced = false
     }
 
-    private struct State {
-        var index: [UInt32: Int] = [:]      // page number → slot
+    struct State {
+        var index = PageMap()               // page number → slot
         var slots: [Slot] = []
         var hand = 0
         var changeToken: UInt64 = 0         // bumped by every invalidation
@@ -31,22 +31,23 @@ final class PageCache: Sendable {
     init(capacityBytes: Int, pageSize: Int) {
         capacityPages = max(16, capacityBytes / pageSize)
         var initial = State()
-        initial.index.reserveCapacity(min(capacityPages, 1 << 16))
+        initial.index = PageMap(minimumCapacity: min(capacityPages, 1 << 16))
         state = Mutex(initial)
     }
 
     /// The cached page, if any.
     @inline(__always)
     func page(_ number: PageNumber) -> PageBuffer? {
-        state.withLock { s in
+        let found = state.withLock { s -> SharedPage? in
             if let slot = s.index[number.rawValue] {
-                s.slots[slot].referenced = true
+                s.slots[Int(slot)].referenced = true
                 s.hits &+= 1
-                return s.slots[slot].page
+                return s.slots[Int(slot)].page
             }
             s.misses &+= 1
             return nil
         }
+        return found?.page
     }
 
     /// A token to pass to `insert`: inserts are refused if anything was invalidated since.
@@ -54,6 +55,7 @@ final class PageCache: Sendable {
 
     /// Caches a page read from disk, unless an invalidation happened since `token`.
     func insert(_ page: PageBuffer, ifUnchangedSince token: UInt64) {
+        let page = SharedPage(page: page)
         state.withLock { s in
             guard s.changeToken == token else { return }
             Self.store(page, in: &s, capacity: capacityPages)
@@ -62,6 +64,7 @@ final class PageCache: Sendable {
 
     /// Replaces the cached versions of pages with new committed content (the writer's commit).
     func publish(_ pages: some Sequence<PageBuffer>) {
+        let pages = pages.map(SharedPage.init)
         state.withLock { s in
             s.changeToken &+= 1
             for page in pages { Self.store(page, in: &s, capacity: capacityPages) }
@@ -73,9 +76,9 @@ final class PageCache: Sendable {
         state.withLock { s in
             s.changeToken &+= 1
             for number in numbers {
-                if let slot = s.index.removeValue(forKey: number.rawValue) {
-                    s.slots[slot].page = nil
-                    s.slots[slot].referenced = false
+                if let slot = s.index.remove(number.rawValue) {
+                    s.slots[Int(slot)].page = nil
+                    s.slots[Int(slot)].referenced = false
                 }
             }
         }
@@ -85,7 +88,7 @@ final class PageCache: Sendable {
     func removeAll() {
         state.withLock { s in
             s.changeToken &+= 1
-            s.index.removeAll(keepingCapacity: true)
+            s.index.removeAll()
             s.slots.removeAll(keepingCapacity: true)
             s.hand = 0
         }
@@ -95,16 +98,16 @@ final class PageCache: Sendable {
         state.withLock { ($0.index.count, $0.hits, $0.misses) }
     }
 
-    private static func store(_ page: PageBuffer, in s: inout State, capacity: Int) {
-        let number = page.pageNumber.rawValue
+    private static func store(_ page: SharedPage, in s: inout State, capacity: Int) {
+        let number = page.page.pageNumber.rawValue
         if let slot = s.index[number] {
-            s.slots[slot].page = page
-            s.slots[slot].referenced = true
+            s.slots[Int(slot)].page = page
+            s.slots[Int(slot)].referenced = true
             return
         }
         if s.slots.count < capacity {
             s.slots.append(Slot(page: page, referenced: true))
-            s.index[number] = s.slots.count - 1
+            s.index.set(number, UInt32(s.slots.count - 1))
             return
         }
         // CLOCK: clear reference bits until an unreferenced (or empty) slot comes round.
@@ -116,10 +119,10 @@ final class PageCache: Sendable {
                     s.slots[slot].referenced = false
                     continue
                 }
-                s.index.removeValue(forKey: old.pageNumber.rawValue)
+                s.index.remove(old.page.pageNumber.rawValue)
             }
             s.slots[slot] = Slot(page: page, referenced: true)
-            s.index[number] = slot
+            s.index.set(number, UInt32(slot))
             return
         }
     }

@@ -48,7 +48,7 @@ final class Pager: Sendable {
         let token = cache.changeToken
         var refreshed = false
         while true {
-            let page = PageBuffer(size: pageSize)
+            let page = PageBuffer.uninitialized(size: pageSize)
             if let location = walIndex.lookup(number) {
                 let count = try wal.read(into: page.mutableBytes, at: WALFrame.offset(location.frame, pageSize: pageSize))
                 if count != pageSize || page.walSalt != location.salt || page.pageNumber != number || !page.hasValidChecksum {
@@ -77,7 +77,7 @@ final class Pager: Sendable {
     /// The committed version of page `number` read from disk (bypassing the cache), verified.
     func uncachedPage(_ number: PageNumber) throws -> PageBuffer {
         if number == .none { throw StrataError.corrupt(storePath, "a tree points at page 0 (the file header)") }
-        let page = PageBuffer(size: pageSize)
+        let page = PageBuffer.zeroed(size: pageSize)
         if let location = walIndex.lookup(number) {
             try readFrame(location.frame, into: page)
             guard page.walSalt == location.salt, page.pageNumber == number, page.hasValidChecksum else {

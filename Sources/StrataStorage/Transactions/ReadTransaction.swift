@@ -59,7 +59,7 @@ public final class ReadTransaction: Sendable {
     /// The tree `name` as of this generation, or nil.
     public func treeIfPresent(_ name: TreeName) throws -> ReadableTree? {
         try checkUsable()
-        guard let descriptor = try Catalog.descriptor(of: name, catalog: meta.catalog, source: snapshot) else { return nil }
+        guard let descriptor = try engine.catalogCache.descriptor(of: name, meta: meta, source: snapshot) else { return nil }
         return ReadableTree(transaction: self, name: name, descriptor: descriptor)
     }
 
@@ -72,7 +72,9 @@ public final class ReadTransaction: Sendable {
 
 /// Committed pages as of one generation.
 final class Snapshot: PageSource, Sendable {
-    let pager: Pager
+    /// Unowned: the read transaction holding this snapshot holds the engine, which owns the
+    /// pager (saves a retain/release pair on every page access).
+    unowned(unsafe) let pager: Pager
     let generation: Generation
     let token: ReaderToken
 

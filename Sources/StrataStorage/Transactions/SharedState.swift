@@ -45,7 +45,7 @@ struct SharedHeader: Equatable, Sendable {
             p.setU64(64, intactFrom.rawValue)
             p.setU32(72, committedChain)
             meta.encode(into: p, at: 80)
-            p.setU32(SharedHeader.checksumOffset, CRC32C.checksum(UnsafeRawPointer(p), count: SharedHeader.checksumOffset))
+            p.setU32(SharedHeader.checksumOffset, Checksum.of(UnsafeRawPointer(p), count: SharedHeader.checksumOffset))
         }
         return bytes
     }
@@ -53,7 +53,7 @@ struct SharedHeader: Equatable, Sendable {
     static func decode(_ raw: UnsafeRawBufferPointer, path: String) -> SharedHeader? {
         let p = raw.baseAddress!
         guard memcmp(p, magic, 8) == 0, p.u32(8) == version,
-              p.u32(checksumOffset) == CRC32C.checksum(p, count: checksumOffset),
+              p.u32(checksumOffset) == Checksum.of(p, count: checksumOffset),
               let meta = try? StoreMeta.decode(p, at: 80, where: path) else { return nil }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
@@ -62,6 +62,13 @@ struct SharedHeader: Equatable, Sendable {
             committedFrames: Int(p.u32(36)), walEpoch: p.u64(40), walBaseGeneration: Generation(p.u64(48)),
             changeCounter: p.u64(56), intactFrom: Generation(p.u64(64)), committedChain: p.u32(72), meta: meta)
     }
+}
+
+/// A read-only shared mapping of the shared file's first page.
+struct MappedBytes: @unchecked Sendable {
+    // @unchecked: the memory is read-only to this process and stays mapped until the file
+    // handle is deallocated (PosixFile.deinit), which outlives the SharedState holding this.
+    let base: UnsafeRawPointer
 }
 
 /// One reader slot: a process's oldest pinned generation.
@@ -83,11 +90,17 @@ struct ReaderSlot: Equatable, Sendable {
 /// The shared file, its header, slots and locks.
 final class SharedState: Sendable {
     let file: any FileIO
+    /// The file's first page mapped read-only, when the file system supports it: lets a read
+    /// transaction check the change counter without a system call.
+    private let mapped: MappedBytes?
     /// Lock byte of the writer lock; slot i's liveness byte is `slotLockBase + i`.
     static let writerLockByte: Int64 = 1 << 16
     static let slotLockBase: Int64 = (1 << 16) + 1
 
-    init(file: any FileIO) { self.file = file }
+    init(file: any FileIO) {
+        self.file = file
+        self.mapped = file.mapSharedReadOnly(length: 4096).map(MappedBytes.init)
+    }
 
     /// The header, or nil if the file holds none (new, or never completed). A checksum mismatch
     /// is retried, since a writer may be rewriting it right now.
@@ -107,6 +120,11 @@ final class SharedState: Sendable {
     /// A torn read can only look changed (then the full header is read) or look like the older
     /// value (then this reader simply begins before that commit).
     func readChangeCounter() throws -> UInt64? {
+        if let mapped {
+            // An aligned 8-byte load: atomic on the hardware Swift supports; the kernel writes
+            // these bytes (pwrite), never Swift code in this process, so there is no Swift race.
+            return UInt64(littleEndian: mapped.base.load(fromByteOffset: 56, as: UInt64.self))
+        }
         var value: UInt64 = 0
         let count = try withUnsafeMutableBytes(of: &value) { try file.read(into: $0, at: 56) }
         return count == 8 ? UInt64(littleEndian: value) : nil

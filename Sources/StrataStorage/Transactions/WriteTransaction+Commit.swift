@@ -121,14 +121,14 @@ final class FreeTreeSink: PageSink {
     func writable(_ number: PageNumber) throws -> PageBuffer {
         if let page = transaction.dirty[number.rawValue] { return page }
         if let frame = transaction.spilled[number.rawValue] { return try transaction.unspill(number, frame: frame) }
-        let copy = PageBuffer(copying: try transaction.engine.pager.committedPage(number))
+        let copy = PageBuffer.copy(of: try transaction.engine.pager.committedPage(number))
         copy.generation = transaction.generation
         transaction.dirty[number.rawValue] = copy
         return copy
     }
 
     func allocate(_ type: PageType) throws -> PageBuffer {
-        let page = PageBuffer(size: transaction.engine.pageSize)
+        let page = PageBuffer.zeroed(size: transaction.engine.pageSize)
         page.format(as: type, number: try transaction.extendFile(), generation: transaction.generation)
         transaction.dirty[page.pageNumber.rawValue] = page
         return page

@@ -209,7 +209,7 @@ public final class WriteTransaction {
 
     /// Reads back a spilled page into the dirty set.
     func unspill(_ number: PageNumber, frame: Int) throws -> PageBuffer {
-        let page = PageBuffer(size: engine.pageSize)
+        let page = PageBuffer.zeroed(size: engine.pageSize)
         try engine.pager.readFrame(frame, into: page)
         guard page.pageNumber == number, page.hasValidChecksum, page.walSalt == position.header.salt else {
             throw StrataError.corrupt(engine.files.wal.path, page: number, "spilled frame \(frame) was overwritten or damaged during the transaction")
@@ -246,7 +246,7 @@ extension WriteTransaction: PageSink {
         }
         if let frame = spilled[number.rawValue] { return try unspill(number, frame: frame) }
         let committed = try engine.pager.committedPage(number)
-        let copy = PageBuffer(copying: committed)
+        let copy = PageBuffer.copy(of: committed)
         copy.pageNumber = try allocateNumber()
         copy.generation = generation
         dirty[copy.pageNumber.rawValue] = copy
@@ -256,7 +256,7 @@ extension WriteTransaction: PageSink {
     }
 
     func allocate(_ type: PageType) throws -> PageBuffer {
-        let page = PageBuffer(size: engine.pageSize)
+        let page = PageBuffer.zeroed(size: engine.pageSize)
         page.format(as: type, number: try allocateNumber(), generation: generation)
         dirty[page.pageNumber.rawValue] = page
         touch(page.pageNumber)

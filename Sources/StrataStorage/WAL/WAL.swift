@@ -3,7 +3,7 @@
 //
 // Owns: the writer's position in the log. Frame-validity rule (the full table is in FORMAT.md):
 // a frame is valid if and only if (1) its salt equals the WAL header's salt, (2) its page
-// checksum matches, and (3) its chain value equals CRC32C(frame bytes 0..<8) seeded with the
+// checksum matches, and (3) its chain value equals checksum(frame bytes 0..<8) seeded with the
 // previous frame's chain value (the header checksum for frame 0). A transaction is committed
 // when its commit-record frame is valid. Only the engine's single writer (holding the writer
 // lock) calls these functions. Must never write at or before `committedFrames` except right
@@ -74,7 +74,7 @@ enum WALWriter {
 
     /// Appends the commit record of `meta` closing the frames written since the last commit.
     static func appendCommit(_ meta: StoreMeta, to file: any FileIO, position: inout LogPosition) throws {
-        let record = PageBuffer(size: position.header.pageSize)
+        let record = PageBuffer.zeroed(size: position.header.pageSize)
         WALFrame.formatCommit(record, meta: meta, frameCount: position.nextFrame - position.committedFrames)
         _ = try append([record], to: file, position: &position)
     }

@@ -6,7 +6,7 @@
 // the WAL salt and bytes 8..<12 the chain checksum; the page's own checksum (bytes 0..<4)
 // covers bytes 12..<pageSize.
 // A frame is valid if and only if (1) its salt equals the header's salt, (2) its page checksum
-// matches its bytes, and (3) its chain equals CRC32C(frame bytes 0..<8, seeded with the
+// matches its bytes, and (3) its chain equals checksum(frame bytes 0..<8, seeded with the
 // previous frame's chain, or with the header checksum for frame 0).
 
 import Foundation
@@ -22,7 +22,7 @@ struct WALHeader: Equatable, Sendable {
     var epoch: UInt64
     var baseGeneration: Generation
 
-    /// CRC32C of the encoded header's first 56 bytes; the chain seed of frame 0.
+    /// the checksum (FORMAT.md §1) of the encoded header's first 56 bytes; the chain seed of frame 0.
     var checksum: UInt32 {
         let bytes = encoded
         return bytes.withUnsafeBytes { $0.baseAddress!.u32(56) }
@@ -40,7 +40,7 @@ struct WALHeader: Equatable, Sendable {
             p.setU32(36, 0)
             p.setU64(40, epoch)
             p.setU64(48, baseGeneration.rawValue)
-            p.setU32(56, CRC32C.checksum(UnsafeRawPointer(p), count: 56))
+            p.setU32(56, Checksum.of(UnsafeRawPointer(p), count: 56))
         }
         return bytes
     }
@@ -50,7 +50,7 @@ struct WALHeader: Equatable, Sendable {
         guard bytes.count >= encodedSize else { return nil }
         let p = bytes.baseAddress!
         guard memcmp(p, magic, 8) == 0, p.u32(8) == version,
-              p.u32(56) == CRC32C.checksum(p, count: 56) else { return nil }
+              p.u32(56) == Checksum.of(p, count: 56) else { return nil }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
         return WALHeader(
@@ -68,10 +68,10 @@ enum WALFrame {
     /// Seals a page as a frame: page checksum, salt, then the chain continuing from `previous`.
     /// Returns the frame's chain value.
     static func seal(_ frame: UnsafeMutableRawPointer, pageSize: Int, salt: UInt32, previousChain: UInt32) -> UInt32 {
-        let checksum = CRC32C.checksum(UnsafeRawPointer(frame) + PageHeader.checksummedFrom, count: pageSize - PageHeader.checksummedFrom)
+        let checksum = Checksum.of(UnsafeRawPointer(frame) + PageHeader.checksummedFrom, count: pageSize - PageHeader.checksummedFrom)
         frame.setU32(PageHeader.checksum, checksum)
         frame.setU32(PageHeader.walSalt, salt)
-        let chain = CRC32C.checksum(UnsafeRawPointer(frame), count: 8, seed: previousChain)
+        let chain = Checksum.of(UnsafeRawPointer(frame), count: 8, seed: previousChain)
         frame.setU32(PageHeader.walChain, chain)
         return chain
     }
@@ -79,9 +79,9 @@ enum WALFrame {
     /// Checks the validity rule. Returns the frame's chain value if valid.
     static func validate(_ frame: UnsafeRawPointer, pageSize: Int, salt: UInt32, previousChain: UInt32) -> UInt32? {
         guard frame.u32(PageHeader.walSalt) == salt else { return nil }
-        let checksum = CRC32C.checksum(frame + PageHeader.checksummedFrom, count: pageSize - PageHeader.checksummedFrom)
+        let checksum = Checksum.of(frame + PageHeader.checksummedFrom, count: pageSize - PageHeader.checksummedFrom)
         guard frame.u32(PageHeader.checksum) == checksum else { return nil }
-        let chain = CRC32C.checksum(frame, count: 8, seed: previousChain)
+        let chain = Checksum.of(frame, count: 8, seed: previousChain)
         guard frame.u32(PageHeader.walChain) == chain else { return nil }
         return chain
     }

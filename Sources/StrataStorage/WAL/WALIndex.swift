@@ -9,19 +9,21 @@
 
 import Synchronization
 
-final class WALIndex: Sendable {
+struct WALIndex: ~Copyable, Sendable {
     struct Location: Equatable {
         let frame: Int
         let salt: UInt32
     }
 
-    private struct State {
+    struct State {
         var salt: UInt32 = 0
         var epoch: UInt64 = 0
-        var frames: [UInt32: UInt32] = [:]   // page → frame index
+        var frames = PageMap()               // page → frame index
     }
 
     private let state = Mutex(State())   // guards the map and the epoch identity
+
+    init() {}
 
     func lookup(_ page: PageNumber) -> Location? {
         state.withLock { s in s.frames[page.rawValue].map { Location(frame: Int($0), salt: s.salt) } }
@@ -32,14 +34,14 @@ final class WALIndex: Sendable {
         state.withLock { s in
             s.salt = salt
             s.epoch = epoch
-            s.frames.removeAll(keepingCapacity: true)
+            s.frames.removeAll()
         }
     }
 
     /// Records committed frames (in log order: later entries win).
     func add(_ entries: some Sequence<(page: PageNumber, frame: Int)>) {
         state.withLock { s in
-            for entry in entries { s.frames[entry.page.rawValue] = UInt32(entry.frame) }
+            for entry in entries { s.frames.set(entry.page.rawValue, UInt32(entry.frame)) }
         }
     }
 
@@ -50,7 +52,7 @@ final class WALIndex: Sendable {
     /// Every (page, newest frame), in page order (for the checkpointer and storectl).
     func entries() -> [(page: PageNumber, frame: Int)] {
         state.withLock { s in
-            s.frames.map { (page: PageNumber($0.key), frame: Int($0.value)) }.sorted { $0.page < $1.page }
+            s.frames.entries.map { (page: PageNumber($0.key), frame: Int($0.value)) }.sorted { $0.page < $1.page }
         }
     }
 }

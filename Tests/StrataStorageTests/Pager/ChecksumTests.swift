@@ -2,38 +2,34 @@ import XCTest
 @testable import StrataStorage
 
 final class ChecksumTests: XCTestCase {
-    func testCRC32CStandardTestVector() {
-        XCTAssertEqual(CRC32C.checksum(Array("123456789".utf8)), 0xE306_9283)
-    }
-
-    func testCRC32CEmptyAndZeros() {
-        XCTAssertEqual(CRC32C.checksum([]), 0)
-        // 32 bytes of zeros: published CRC32C check value (RFC 3720 B.4).
-        XCTAssertEqual(CRC32C.checksum([UInt8](repeating: 0, count: 32)), 0x8A91_36AA)
-        XCTAssertEqual(CRC32C.checksum([UInt8](repeating: 0xFF, count: 32)), 0x62A8_AB43)
-    }
-
-    func testChainingEqualsChecksumOfConcatenation() {
-        var random = SystemRandomNumberGenerator()
-        for _ in 0..<200 {
-            let a = (0..<Int.random(in: 0..<100, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
-            let b = (0..<Int.random(in: 0..<100, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
-            XCTAssertEqual(CRC32C.checksum(b, seed: CRC32C.checksum(a)), CRC32C.checksum(a + b))
+    func testXXH64PublishedVectors() {
+        func xxh(_ bytes: [UInt8], _ seed: UInt64 = 0) -> UInt64 {
+            bytes.withUnsafeBytes { Checksum.xxh64($0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count, seed: seed) }
         }
+        XCTAssertEqual(xxh([]), 0xEF46_DB37_51D8_E999)
+        XCTAssertEqual(xxh(Array("a".utf8)), 0xD24E_C4F1_A98C_6E5B)
+        XCTAssertEqual(xxh(Array("abc".utf8)), 0x44BC_2CF5_AD77_0999)
+        XCTAssertEqual(xxh(Array("123456789".utf8)), 0x8CB8_41DB_40E6_AE83)
+        XCTAssertEqual(xxh(Array("123456789".utf8), 1), 0x1A4C_C2C9_E807_9790)
+        XCTAssertEqual(xxh([UInt8](repeating: 0, count: 32)), 0xF6E9_BE5D_7063_2CF5)
+        // 4096 bytes 0,1,…,255 repeated: exercises the 32-byte stripes.
+        XCTAssertEqual(xxh((0..<4096).map { UInt8($0 & 0xFF) }), 0x0F6E_64BE_186A_F6A4)
     }
 
-    func testSlicedMatchesBitwiseReference() {
-        func reference(_ bytes: [UInt8]) -> UInt32 {
-            var crc: UInt32 = 0xFFFF_FFFF
-            for byte in bytes {
-                crc ^= UInt32(byte)
-                for _ in 0..<8 { crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+    func testThirtyTwoBitChecksumIsLowHalfOfXXH64() {
+        XCTAssertEqual(Checksum.of(Array("123456789".utf8)), 0x40E6_AE83)
+        XCTAssertEqual(Checksum.of(Array("123456789".utf8), seed: 1), 0xE807_9790)
+    }
+
+    func testEveryLengthAndAlignmentIsStable() {
+        // Unaligned starts must give the same result as aligned copies.
+        let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        for start in 0..<8 {
+            for length in [0, 1, 3, 4, 7, 8, 31, 32, 33, 63, 64, 100, 291 - start] {
+                let slice = Array(bytes[start..<(start + length)])
+                let direct = bytes.withUnsafeBytes { Checksum.of($0.baseAddress! + start, count: length) }
+                XCTAssertEqual(direct, Checksum.of(slice), "start \(start) length \(length)")
             }
-            return ~crc
-        }
-        for length in 0..<70 {
-            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-            XCTAssertEqual(CRC32C.checksum(bytes), reference(bytes), "length \(length)")
         }
     }
 }

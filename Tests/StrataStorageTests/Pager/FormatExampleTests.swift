@@ -23,7 +23,7 @@ final class FormatExampleTests: XCTestCase {
         XCTAssertEqual(u32(leaf, 32), 1019)                  // content start
         XCTAssertEqual(u64(leaf, 24), 1)                     // generation
         XCTAssertEqual(Array(leaf[1019..<1024]), [0x01, 0x04, 0x01, 0x68, 0x69])
-        XCTAssertEqual(u32(leaf, 0), CRC32C.checksum(Array(leaf[12...])))
+        XCTAssertEqual(u32(leaf, 0), Checksum.of(Array(leaf[12...])))
         let catalog = frame(2)
         let cell = Int(u32(catalog, 32))
         XCTAssertEqual(Array(catalog[cell..<(cell + 3)]), [0x01, 0x70, 0x74])
@@ -34,9 +34,9 @@ final class FormatExampleTests: XCTestCase {
         XCTAssertEqual(u32(commit, 176), 3)                  // three page frames
         // Chain: frame 0 is seeded with the header checksum.
         let headerChecksum = u32(wal, 56)
-        XCTAssertEqual(headerChecksum, CRC32C.checksum(Array(wal[0..<56])))
-        XCTAssertEqual(u32(frame(0), 8), CRC32C.checksum(Array(frame(0)[0..<8]), seed: headerChecksum))
-        XCTAssertEqual(u32(frame(1), 8), CRC32C.checksum(Array(frame(1)[0..<8]), seed: u32(frame(0), 8)))
+        XCTAssertEqual(headerChecksum, Checksum.of(Array(wal[0..<56])))
+        XCTAssertEqual(u32(frame(0), 8), Checksum.of(Array(frame(0)[0..<8]), seed: headerChecksum))
+        XCTAssertEqual(u32(frame(1), 8), Checksum.of(Array(frame(1)[0..<8]), seed: u32(frame(0), 8)))
         // The free-space tree records page 1 as freed by generation 1 (A = 0, F = 1).
         let free = frame(0)
         let freeCell = Int(u32(free, 32))

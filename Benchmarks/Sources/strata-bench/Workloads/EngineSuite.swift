@@ -29,9 +29,36 @@ enum EngineSuite {
     static let commits = Int(ProcessInfo.processInfo.environment["BENCH_COMMITS"] ?? "10000")!
     static let mixedSeconds = 3.0
 
-    static func run(_ peerType: KeyValuePeer.Type, records n: Int, directory: String, onlyCommits: Bool = false, emit: (Measurement) -> Void) throws {
+    static func run(_ peerType: KeyValuePeer.Type, records n: Int, directory: String, only: String? = nil, emit: (Measurement) -> Void) throws {
         let system = peerType.name
-        if onlyCommits {
+        if only == "lookups" || only == "mixed" {
+            // Profiling aid: load, then only lookups (or only the reader/writer mix).
+            let path = "\(directory)/bench-\(system).db"
+            removeFiles(path)
+            var peer: KeyValuePeer = try peerType.init(path: path, durable: false)
+            try peer.bulkLoad(n)
+            _ = try peer.scan()
+            if only == "mixed" {
+                try peer.close()
+                peer = try peerType.init(path: path, durable: true)
+                let (alone, with, _, writerWith) = try mixed(peer, n: n)
+                emit(Measurement(suite: "engine", workload: "reader alone", system: system, value: alone, unit: "lookups/s"))
+                emit(Measurement(suite: "engine", workload: "reader with writer", system: system, value: with, unit: "lookups/s"))
+                emit(Measurement(suite: "engine", workload: "writer with reader", system: system, value: writerWith, unit: "commits/s"))
+            } else {
+                let ids = Records.randomIDs(lookups, n: n)
+                var sum = 0.0
+                let seconds = try Clock.time { sum = try peer.lookupInOneTransaction(ids) }
+                blackHole(sum)
+                emit(Measurement(suite: "engine", workload: "point lookups, 1 read transaction", system: system, value: Double(ids.count) / seconds, unit: "lookups/s"))
+                let each = try Clock.time { sum = try peer.lookupEachInOwnTransaction(Array(ids.prefix(lookups / 2))) }
+                emit(Measurement(suite: "engine", workload: "point lookups, 1 transaction each", system: system, value: Double(lookups / 2) / each, unit: "lookups/s"))
+            }
+            try peer.close()
+            removeFiles(path)
+            return
+        }
+        if only == "commits" {
             // Profiling aid: just the durable-commit workload.
             let commitPath = "\(directory)/bench-\(system)-commits.db"
             removeFiles(commitPath)
