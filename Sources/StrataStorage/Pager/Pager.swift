@@ -31,7 +31,9 @@ final class Pager: Sendable {
         self.wal = wal
         self.pageSize = pageSize
         self.limits = NodeLimits(pageSize: pageSize)
-        self.cache = PageCache(capacityBytes: cacheBytes, pageSize: pageSize)
+        // Three quarters of the memory budget for clean pages; the writer's dirty pages use the
+        // last quarter (WriteTransaction.dirtyLimit), so together they stay within cacheBytes.
+        self.cache = PageCache(capacityBytes: cacheBytes / 4 * 3, pageSize: pageSize)
         self.walIndex = WALIndex()
         self.refreshIndex = refreshIndex
     }
@@ -77,7 +79,7 @@ final class Pager: Sendable {
     /// The committed version of page `number` read from disk (bypassing the cache), verified.
     func uncachedPage(_ number: PageNumber) throws -> PageBuffer {
         if number == .none { throw StrataError.corrupt(storePath, "a tree points at page 0 (the file header)") }
-        let page = PageBuffer.zeroed(size: pageSize)
+        let page = PageBuffer.uninitialized(size: pageSize)
         if let location = walIndex.lookup(number) {
             try readFrame(location.frame, into: page)
             guard page.walSalt == location.salt, page.pageNumber == number, page.hasValidChecksum else {

@@ -64,7 +64,7 @@ struct SharedHeader: Equatable, Sendable {
     }
 }
 
-/// A read-only shared mapping of the shared file's first page.
+/// A read-only shared mapping of the shared file's header and reader slots.
 struct MappedBytes: @unchecked Sendable {
     // @unchecked: the memory is read-only to this process and stays mapped until the file
     // handle is deallocated (PosixFile.deinit), which outlives the SharedState holding this.
@@ -90,16 +90,18 @@ struct ReaderSlot: Equatable, Sendable {
 /// The shared file, its header, slots and locks.
 final class SharedState: Sendable {
     let file: any FileIO
-    /// The file's first page mapped read-only, when the file system supports it: lets a read
-    /// transaction check the change counter without a system call.
+    /// The header and slot table mapped read-only, when the file system supports it: lets a read
+    /// transaction check the change counter, and a writer scan the slots, without system calls.
     private let mapped: MappedBytes?
     /// Lock byte of the writer lock; slot i's liveness byte is `slotLockBase + i`.
     static let writerLockByte: Int64 = 1 << 16
     static let slotLockBase: Int64 = (1 << 16) + 1
+    /// The header and the whole slot table, rounded up to pages.
+    static let mappedLength = 12288
 
     init(file: any FileIO) {
         self.file = file
-        self.mapped = file.mapSharedReadOnly(length: 4096).map(MappedBytes.init)
+        self.mapped = file.mapSharedReadOnly(length: SharedState.mappedLength).map(MappedBytes.init)
     }
 
     /// The header, or nil if the file holds none (new, or never completed). A checksum mismatch
@@ -157,6 +159,16 @@ final class SharedState: Sendable {
     // MARK: Reader slots
 
     func readSlots() throws -> [ReaderSlot] {
+        if let mapped {
+            return (0..<ReaderSlot.count).map { i in
+                let p = mapped.base + ReaderSlot.tableOffset + i * ReaderSlot.size
+                return ReaderSlot(
+                    state: ReaderSlot.State(rawValue: p.load(as: UInt32.self).littleEndian) ?? .free,
+                    processID: Int32(bitPattern: p.load(fromByteOffset: 4, as: UInt32.self).littleEndian),
+                    generation: Generation(p.load(fromByteOffset: 8, as: UInt64.self).littleEndian),
+                    since: p.load(fromByteOffset: 16, as: UInt64.self).littleEndian)
+            }
+        }
         var buffer = [UInt8](repeating: 0, count: ReaderSlot.size * ReaderSlot.count)
         let count = try buffer.withUnsafeMutableBytes { try file.read(into: $0, at: Int64(ReaderSlot.tableOffset)) }
         return buffer.withUnsafeBytes { raw in
@@ -202,9 +214,18 @@ final class SharedState: Sendable {
         try file.isLockedByAnotherHandle(byte: SharedState.slotLockBase + Int64(index))
     }
 
-    /// The oldest generation pinned by live readers of other handles, with the slots holding it.
+    /// The generations pinned by live readers of other handles, with the slots holding them.
     func foreignPins(excluding own: Int?) throws -> [(slot: Int, generation: Generation)] {
         var pins: [(Int, Generation)] = []
+        if let mapped {
+            // Scan the mapped table in place; only active slots cost a liveness check.
+            for index in 0..<ReaderSlot.count where index != own {
+                let p = mapped.base + ReaderSlot.tableOffset + index * ReaderSlot.size
+                guard UInt32(littleEndian: p.load(as: UInt32.self)) == ReaderSlot.State.active.rawValue else { continue }
+                if try isSlotLive(index) { pins.append((index, Generation(UInt64(littleEndian: p.load(fromByteOffset: 8, as: UInt64.self))))) }
+            }
+            return pins
+        }
         for (index, slot) in try readSlots().enumerated() where slot.state == .active && index != own {
             if try isSlotLive(index) { pins.append((index, slot.generation)) }
         }

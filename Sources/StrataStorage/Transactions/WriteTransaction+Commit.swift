@@ -17,8 +17,7 @@ extension WriteTransaction {
             meta.generation = generation
             meta.commitTime = currentTimeMilliseconds()
             let pages = dirty.keys.sorted().map { dirty[$0]! }
-            let placed = try WALWriter.append(pages, to: engine.files.wal, position: &position)
-            try WALWriter.appendCommit(meta, to: engine.files.wal, position: &position)
+            let placed = try WALWriter.appendTransactionEnd(pages, meta: meta, to: engine.files.wal, position: &position)
             return (placed, released)
         }
         if engine.options.durability == .full {
@@ -128,7 +127,7 @@ final class FreeTreeSink: PageSink {
     }
 
     func allocate(_ type: PageType) throws -> PageBuffer {
-        let page = PageBuffer.zeroed(size: transaction.engine.pageSize)
+        let page = PageBuffer.uninitialized(size: transaction.engine.pageSize)   // format() zeroes it
         page.format(as: type, number: try transaction.extendFile(), generation: transaction.generation)
         transaction.dirty[page.pageNumber.rawValue] = page
         return page

@@ -54,7 +54,7 @@ public final class WriteTransaction {
         self.generation = base.generation.next
         self.position = writer.position
         self.space = writer.freeSpace!
-        self.dirtyLimit = max(engine.options.cacheBytes / 2, 64 * engine.pageSize)
+        self.dirtyLimit = max(engine.options.cacheBytes / 4, 64 * engine.pageSize)
         try releaseFreePages()
     }
 
@@ -209,7 +209,7 @@ public final class WriteTransaction {
 
     /// Reads back a spilled page into the dirty set.
     func unspill(_ number: PageNumber, frame: Int) throws -> PageBuffer {
-        let page = PageBuffer.zeroed(size: engine.pageSize)
+        let page = PageBuffer.uninitialized(size: engine.pageSize)
         try engine.pager.readFrame(frame, into: page)
         guard page.pageNumber == number, page.hasValidChecksum, page.walSalt == position.header.salt else {
             throw StrataError.corrupt(engine.files.wal.path, page: number, "spilled frame \(frame) was overwritten or damaged during the transaction")
@@ -256,7 +256,7 @@ extension WriteTransaction: PageSink {
     }
 
     func allocate(_ type: PageType) throws -> PageBuffer {
-        let page = PageBuffer.zeroed(size: engine.pageSize)
+        let page = PageBuffer.uninitialized(size: engine.pageSize)   // format() zeroes it
         page.format(as: type, number: try allocateNumber(), generation: generation)
         dirty[page.pageNumber.rawValue] = page
         touch(page.pageNumber)

@@ -50,7 +50,7 @@ enum WALWriter {
         let pageSize = position.header.pageSize
         var placed: [(page: PageNumber, frame: Int)] = []
         placed.reserveCapacity(pages.count)
-        let staging = UnsafeMutableRawPointer.allocate(byteCount: batch * pageSize, alignment: 16)
+        let staging = UnsafeMutableRawPointer.allocate(byteCount: min(batch, max(1, pages.count)) * pageSize, alignment: 16)
         defer { staging.deallocate() }
         var start = 0
         while start < pages.count {
@@ -72,11 +72,13 @@ enum WALWriter {
         return placed
     }
 
-    /// Appends the commit record of `meta` closing the frames written since the last commit.
-    static func appendCommit(_ meta: StoreMeta, to file: any FileIO, position: inout LogPosition) throws {
-        let record = PageBuffer.zeroed(size: position.header.pageSize)
-        WALFrame.formatCommit(record, meta: meta, frameCount: position.nextFrame - position.committedFrames)
-        _ = try append([record], to: file, position: &position)
+    /// Appends the last page frames of a transaction and its commit record (written together,
+    /// so a small commit is one write). Returns (page, frame) for the page frames.
+    static func appendTransactionEnd(_ pages: [PageBuffer], meta: StoreMeta, to file: any FileIO, position: inout LogPosition) throws -> [(page: PageNumber, frame: Int)] {
+        let record = PageBuffer.uninitialized(size: position.header.pageSize)   // formatCommit zeroes it
+        WALFrame.formatCommit(record, meta: meta, frameCount: position.nextFrame - position.committedFrames + pages.count)
+        let placed = try append(pages + [record], to: file, position: &position)
+        return Array(placed.dropLast())
     }
 
     /// Starts a new WAL life after a checkpoint: a new salt, the next epoch, frames from 0.
