@@ -1,8 +1,11 @@
 // strata-bench: Strata against SQLite and LMDB, same workloads, one run.
 //
 //   swift run -c release --package-path Benchmarks strata-bench engine [--records N] [--json] [--dir PATH]
+//       [--systems strata,sqlite,lmdb]
 //
-// Each system runs in its own child process (so peak RSS is its own); the parent prints a table
+// Each system's phases run in child processes of their own (so peak RSS is their own; the
+// table shows the largest phase); `--child SYSTEM --phase PHASE` runs one phase (for profiling,
+// e.g. under perf or valgrind; `mixed` needs the store `load` leaves behind). The parent prints a table
 // of every workload with the Strata/peer ratios, or with --json an array of
 // {"suite", "workload", "system", "value", "unit"} objects.
 import Foundation
@@ -21,14 +24,14 @@ enum StrataBench {
         var json = false
         var directory = NSTemporaryDirectory()
         var child: String?
-        var only: String? = nil
+        var phase = "load"
         var selected = systems.map(\.0)
         var index = 0
         while index < arguments.count {
             switch arguments[index] {
             case "--records": index += 1; records = Int(arguments[safe: index] ?? "") ?? { fail("--records needs a number") }()
             case "--json": json = true
-            case "--only": index += 1; only = arguments[safe: index]
+            case "--phase": index += 1; phase = arguments[safe: index] ?? phase
             case "--dir":
                 index += 1
                 guard let value = arguments[safe: index] else { fail("--dir needs a path") }
@@ -45,7 +48,7 @@ enum StrataBench {
         if let child {
             guard let peer = systems.first(where: { $0.0 == child })?.1 else { fail("unknown system \(child)") }
             do {
-                try EngineSuite.run(peer, records: records, directory: directory, only: only) { m in
+                try EngineSuite.run(peer, phase: phase, records: records, directory: directory) { m in
                     let line = String(decoding: try! JSONEncoder().encode(m), as: UTF8.self)
                     FileHandle.standardOutput.write(Data("RESULT \(line)\n".utf8))
                 }
@@ -59,15 +62,25 @@ enum StrataBench {
         var notes: [String] = []
         for (name, _) in systems where selected.contains(name) {
             if !json { FileHandle.standardError.write(Data("running \(name) (\(records) records)…\n".utf8)) }
-            let (lines, status) = runChild(name, records: records, directory: directory)
-            for line in lines {
-                if line.hasPrefix("RESULT "), let m = try? JSONDecoder().decode(Measurement.self, from: Data(line.dropFirst(7).utf8)) {
-                    results.append(m)
-                } else if line.hasPrefix("SKIP ") {
-                    notes.append("\(name): \(line.dropFirst(5))")
+            var peakRSS: Measurement?
+            phases: for phase in EngineSuite.phases {
+                let (lines, status) = runChild(name, phase: phase, records: records, directory: directory)
+                for line in lines {
+                    if line.hasPrefix("RESULT "), let m = try? JSONDecoder().decode(Measurement.self, from: Data(line.dropFirst(7).utf8)) {
+                        // One peak-RSS row per system: the largest of its phases.
+                        if m.workload == "peak RSS" {
+                            if peakRSS == nil || m.value > peakRSS!.value { peakRSS = m }
+                        } else {
+                            results.append(m)
+                        }
+                    } else if line.hasPrefix("SKIP ") {
+                        notes.append("\(name): \(line.dropFirst(5))")
+                        break phases
+                    }
                 }
+                if status != 0 { notes.append("\(name) \(phase): child process exited with status \(status)") }
             }
-            if status != 0 { notes.append("\(name): child process exited with status \(status)") }
+            if let peakRSS { results.append(peakRSS) }
         }
         if json {
             let encoder = JSONEncoder()
@@ -79,10 +92,10 @@ enum StrataBench {
         for note in notes { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
     }
 
-    static func runChild(_ system: String, records: Int, directory: String) -> ([String], Int32) {
+    static func runChild(_ system: String, phase: String, records: Int, directory: String) -> ([String], Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        process.arguments = ["engine", "--child", system, "--records", "\(records)", "--dir", directory]
+        process.arguments = ["engine", "--child", system, "--phase", phase, "--records", "\(records)", "--dir", directory]
         let pipe = Pipe()
         process.standardOutput = pipe
         do { try process.run() } catch { return (["SKIP cannot start child: \(error)"], 1) }

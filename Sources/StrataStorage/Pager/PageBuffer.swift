@@ -170,5 +170,5 @@ final class PageBuffer: ManagedBuffer<Int, UInt8> {
 /// `@unchecked Sendable`: only pages that are immutable from now on are wrapped (committed
 /// versions, or pages read from disk); nobody writes to a page after it is wrapped.
 struct SharedPage: @unchecked Sendable {
-    let page: PageBuffer
+    var page: PageBuffer
 }

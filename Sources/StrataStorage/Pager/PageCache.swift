@@ -23,7 +23,12 @@ struct PageCache: ~Copyable, Sendable {
         var changeToken: UInt64 = 0         // bumped by every invalidation
         var hits: UInt64 = 0
         var misses: UInt64 = 0
+        /// Evicted buffers nobody else references, reused for the next loads so page memory is
+        /// recycled instead of churning through malloc (and its per-thread arenas).
+        var spares: [SharedPage] = []
     }
+
+    static let maxSpares = 256
 
     let capacityPages: Int
     private let state: Mutex<State>   // guards the index, slots, hand and counters
@@ -48,6 +53,11 @@ struct PageCache: ~Copyable, Sendable {
             return nil
         }
         return found?.page
+    }
+
+    /// A page buffer to load into: a recycled one if available.
+    func takeSpare(pageSize: Int) -> PageBuffer {
+        state.withLock { $0.spares.popLast() }?.page ?? PageBuffer.uninitialized(size: pageSize)
     }
 
     /// A token to pass to `insert`: inserts are refused if anything was invalidated since.
@@ -114,12 +124,14 @@ struct PageCache: ~Copyable, Sendable {
         while true {
             let slot = s.hand
             s.hand = (s.hand + 1) % s.slots.count
-            if let old = s.slots[slot].page {
+            if var old = s.slots[slot].page {
                 if s.slots[slot].referenced {
                     s.slots[slot].referenced = false
                     continue
                 }
                 s.index.remove(old.page.pageNumber.rawValue)
+                s.slots[slot].page = nil
+                if s.spares.count < maxSpares, isKnownUniquelyReferenced(&old.page) { s.spares.append(old) }
             }
             s.slots[slot] = Slot(page: page, referenced: true)
             s.index.set(number, UInt32(slot))

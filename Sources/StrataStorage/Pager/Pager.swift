@@ -50,7 +50,7 @@ final class Pager: Sendable {
         let token = cache.changeToken
         var refreshed = false
         while true {
-            let page = PageBuffer.uninitialized(size: pageSize)
+            let page = cache.takeSpare(pageSize: pageSize)
             if let location = walIndex.lookup(number) {
                 let count = try wal.read(into: page.mutableBytes, at: WALFrame.offset(location.frame, pageSize: pageSize))
                 if count != pageSize || page.walSalt != location.salt || page.pageNumber != number || !page.hasValidChecksum {

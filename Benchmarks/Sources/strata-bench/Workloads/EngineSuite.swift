@@ -29,99 +29,69 @@ enum EngineSuite {
     static let commits = Int(ProcessInfo.processInfo.environment["BENCH_COMMITS"] ?? "10000")!
     static let mixedSeconds = 3.0
 
-    static func run(_ peerType: KeyValuePeer.Type, records n: Int, directory: String, only: String? = nil, emit: (Measurement) -> Void) throws {
+    /// The phases, each run in its own child process so each has its own peak RSS (as the
+    /// anchors measure them): `load` (bulk load, lookups, scan, size; leaves the store on disk),
+    /// `mixed` (reader and durable writer on that store; removes it), `commits` (fresh store).
+    static let phases = ["load", "mixed", "commits"]
+
+    static func run(_ peerType: KeyValuePeer.Type, phase: String, records n: Int, directory: String, emit: (Measurement) -> Void) throws {
         let system = peerType.name
-        if only == "lookups" || only == "mixed" {
-            // Profiling aid: load, then only lookups (or only the reader/writer mix).
-            let path = "\(directory)/bench-\(system).db"
-            removeFiles(path)
-            var peer: KeyValuePeer = try peerType.init(path: path, durable: false)
-            try peer.bulkLoad(n)
-            _ = try peer.scan()
-            if only == "mixed" {
-                try peer.close()
-                peer = try peerType.init(path: path, durable: true)
-                let (alone, with, _, writerWith) = try mixed(peer, n: n)
-                emit(Measurement(suite: "engine", workload: "reader alone", system: system, value: alone, unit: "lookups/s"))
-                emit(Measurement(suite: "engine", workload: "reader with writer", system: system, value: with, unit: "lookups/s"))
-                emit(Measurement(suite: "engine", workload: "writer with reader", system: system, value: writerWith, unit: "commits/s"))
-            } else {
-                let ids = Records.randomIDs(lookups, n: n)
-                var sum = 0.0
-                let seconds = try Clock.time { sum = try peer.lookupInOneTransaction(ids) }
-                blackHole(sum)
-                emit(Measurement(suite: "engine", workload: "point lookups, 1 read transaction", system: system, value: Double(ids.count) / seconds, unit: "lookups/s"))
-                let each = try Clock.time { sum = try peer.lookupEachInOwnTransaction(Array(ids.prefix(lookups / 2))) }
-                emit(Measurement(suite: "engine", workload: "point lookups, 1 transaction each", system: system, value: Double(lookups / 2) / each, unit: "lookups/s"))
-            }
-            try peer.close()
-            removeFiles(path)
-            return
-        }
-        if only == "commits" {
-            // Profiling aid: just the durable-commit workload.
-            let commitPath = "\(directory)/bench-\(system)-commits.db"
-            removeFiles(commitPath)
-            let peer = try peerType.init(path: commitPath, durable: true)
-            let seconds = try Clock.time { for id in 1...UInt64(commits) { try peer.commitOne(id) } }
-            emit(Measurement(suite: "engine", workload: "durable commits (1 record each)", system: system, value: Double(commits) / seconds, unit: "commits/s"))
-            try peer.close()
-            removeFiles(commitPath)
-            return
-        }
         func report(_ workload: String, _ value: Double, _ unit: String) {
             emit(Measurement(suite: "engine", workload: workload, system: system, value: value, unit: unit))
         }
         let path = "\(directory)/bench-\(system).db"
-        removeFiles(path)
+        switch phase {
+        case "load":
+            removeFiles(path)
+            let peer = try peerType.init(path: path, durable: false)
+            let loadSeconds = try Clock.time { try peer.bulkLoad(n) }
+            report("bulk load (1 transaction)", Double(n) / loadSeconds, "records/s")
 
-        // Bulk load.
-        var peer: KeyValuePeer = try peerType.init(path: path, durable: false)
-        let loadSeconds = try Clock.time { try peer.bulkLoad(n) }
-        report("bulk load (1 transaction)", Double(n) / loadSeconds, "records/s")
+            // Warm-up: one full pass and some lookups, untimed.
+            let (count, _) = try peer.scan()
+            guard count == n else { throw BenchError("\(system): scan found \(count) of \(n) records") }
+            let ids = Records.randomIDs(lookups, n: n)
+            _ = try peer.lookupInOneTransaction(Array(ids.prefix(100_000)))
 
-        // Warm-up: one full pass and some lookups, untimed.
-        let (count, _) = try peer.scan()
-        guard count == n else { throw BenchError("\(system): scan found \(count) of \(n) records") }
-        let ids = Records.randomIDs(lookups, n: n)
-        _ = try peer.lookupInOneTransaction(Array(ids.prefix(100_000)))
+            var sum = 0.0
+            var seconds = try Clock.time { sum = try peer.lookupInOneTransaction(ids) }
+            blackHole(sum)
+            report("point lookups, 1 read transaction", Double(ids.count) / seconds, "lookups/s")
+            let fewer = Array(ids.prefix(lookups / 2))
+            seconds = try Clock.time { sum = try peer.lookupEachInOwnTransaction(fewer) }
+            blackHole(sum)
+            report("point lookups, 1 transaction each", Double(fewer.count) / seconds, "lookups/s")
 
-        var sum = 0.0
-        var seconds = try Clock.time { sum = try peer.lookupInOneTransaction(ids) }
-        blackHole(sum)
-        report("point lookups, 1 read transaction", Double(ids.count) / seconds, "lookups/s")
-        let fewer = Array(ids.prefix(lookups / 2))
-        seconds = try Clock.time { sum = try peer.lookupEachInOwnTransaction(fewer) }
-        blackHole(sum)
-        report("point lookups, 1 transaction each", Double(fewer.count) / seconds, "lookups/s")
-
-        var scanned = 0
-        seconds = try Clock.time { (scanned, sum) = try peer.scan() }
-        report("full scan", Double(scanned) / seconds, "records/s")
-        try peer.close()
-        report("store size after load", Double(peerType.storeBytes(path)), "bytes")
-
-        // Reader lookups while a writer commits durably (one record per commit).
-        peer = try peerType.init(path: path, durable: true)
-        let (alone, with, writerAlone, writerWith) = try mixed(peer, n: n)
-        report("reader alone, 1 transaction per lookup", alone, "lookups/s")
-        report("reader while writer commits", with, "lookups/s")
-        report("writer alone, durable commits", writerAlone, "commits/s")
-        report("writer while reader reads, durable commits", writerWith, "commits/s")
-        try peer.close()
-        removeFiles(path)
-
-        // Durable single-record commits on a fresh store.
-        let commitPath = "\(directory)/bench-\(system)-commits.db"
-        removeFiles(commitPath)
-        peer = try peerType.init(path: commitPath, durable: true)
-        seconds = try Clock.time {
-            for id in 1...UInt64(commits) { try peer.commitOne(id) }
+            var scanned = 0
+            seconds = try Clock.time { (scanned, sum) = try peer.scan() }
+            report("full scan", Double(scanned) / seconds, "records/s")
+            try peer.close()
+            report("store size after load", Double(peerType.storeBytes(path)), "bytes")
+        case "mixed":
+            // Reader lookups while a writer commits durably (one record per commit).
+            let peer = try peerType.init(path: path, durable: true)
+            let (alone, with, writerAlone, writerWith) = try mixed(peer, n: n)
+            report("reader alone, 1 transaction per lookup", alone, "lookups/s")
+            report("reader while writer commits", with, "lookups/s")
+            report("writer alone, durable commits", writerAlone, "commits/s")
+            report("writer while reader reads, durable commits", writerWith, "commits/s")
+            try peer.close()
+            removeFiles(path)
+        case "commits":
+            // Durable single-record commits on a fresh store.
+            let commitPath = "\(directory)/bench-\(system)-commits.db"
+            removeFiles(commitPath)
+            let peer = try peerType.init(path: commitPath, durable: true)
+            let seconds = try Clock.time {
+                for id in 1...UInt64(commits) { try peer.commitOne(id) }
+            }
+            report("durable commits (1 record each)", Double(commits) / seconds, "commits/s")
+            try peer.close()
+            removeFiles(commitPath)
+            report("fsync limit (4 KiB pwrite + fdatasync)", fsyncLimit(directory: directory), "syncs/s")
+        default:
+            throw BenchError("unknown phase \(phase)")
         }
-        report("durable commits (1 record each)", Double(commits) / seconds, "commits/s")
-        try peer.close()
-        removeFiles(commitPath)
-        report("fsync limit (4 KiB pwrite + fdatasync)", fsyncLimit(directory: directory), "syncs/s")
         report("peak RSS", Double(peakRSSBytes()), "bytes")
     }
 
