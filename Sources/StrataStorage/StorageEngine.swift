@@ -9,6 +9,9 @@
 
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A store file holding named ordered trees of byte-string keys and values, with snapshot
 /// read transactions and one writer at a time (across threads and processes).
@@ -63,6 +66,9 @@ public final class StorageEngine: Sendable {
     let writerState = Mutex<WriterState?>(nil)
     /// One write transaction at a time in this engine.
     let writerGate = DispatchSemaphore(value: 1)
+    /// The thread running this engine's write transaction, to refuse a nested `write` at once
+    /// (it would otherwise wait for itself until the busy timeout).
+    let writerThread = Mutex<UInt?>(nil)
 
     struct StoreFiles: Sendable {
         let main: any FileIO
@@ -174,32 +180,48 @@ public final class StorageEngine: Sendable {
     /// generation. Committing or rolling back by hand inside `body` is a programming error.
     @discardableResult
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
-        try checkOpen()
         if options.readOnly { throw StrataError(.readOnly, "\(path) was opened read-only") }
+        return try exclusively {
+            if let poisoned = view.withLock({ $0.poisoned }) {
+                throw StrataError(.poisoned, "\(path): an earlier write failed in a way that leaves the file state unknown; close and reopen the store", cause: poisoned)
+            }
+            let tx = try WriteTransaction(engine: self, writer: try takeWriterState())
+            do {
+                let result = try body(tx)
+                try tx.commit()
+                returnWriterState(tx.finish())
+                // The commit is durable; a failed automatic checkpoint is retried after a later
+                // commit (and a failed sync poisons the engine, reported by the next write).
+                try? checkpointIfNeeded()
+                return result
+            } catch {
+                returnWriterState(tx.rollback())
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` as this engine's single writer: after the in-process gate and the
+    /// cross-process writer lock (each waiting up to the busy timeout), caught up with other
+    /// processes. Refuses at once when called from inside a write on the same thread.
+    func exclusively<R>(_ body: () throws -> R) throws -> R {
+        try checkOpen()
+        let me = currentThreadID()
+        if writerThread.withLock({ $0 == me }) {
+            throw StrataError(.misuse, "\(path): called inside a write transaction on the same thread (it would wait for itself)")
+        }
         guard writerGate.wait(timeout: .now() + options.busyTimeout) == .success else {
             throw StrataError(.busy, "\(path) is busy: another thread of this process is writing (waited \(options.busyTimeout) s)")
         }
-        defer { writerGate.signal() }
+        writerThread.withLock { $0 = me }
+        defer {
+            writerThread.withLock { $0 = nil }
+            writerGate.signal()
+        }
         try shared.lockWriter(timeout: options.busyTimeout, storePath: path)
         defer { shared.unlockWriter() }
-
         try synchronize()
-        if let poisoned = view.withLock({ $0.poisoned }) {
-            throw StrataError(.poisoned, "\(path): an earlier write failed in a way that leaves the file state unknown; close and reopen the store", cause: poisoned)
-        }
-        let tx = try WriteTransaction(engine: self, writer: try takeWriterState())
-        do {
-            let result = try body(tx)
-            try tx.commit()
-            returnWriterState(tx.finish())
-            // The commit is durable; a failed automatic checkpoint is retried after a later
-            // commit (and a failed sync poisons the engine, reported by the next write).
-            try? checkpointIfNeeded()
-            return result
-        } catch {
-            returnWriterState(tx.rollback())
-            throw error
-        }
+        return try body()
     }
 
     // MARK: Maintenance
@@ -208,16 +230,8 @@ public final class StorageEngine: Sendable {
     /// Readers are never blocked and never constrain it (pages they can reach are never
     /// overwritten). Runs automatically every ``StorageOptions/checkpointFrames`` frames.
     public func checkpoint() throws {
-        try checkOpen()
         if options.readOnly { throw StrataError(.readOnly, "\(path) was opened read-only") }
-        guard writerGate.wait(timeout: .now() + options.busyTimeout) == .success else {
-            throw StrataError(.busy, "\(path) is busy: another thread of this process is writing")
-        }
-        defer { writerGate.signal() }
-        try shared.lockWriter(timeout: options.busyTimeout, storePath: path)
-        defer { shared.unlockWriter() }
-        try synchronize()
-        try runCheckpoint()
+        try exclusively { try runCheckpoint() }
     }
 
     /// Closes the store: checkpoints if no other writer is active, releases locks and files.
@@ -247,6 +261,15 @@ public final class StorageEngine: Sendable {
     }
 
     deinit { close() }
+
+    /// An identifier of the calling thread.
+    func currentThreadID() -> UInt {
+        #if canImport(Glibc)
+        return UInt(pthread_self())
+        #else
+        return UInt(bitPattern: pthread_self())
+        #endif
+    }
 
     func checkOpen() throws {
         if view.withLock({ $0.closed }) { throw StrataError(.closed, "\(path) is closed") }

@@ -30,15 +30,7 @@ extension StorageEngine {
     /// Checks the whole store (see `Finding`). Takes the writer lock so the state cannot change
     /// under the walk; returns an empty array when the store is sound.
     public func check() throws -> [Finding] {
-        try checkOpen()
-        guard writerGate.wait(timeout: .now() + options.busyTimeout) == .success else {
-            throw StrataError(.busy, "\(path) is busy: another thread of this process is writing")
-        }
-        defer { writerGate.signal() }
-        try shared.lockWriter(timeout: options.busyTimeout, storePath: path)
-        defer { shared.unlockWriter() }
-        try synchronize()
-        return try checkWithoutLocking()
+        try exclusively { try checkWithoutLocking() }
     }
 
     /// The check itself; the caller guarantees no commit runs meanwhile.
