@@ -181,7 +181,7 @@ extension StorageEngine {
 /// A weak reference to the engine, for callbacks created before the engine exists.
 final class EngineReference: Sendable {
     private struct Box { weak var engine: StorageEngine? }
-    private let box = Mutex(Box())   // guards the weak reference
+    private let box = Lock(Box())   // guards the weak reference
     var engine: StorageEngine? { box.withLock { $0.engine } }
     func set(_ engine: StorageEngine) { box.withLock { $0.engine = engine } }
 }
@@ -194,4 +194,3 @@ extension StorageEngine {
     }
 }
 
-import Synchronization

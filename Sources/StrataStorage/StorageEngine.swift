@@ -8,7 +8,6 @@
 // write after a failed sync (the engine is then poisoned until reopened).
 
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,18 +56,18 @@ public final class StorageEngine: Sendable {
     }
 
     /// Guards the view. Held briefly; never across I/O except the publish of a commit.
-    let view: Mutex<View>
+    let view: Lock<View>
     /// Serializes catching up with other processes and publishing commits, so the WAL index,
     /// cache and view move together.
-    let syncLock = Mutex(())
+    let syncLock = Lock(())
     /// Writer-private state (log position, free-space model), lent to one write transaction at
     /// a time; nil while lent out.
-    let writerState = Mutex<WriterState?>(nil)
+    let writerState = Lock<WriterState?>(nil)
     /// One write transaction at a time in this engine.
     let writerGate = DispatchSemaphore(value: 1)
     /// The thread running this engine's write transaction, to refuse a nested `write` at once
     /// (it would otherwise wait for itself until the busy timeout).
-    let writerThread = Mutex<UInt?>(nil)
+    let writerThread = Lock<UInt?>(nil)
 
     struct StoreFiles: Sendable {
         let main: any FileIO
@@ -90,7 +89,7 @@ public final class StorageEngine: Sendable {
             storePath: path, main: files.main, wal: files.wal, pageSize: header.pageSize,
             cacheBytes: options.cacheBytes, refreshIndex: { try reference.engine?.synchronize() })
         let walHeader = WALHeader(pageSize: header.pageSize, storeID: header.storeID, salt: 0, epoch: 0, baseGeneration: header.meta.generation)
-        self.view = Mutex(View(
+        self.view = Lock(View(
             meta: header.meta, walHeader: walHeader, committedFrames: 0, committedChain: walHeader.checksum,
             changeCounter: 0, intactFrom: header.meta.generation))
     }

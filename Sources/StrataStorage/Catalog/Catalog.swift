@@ -49,7 +49,7 @@ final class CatalogCache: Sendable {
         var generation: Generation?
         var entries: [TreeName: TreeDescriptor?] = [:]
     }
-    private let state = Mutex(State())   // guards the generation and its entries
+    private let state = Lock(State())   // guards the generation and its entries
 
     func descriptor<Source: PageSource>(of name: TreeName, meta: StoreMeta, source: Source) throws -> TreeDescriptor? {
         let cached = state.withLock { s -> TreeDescriptor?? in
@@ -69,4 +69,3 @@ final class CatalogCache: Sendable {
     }
 }
 
-import Synchronization

@@ -11,7 +11,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// The file system as the operating system provides it.
 public struct PosixFileSystem: FileSystem {
@@ -75,14 +74,14 @@ func parentDirectory(of path: String) -> String {
 public final class PosixFile: FileIO {
     public let path: String
     /// The descriptor; -1 once closed. Guarded by `state` so `close()` cannot race a call.
-    private let state: Mutex<Int32>
+    private let state: Lock<Int32>
     /// A read-only shared mapping (address, length), unmapped only in deinit so readers that
     /// raced a close never touch unmapped memory. Guarded by `mapping`.
-    private let mapping = Mutex<(address: UInt, length: Int)?>(nil)
+    private let mapping = Lock<(address: UInt, length: Int)?>(nil)
 
     init(descriptor: Int32, path: String) {
         self.path = path
-        self.state = Mutex(descriptor)
+        self.state = Lock(descriptor)
     }
 
     deinit {

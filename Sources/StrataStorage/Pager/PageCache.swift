@@ -8,7 +8,6 @@
 // never accept a page loaded before an invalidation that happened during the load (the
 // `changeToken` check), so a stale read cannot overwrite a newer version.
 
-import Synchronization
 
 struct PageCache: ~Copyable, Sendable {
     struct Slot {
@@ -31,13 +30,13 @@ struct PageCache: ~Copyable, Sendable {
     static let maxSpares = 256
 
     let capacityPages: Int
-    private let state: Mutex<State>   // guards the index, slots, hand and counters
+    private let state: Lock<State>   // guards the index, slots, hand and counters
 
     init(capacityBytes: Int, pageSize: Int) {
         capacityPages = max(16, capacityBytes / pageSize)
         var initial = State()
         initial.index = PageMap(minimumCapacity: min(capacityPages, 1 << 16))
-        state = Mutex(initial)
+        state = Lock(initial)
     }
 
     /// The cached page, if any.

@@ -35,8 +35,8 @@ final class ReaderTable: Sendable {
         var lingerScheduled = false
     }
 
-    private let state = Mutex(State())   // guards readers, counts and the slot bookkeeping
-    private let slotIO = Mutex(())       // serializes this engine's slot claims and writes
+    private let state = Lock(State())   // guards readers, counts and the slot bookkeeping
+    private let slotIO = Lock(())       // serializes this engine's slot claims and writes
     private let shared: SharedState
     private let linger: Double
 

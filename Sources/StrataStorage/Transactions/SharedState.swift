@@ -9,7 +9,6 @@
 // process has a live reader (plus a short linger).
 
 import Foundation
-import Synchronization
 
 /// The shared header: what every process needs to see the latest commit.
 struct SharedHeader: Equatable, Sendable {

@@ -7,7 +7,6 @@
 // Must never be consulted without checking that the frame read back carries the salt stored
 // here: another process may have reset the WAL since (then the store file has the page).
 
-import Synchronization
 
 struct WALIndex: ~Copyable, Sendable {
     struct Location: Equatable {
@@ -21,7 +20,7 @@ struct WALIndex: ~Copyable, Sendable {
         var frames = PageMap()               // page → frame index
     }
 
-    private let state = Mutex(State())   // guards the map and the epoch identity
+    private let state = Lock(State())   // guards the map and the epoch identity
 
     init() {}
 
