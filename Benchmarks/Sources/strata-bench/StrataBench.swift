@@ -1,7 +1,9 @@
 // strata-bench: Strata against SQLite and LMDB, same workloads, one run.
 //
 //   swift run -c release --package-path Benchmarks strata-bench engine [--records N] [--json] [--dir PATH]
-//       [--systems strata,sqlite,lmdb]
+//       [--systems strata,sqlite,lmdb] [--repeat R]
+//
+// With --repeat R every phase runs R times and the table shows the median of each workload.
 //
 // Each system's phases run in child processes of their own (so peak RSS is their own; the
 // table shows the largest phase); `--child SYSTEM --phase PHASE` runs one phase (for profiling,
@@ -25,6 +27,7 @@ enum StrataBench {
         var directory = NSTemporaryDirectory()
         var child: String?
         var phase = "load"
+        var repeats = 1
         var selected = systems.map(\.0)
         var index = 0
         while index < arguments.count {
@@ -32,6 +35,7 @@ enum StrataBench {
             case "--records": index += 1; records = Int(arguments[safe: index] ?? "") ?? { fail("--records needs a number") }()
             case "--json": json = true
             case "--phase": index += 1; phase = arguments[safe: index] ?? phase
+            case "--repeat": index += 1; repeats = max(1, Int(arguments[safe: index] ?? "") ?? 1)
             case "--dir":
                 index += 1
                 guard let value = arguments[safe: index] else { fail("--dir needs a path") }
@@ -63,7 +67,8 @@ enum StrataBench {
         for (name, _) in systems where selected.contains(name) {
             if !json { FileHandle.standardError.write(Data("running \(name) (\(records) records)…\n".utf8)) }
             var peakRSS: Measurement?
-            phases: for phase in EngineSuite.phases {
+            var samples: [String: [Measurement]] = [:]
+            phases: for phase in Array(repeating: EngineSuite.phases, count: repeats).joined() {
                 let (lines, status) = runChild(name, phase: phase, records: records, directory: directory)
                 for line in lines {
                     if line.hasPrefix("RESULT "), let m = try? JSONDecoder().decode(Measurement.self, from: Data(line.dropFirst(7).utf8)) {
@@ -71,7 +76,7 @@ enum StrataBench {
                         if m.workload == "peak RSS" {
                             if peakRSS == nil || m.value > peakRSS!.value { peakRSS = m }
                         } else {
-                            results.append(m)
+                            samples[m.workload, default: []].append(m)
                         }
                     } else if line.hasPrefix("SKIP ") {
                         notes.append("\(name): \(line.dropFirst(5))")
@@ -79,6 +84,13 @@ enum StrataBench {
                     }
                 }
                 if status != 0 { notes.append("\(name) \(phase): child process exited with status \(status)") }
+            }
+            // The median of the repetitions, in workload order of first appearance.
+            var order: [String] = []
+            for phase in EngineSuite.phases { for w in EngineSuite.workloads(phase) where samples[w] != nil { order.append(w) } }
+            for workload in order {
+                let sorted = samples[workload]!.sorted { $0.value < $1.value }
+                results.append(sorted[sorted.count / 2])
             }
             if let peakRSS { results.append(peakRSS) }
         }

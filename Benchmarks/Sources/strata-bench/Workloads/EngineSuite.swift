@@ -34,6 +34,15 @@ enum EngineSuite {
     /// `mixed` (reader and durable writer on that store; removes it), `commits` (fresh store).
     static let phases = ["load", "mixed", "commits"]
 
+    /// The workloads each phase reports, in table order.
+    static func workloads(_ phase: String) -> [String] {
+        switch phase {
+        case "load": ["bulk load (1 transaction)", "point lookups, 1 read transaction", "point lookups, 1 transaction each", "full scan", "store size after load"]
+        case "mixed": ["reader alone, 1 transaction per lookup", "reader while writer commits", "writer alone, durable commits", "writer while reader reads, durable commits"]
+        default: ["durable commits (1 record each)", "fsync limit (4 KiB pwrite + fdatasync)"]
+        }
+    }
+
     static func run(_ peerType: KeyValuePeer.Type, phase: String, records n: Int, directory: String, emit: (Measurement) -> Void) throws {
         let system = peerType.name
         func report(_ workload: String, _ value: Double, _ unit: String) {
