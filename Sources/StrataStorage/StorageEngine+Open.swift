@@ -104,8 +104,8 @@ extension StorageEngine {
     /// Uses the shared header if it matches the WAL exactly (a live process keeps it current).
     private func adoptSharedHeader() throws -> Bool {
         guard let header = try shared.readHeader(), header.storeID == storeID, header.pageSize == pageSize,
-              let walHeader = try WALWriter.readHeader(files.wal),
-              walHeader.salt == header.walSalt, walHeader.epoch == header.walEpoch, walHeader.storeID == storeID
+              let walHeader = try WALWriter.readHeader(files.wal, storeID: storeID, pageSize: pageSize),
+              walHeader.salt == header.walSalt, walHeader.epoch == header.walEpoch
         else { return false }
         let scan: WALScan
         do {
@@ -132,7 +132,7 @@ extension StorageEngine {
         var meta = checkpointed
         var position: LogPosition
         var scan = WALScan(committedFrames: 0, chain: 0)
-        if let walHeader = try WALWriter.readHeader(files.wal), walHeader.storeID == storeID, walHeader.pageSize == pageSize {
+        if let walHeader = try WALWriter.readHeader(files.wal, storeID: storeID, pageSize: pageSize) {
             scan = try WALScanner.scan(
                 files.wal, header: walHeader, from: 0, seed: walHeader.checksum,
                 previous: checkpointed.generation, skipThrough: checkpointed.generation)
@@ -142,7 +142,8 @@ extension StorageEngine {
             // No usable WAL (new, torn header, or another store's): start a fresh one.
             let blank = WALHeader(pageSize: pageSize, storeID: storeID, salt: 0, epoch: 0, baseGeneration: checkpointed.generation)
             position = LogPosition(header: blank, committedFrames: 0, committedChain: 0)
-            try WALWriter.reset(files.wal, position: &position, baseGeneration: checkpointed.generation, sizeLimit: options.walSizeLimit)
+            try WALWriter.reset(files.wal, position: &position, baseGeneration: checkpointed.generation)
+            try WALWriter.truncate(files.wal, toAtMost: 0, pageSize: pageSize)
             scan = WALScan(committedFrames: 0, chain: position.committedChain)
         }
         let previous = try shared.readHeader()

@@ -46,7 +46,7 @@ extension StorageEngine {
                 files.wal, header: walHeader, from: frames, seed: chain,
                 previous: meta.generation, skipThrough: meta.generation, limit: header.committedFrames)
         } else {
-            guard let fileHeader = try WALWriter.readHeader(files.wal), fileHeader.salt == header.walSalt,
+            guard let fileHeader = try WALWriter.readHeader(files.wal, storeID: storeID, pageSize: pageSize), fileHeader.salt == header.walSalt,
                   fileHeader.epoch == header.walEpoch else { return false }
             newWALHeader = fileHeader
             scan = try WALScanner.scan(

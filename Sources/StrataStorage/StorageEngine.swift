@@ -127,30 +127,26 @@ public final class StorageEngine: Sendable {
         throw StrataError(.busy, "\(path): could not pin a generation: commits keep racing ahead")
     }
 
-    /// Begins a read transaction at an older `generation`, if its pages are still retained (it is
-    /// pinned by another live reader, or no page it uses has been reused yet). Throws
-    /// `.generationNotRetained` otherwise.
+    /// Begins a read transaction at `generation`: the latest one, or an older one that a live
+    /// read transaction of this engine still pins (its pages are retained exactly as long as that
+    /// pin lives). Throws `.generationNotRetained` otherwise, `.invalidArgument` for a generation
+    /// not yet committed.
     public func beginRead(at generation: Generation) throws -> ReadTransaction {
         try checkOpen()
         try synchronize()
-        let (latest, meta, intactFrom) = view.withLock { ($0.meta.generation, $0.recentMetas[generation], $0.intactFrom) }
-        if generation == latest { return try beginRead() }
-        guard generation < latest else {
+        let (latest, meta) = view.withLock { ($0.meta.generation, $0.recentMetas[generation]) }
+        guard generation <= latest else {
             throw StrataError(.invalidArgument, "\(path): generation \(generation) has not been committed (latest is \(latest))")
         }
-        let pinnedAlready = readers.isPinned(generation)
-        guard let meta, pinnedAlready || generation >= intactFrom else {
-            throw StrataError(.generationNotRetained, "\(path): generation \(generation) is no longer retained (pages it used have been reused; the oldest intact generation is \(intactFrom), the latest \(latest))")
+        if let meta, let token = readers.registerIfPinned(generation) {
+            return ReadTransaction(engine: self, meta: meta, token: token)
         }
-        let (token, published) = try readers.register(generation)
-        if published, !pinnedAlready {
-            let sharedFrom = try shared.readHeader()?.intactFrom ?? latest
-            if generation < sharedFrom {
-                readers.unregister(token)
-                throw StrataError(.generationNotRetained, "\(path): generation \(generation) is no longer retained (another process reused its pages)")
-            }
+        if generation == latest {
+            let tx = try beginRead()
+            if tx.generation == generation { return tx }
+            tx.end()
         }
-        return ReadTransaction(engine: self, meta: meta, token: token)
+        throw StrataError(.generationNotRetained, "\(path): generation \(generation) is not retained: no live read transaction of this engine pins it (the latest is \(latest)); keep a read transaction open at a generation to be able to return to it")
     }
 
     /// After registering a reader at `generation`: true if no commit slipped in between reading
@@ -184,7 +180,14 @@ public final class StorageEngine: Sendable {
             if let poisoned = view.withLock({ $0.poisoned }) {
                 throw StrataError(.poisoned, "\(path): an earlier write failed in a way that leaves the file state unknown; close and reopen the store", cause: poisoned)
             }
-            let tx = try WriteTransaction(engine: self, writer: try takeWriterState())
+            let writer = try takeWriterState()
+            let tx: WriteTransaction
+            do {
+                tx = try WriteTransaction(engine: self, writer: writer)
+            } catch {
+                returnWriterState(writer)
+                throw error
+            }
             do {
                 let result = try body(tx)
                 try tx.commit()

@@ -19,7 +19,7 @@ public struct ReadableTree {
     }
 
     /// The number of records.
-    public var count: Int { Int(descriptor.recordCount) }
+    public var count: Int { Int(clamping: descriptor.recordCount) }
 
     /// The value stored under `key`, or nil.
     public func get(_ key: some ContiguousBytes) throws -> [UInt8]? {
@@ -74,7 +74,7 @@ public struct WritableTree {
 
     /// The number of records.
     public var count: Int {
-        get throws { Int(try reader().descriptor.recordCount) }
+        get throws { Int(clamping: try reader().descriptor.recordCount) }
     }
 
     public func get(_ key: some ContiguousBytes) throws -> [UInt8]? {

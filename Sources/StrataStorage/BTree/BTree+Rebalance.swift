@@ -8,17 +8,61 @@
 
 extension BTreeWriter {
     /// Restores fill after a delete left `node` (the end of `path`) possibly underfull.
+    /// An empty leaf is removed from its parent outright (with any ancestors it leaves empty), so
+    /// a committed tree never holds an empty leaf other than an empty root.
     mutating func rebalance(from node: PageBuffer, path: [PathStep]) throws {
         var node = node
         var path = path
-        while let step = path.last, node.usedBytes < limits.underflowBytes {
+        var emptySubtree = node.isLeaf && node.cellCount == 0
+        while let step = path.last {
+            if emptySubtree {
+                path.removeLast()
+                try freeNode(node)
+                node = step.page
+                if node.cellCount > 0 {
+                    removeChild(at: step.position, from: node)
+                    emptySubtree = false
+                }
+                continue
+            }
+            guard node.usedBytes < limits.underflowBytes else { break }
             path.removeLast()
             let parent = step.page
             guard parent.cellCount > 0 else { node = parent; continue }
             guard try mergeWithSibling(node, parent: parent, position: step.position) else { break }
             node = parent
         }
+        if emptySubtree && node.isBranch {
+            // The whole tree is empty: start again from one empty leaf.
+            try freeNode(node)
+            let root = try sink.allocate(.leaf)
+            descriptor.leafPages += 1
+            descriptor.root = root.pageNumber
+            descriptor.depth = 1
+            return
+        }
         try collapseRoot()
+    }
+
+    /// Frees a node on the write path and updates the page counts.
+    private mutating func freeNode(_ node: PageBuffer) throws {
+        try sink.free(node.pageNumber, writtenAt: node.generation)
+        if node.isLeaf {
+            descriptor.leafPages = try decremented(descriptor.leafPages, by: 1, "leaf page count")
+        } else {
+            descriptor.branchPages = try decremented(descriptor.branchPages, by: 1, "branch page count")
+        }
+    }
+
+    /// Removes the child at `position` (whose subtree is empty) and one separator from `parent`.
+    private func removeChild(at position: Int, from parent: PageBuffer) {
+        if position < parent.cellCount {
+            parent.removeCell(at: position)
+        } else {
+            let last = parent.cellCount - 1
+            parent.link = parent.child(at: last)
+            parent.removeCell(at: last)
+        }
     }
 
     /// Merges `node` (child `position` of `parent`) with its left sibling, or its right one when
@@ -49,7 +93,11 @@ extension BTreeWriter {
         parent.setChild(at: rightPosition, left.pageNumber)
         parent.removeCell(at: leftPosition)
         try sink.free(rightPage.pageNumber, writtenAt: rightPage.generation)
-        if isLeaf { descriptor.leafPages -= 1 } else { descriptor.branchPages -= 1 }
+        if isLeaf {
+            descriptor.leafPages = try decremented(descriptor.leafPages, by: 1, "leaf page count")
+        } else {
+            descriptor.branchPages = try decremented(descriptor.branchPages, by: 1, "branch page count")
+        }
         return true
     }
 
@@ -59,7 +107,7 @@ extension BTreeWriter {
             let root = try reader.node(descriptor.root, expectLeaf: false)
             guard root.cellCount == 0 else { return }
             try sink.free(root.pageNumber, writtenAt: root.generation)
-            descriptor.branchPages -= 1
+            descriptor.branchPages = try decremented(descriptor.branchPages, by: 1, "branch page count")
             descriptor.root = root.link
             descriptor.depth -= 1
         }

@@ -101,7 +101,7 @@ struct BTreeWriter<Sink: PageSink> {
             throw StrataError.corrupt(sink.storePath, page: leaf.pageNumber, "tree \"\(name)\": key found by lookup is missing on the write path")
         }
         try removeLeafCell(leaf, at: index)
-        descriptor.recordCount -= 1
+        descriptor.recordCount = try decremented(descriptor.recordCount, by: 1, "record count")
         try rebalance(from: leaf, path: path)
         descriptor.modifiedGeneration = sink.writeGeneration
         return true
@@ -111,9 +111,17 @@ struct BTreeWriter<Sink: PageSink> {
     private mutating func removeLeafCell(_ leaf: PageBuffer, at index: Int) throws {
         if case .overflow(let first, let length) = leaf.leafValue(at: index) {
             let freed = try OverflowChain.free(first: first, length: length, in: sink, tree: name)
-            descriptor.overflowPages -= UInt64(freed)
+            descriptor.overflowPages = try decremented(descriptor.overflowPages, by: UInt64(freed), "overflow page count")
         }
         leaf.removeCell(at: index)
+    }
+
+    /// `value - amount`, or a corruption error when a count read from disk is too small.
+    func decremented(_ value: UInt64, by amount: UInt64, _ what: String) throws -> UInt64 {
+        guard value >= amount else {
+            throw StrataError.corrupt(sink.storePath, "tree \"\(name)\": its \(what) \(value) is smaller than the tree's contents")
+        }
+        return value - amount
     }
 
     /// Frees every page of the tree (used by drop). Reads each page once.

@@ -232,9 +232,34 @@ extension PageBuffer {
 
     // MARK: Validation of pages read from disk
 
-    /// Checks that every slot and cell of a branch or leaf lies inside the page, so the unchecked
-    /// accessors above are safe. Returns a description of the first problem, or nil.
+    /// Checks that every slot and cell of a branch or leaf lies inside the page and that the
+    /// cells' sizes plus `garbage` account for the whole cell area, so the unchecked accessors
+    /// are safe and the mutators (which trust `garbage` and `usedBytes`) stay inside the page.
+    /// Key order and overlapping cells (harmless to memory safety) are left to the integrity
+    /// check. Returns the first problem, or nil.
     func validateNode() -> String? {
+        if let problem = validateCells() { return problem }
+        var live = 0
+        for index in 0..<cellCount { live += cellSize(atOffset: slot(index)) }
+        if live + garbage != size - contentStart {
+            return "cells (\(live) bytes) and garbage (\(garbage)) do not fill the cell area (\(size - contentStart) bytes)"
+        }
+        return nil
+    }
+
+    /// Extents of the cells, sorted by offset, with the first overlap found (integrity check).
+    func overlappingCell() -> Int? {
+        var extents = (0..<cellCount).map { index -> (Int, Int) in
+            let offset = slot(index)
+            return (offset, offset + cellSize(atOffset: offset))
+        }
+        extents.sort { $0.0 < $1.0 }
+        for i in extents.indices.dropFirst() where extents[i].0 < extents[i - 1].1 { return extents[i].0 }
+        return nil
+    }
+
+    /// Each slot and cell on its own inside the page.
+    private func validateCells() -> String? {
         let count = cellCount
         let start = contentStart
         let slotsEnd = PageHeader.size + 2 * count

@@ -51,6 +51,17 @@ enum ByteLock {
         }
     }
 
+    /// Releases every lock held through `fd` (the whole file).
+    static func unlockAll(_ fd: Int32) {
+        var lock = flock()
+        lock.l_type = Int16(F_UNLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 0
+        lock.l_len = 0
+        lock.l_pid = 0
+        _ = retryingInterrupts { fcntl(fd, setLock, &lock) }
+    }
+
     /// True if a lock held through another handle would conflict with an exclusive lock here.
     static func isLocked(_ fd: Int32, byte: Int64, path: String) throws -> Bool {
         var lock = request(Int32(F_WRLCK), byte: byte)

@@ -73,19 +73,23 @@ func parentDirectory(of path: String) -> String {
 /// A file opened through `PosixFileSystem`.
 public final class PosixFile: FileIO {
     public let path: String
-    /// The descriptor; -1 once closed. Guarded by `state` so `close()` cannot race a call.
-    private let state: Lock<Int32>
+    /// The descriptor and whether `close()` was called. The descriptor itself is closed only in
+    /// deinit: a call already past its `descriptor()` check on another thread must never find
+    /// the number reused for an unrelated file. Guarded by `state`.
+    private let state: Lock<(fd: Int32, closed: Bool)>
     /// A read-only shared mapping (address, length), unmapped only in deinit so readers that
     /// raced a close never touch unmapped memory. Guarded by `mapping`.
     private let mapping = Lock<(address: UInt, length: Int)?>(nil)
 
     init(descriptor: Int32, path: String) {
         self.path = path
-        self.state = Lock(descriptor)
+        self.state = Lock((descriptor, false))
     }
 
     deinit {
         close()
+        let fd = state.withLock { $0.fd }
+        _ = Glibc_or_Darwin_close(fd)
         if let (address, length) = mapping.withLock({ $0 }) {
             munmap(UnsafeMutableRawPointer(bitPattern: address), length)
         }
@@ -104,8 +108,8 @@ public final class PosixFile: FileIO {
     }
 
     private func descriptor() throws -> Int32 {
-        let fd = state.withLock { $0 }
-        if fd < 0 { throw StrataError(.closed, "\(path) is closed") }
+        let (fd, closed) = state.withLock { $0 }
+        if closed { throw StrataError(.closed, "\(path) is closed") }
         return fd
     }
 
@@ -178,13 +182,14 @@ public final class PosixFile: FileIO {
         return try ByteLock.isLocked(fd, byte: byte, path: path)
     }
 
+    /// Refuses further calls and releases every lock this handle holds. The descriptor stays
+    /// open (unusable) until the handle is deallocated.
     public func close() {
-        let fd = state.withLock { fd -> Int32 in
-            let old = fd
-            fd = -1
-            return old
+        let (fd, wasClosed) = state.withLock { s -> (Int32, Bool) in
+            defer { s.closed = true }
+            return (s.fd, s.closed)
         }
-        if fd >= 0 { _ = Glibc_or_Darwin_close(fd) }
+        if !wasClosed { ByteLock.unlockAll(fd) }
     }
 }
 

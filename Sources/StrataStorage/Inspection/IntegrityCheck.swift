@@ -35,7 +35,14 @@ extension StorageEngine {
 
     /// The check itself; the caller guarantees no commit runs meanwhile.
     func checkWithoutLocking() throws -> [Finding] {
-        var walker = IntegrityWalker(pager: pager, meta: view.withLock { $0.meta })
+        let (meta, frames) = view.withLock { ($0.meta, $0.committedFrames) }
+        let available = try files.main.size() / Int64(pageSize) + Int64(frames)
+        // Pages allocated and freed inside one transaction are never written, so the page count
+        // may exceed what the files hold, but not by more than this.
+        if Int64(meta.pageCount) > 2 * available + 1024 {
+            return [Finding(message: "the page count \(meta.pageCount) exceeds the \(available) pages the store file and WAL can hold")]
+        }
+        var walker = IntegrityWalker(pager: pager, meta: meta)
         walker.run()
         return walker.findings
     }
@@ -45,14 +52,19 @@ struct IntegrityWalker {
     let pager: Pager
     let meta: StoreMeta
     var findings: [Finding] = []
-    /// Who uses each page: nil = nobody yet.
-    var owners: [String?]
+    /// Who uses each page: an index into `ownerNames`, or -1 for nobody yet (4 bytes a page).
+    var ownerIndex: [Int32]
+    var ownerNames: [String] = []
+    var ownerLookup: [String: Int32] = [:]
 
     init(pager: Pager, meta: StoreMeta) {
         self.pager = pager
         self.meta = meta
-        self.owners = Array(repeating: nil, count: Int(meta.pageCount))
+        self.ownerIndex = Array(repeating: -1, count: Int(meta.pageCount))
     }
+
+    /// The owner of each page (nil: nobody).
+    var owners: [String?] { ownerIndex.map { $0 < 0 ? nil : ownerNames[Int($0)] } }
 
     mutating func run() {
         claim(PageNumber(0), by: "the file header")
@@ -66,21 +78,27 @@ struct IntegrityWalker {
         }
         walkTree("(free space)", meta.freeTree)
         checkFreeEntries()
-        for (index, owner) in owners.enumerated() where owner == nil {
+        for (index, owner) in ownerIndex.enumerated() where owner < 0 {
             findings.append(Finding(page: PageNumber(UInt32(index)), message: "lost: neither used by a tree nor recorded as free"))
         }
     }
 
     private mutating func claim(_ page: PageNumber, by owner: String) {
         let index = Int(page.rawValue)
-        guard index < owners.count else {
+        guard index < ownerIndex.count else {
             findings.append(Finding(page: page, tree: owner, message: "beyond the page count \(meta.pageCount)"))
             return
         }
-        if let previous = owners[index] {
-            findings.append(Finding(page: page, message: "used twice: by \(previous) and by \(owner)"))
+        if ownerIndex[index] >= 0 {
+            findings.append(Finding(page: page, message: "used twice: by \(ownerNames[Int(ownerIndex[index])]) and by \(owner)"))
+            return
+        }
+        if let known = ownerLookup[owner] {
+            ownerIndex[index] = known
         } else {
-            owners[index] = owner
+            ownerIndex[index] = Int32(ownerNames.count)
+            ownerLookup[owner] = Int32(ownerNames.count)
+            ownerNames.append(owner)
         }
     }
 
@@ -119,6 +137,9 @@ struct IntegrityWalker {
             findings.append(Finding(page: number, tree: tree, message: "empty non-root leaf"))
         }
         checkKeyOrder(page, lower: lower, upper: upper, tree: tree)
+        if let offset = page.overlappingCell() {
+            findings.append(Finding(page: number, tree: tree, message: "cells overlap at offset \(offset)"))
+        }
         if page.isLeaf {
             tally.leaves += 1
             tally.records += UInt64(page.cellCount)

@@ -148,7 +148,7 @@ extension StorageEngine {
 
     private func describeWAL() throws -> StoreDump.WAL {
         let bytes = try files.wal.size()
-        guard let header = try WALWriter.readHeader(files.wal) else {
+        guard let header = try WALWriter.readHeader(files.wal, storeID: storeID, pageSize: pageSize) else {
             return StoreDump.WAL(bytes: bytes, valid: false, committedFrames: 0, uncommittedTailFrames: false, transactions: [])
         }
         let scan = try WALScanner.scan(files.wal, header: header, from: 0, seed: header.checksum, previous: .zero, skipThrough: Generation(UInt64.max))

@@ -56,8 +56,8 @@ extension StorageEngine {
             trees += try Catalog.list(catalog: tx.meta.catalog, source: tx.snapshot)
             let treeStatistics = try trees.map { name, d in
                 TreeStatistics(
-                    name: name, depth: d.depth, recordCount: Int(d.recordCount), branchPages: Int(d.branchPages),
-                    leafPages: Int(d.leafPages), overflowPages: Int(d.overflowPages), rootPage: d.root,
+                    name: name, depth: d.depth, recordCount: Int(clamping: d.recordCount), branchPages: Int(clamping: d.branchPages),
+                    leafPages: Int(clamping: d.leafPages), overflowPages: Int(clamping: d.overflowPages), rootPage: d.root,
                     fillFactor: fillFactor ? try measureFill(d, name: name.rawValue, source: source) : nil)
             }
             let (frames, intactFrom) = view.withLock { ($0.committedFrames, $0.intactFrom) }

@@ -45,6 +45,9 @@ struct StoreMeta: Equatable, Sendable {
             freeTree: try descriptor(64, "free-space tree"),
             pageCount: base.u32(offset + 120),
             commitTime: base.u64(offset + 128))
+        if meta.generation.rawValue >= Generation.limit {
+            throw StrataError(.corrupt, "\(place): generation \(meta.generation.rawValue) is implausibly large")
+        }
         for (name, d) in [("catalog", meta.catalog), ("free-space tree", meta.freeTree)] where d.root.rawValue >= meta.pageCount {
             throw StrataError(.corrupt, "\(place): \(name) root page \(d.root.rawValue) is beyond the page count \(meta.pageCount)")
         }

@@ -13,6 +13,10 @@ public struct Generation: RawRepresentable, Hashable, Comparable, Sendable, Cust
     /// The state of a newly created store, before any commit.
     public static let zero = Generation(0)
 
+    /// Generations read from disk must be below this (2⁶², far beyond any real store), so
+    /// arithmetic on them can never overflow.
+    static let limit: UInt64 = 1 << 62
+
     /// The generation the next commit after this one will have.
     public var next: Generation { Generation(rawValue + 1) }
 

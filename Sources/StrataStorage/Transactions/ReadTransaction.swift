@@ -27,7 +27,7 @@ public final class ReadTransaction: Sendable {
     init(engine: StorageEngine, meta: StoreMeta, token: ReaderToken) {
         self.engine = engine
         self.meta = meta
-        self.snapshot = Snapshot(pager: engine.pager, generation: meta.generation, token: token)
+        self.snapshot = Snapshot(pager: engine.pager, readers: engine.readers, generation: meta.generation, token: token)
     }
 
     deinit { end() }
@@ -75,11 +75,14 @@ final class Snapshot: PageSource, Sendable {
     /// Unowned: the read transaction holding this snapshot holds the engine, which owns the
     /// pager (saves a retain/release pair on every page access).
     unowned(unsafe) let pager: Pager
+    /// Unowned for the same reason as `pager`.
+    unowned(unsafe) let readers: ReaderTable
     let generation: Generation
     let token: ReaderToken
 
-    init(pager: Pager, generation: Generation, token: ReaderToken) {
+    init(pager: Pager, readers: ReaderTable, generation: Generation, token: ReaderToken) {
         self.pager = pager
+        self.readers = readers
         self.generation = generation
         self.token = token
     }
@@ -97,6 +100,8 @@ final class Snapshot: PageSource, Sendable {
     func page(_ number: PageNumber) throws -> PageBuffer {
         let page = try pager.committedPage(number)
         if page.generation > generation {
+            // Another process's writer may have ended this engine's old readers.
+            try? readers.noticeEviction(before: page.generation)
             try checkNotEvicted()
             throw StrataError.corrupt(
                 pager.storePath, page: number,

@@ -48,6 +48,7 @@ final class ReaderTable: Sendable {
     /// Registers a reader at `generation`. Returns the token and whether the shared slot was
     /// written (then the caller must re-validate its snapshot against the shared header).
     func register(_ generation: Generation) throws -> (ReaderToken, published: Bool) {
+        try noticeEviction(before: generation)
         let (token, needsPublish) = state.withLock { s -> (ReaderToken, Bool) in
             let token = ReaderToken(id: s.nextID, generation: generation)
             s.nextID += 1
@@ -67,6 +68,19 @@ final class ReaderTable: Sendable {
             throw error
         }
         return (token, true)
+    }
+
+    /// Registers another reader at `generation` if a live, non-evicted reader of this engine
+    /// pins it already (so its pages are retained and the slot already covers it); nil otherwise.
+    func registerIfPinned(_ generation: Generation) -> ReaderToken? {
+        state.withLock { s in
+            guard s.counts[generation] != nil else { return nil }
+            let token = ReaderToken(id: s.nextID, generation: generation)
+            s.nextID += 1
+            s.readers[token.id] = token
+            s.counts[generation, default: 0] += 1
+            return token
+        }
     }
 
     func unregister(_ token: ReaderToken) {
@@ -108,6 +122,29 @@ final class ReaderTable: Sendable {
                 s.slot = index
                 s.published = minimum
                 s.publishedAt = monotonicSeconds()
+            }
+        }
+    }
+
+    /// If a writer in another process marked this engine's slot evicted (its readers held back
+    /// too many pages), it ignored all of this engine's pins: every live reader older than
+    /// `latest` is ended (`.snapshotTooOld`), and the slot is published afresh.
+    func noticeEviction(before latest: Generation) throws {
+        guard let slot = state.withLock({ $0.slot }), try shared.slotState(slot) == .evicted else { return }
+        state.withLock { s in
+            for token in s.readers.values where token.generation < latest && !token.evicted.load(ordering: .relaxed) {
+                token.evicted.store(true, ordering: .relaxed)
+                decrement(&s, token.generation)
+            }
+            s.published = nil
+        }
+        if state.withLock({ !$0.counts.isEmpty }) {
+            try publishMinimum()
+        } else {
+            try slotIO.withLock { _ in
+                if let slot = state.withLock({ $0.slot }) {
+                    try shared.writeSlot(slot, ReaderSlot(state: .active, processID: getpid(), generation: Generation(Generation.limit - 1), since: currentTimeMilliseconds()))
+                }
             }
         }
     }

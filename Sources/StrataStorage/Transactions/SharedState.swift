@@ -53,7 +53,8 @@ struct SharedHeader: Equatable, Sendable {
         let p = raw.baseAddress!
         guard memcmp(p, magic, 8) == 0, p.u32(8) == version,
               p.u32(checksumOffset) == Checksum.of(p, count: checksumOffset),
-              let meta = try? StoreMeta.decode(p, at: 80, where: path) else { return nil }
+              let meta = try? StoreMeta.decode(p, at: 80, where: path),
+              p.u64(48) < Generation.limit, p.u64(64) < Generation.limit else { return nil }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
         return SharedHeader(
@@ -179,6 +180,17 @@ final class SharedState: Sendable {
                     generation: Generation(p.u64(8)), since: p.u64(16))
             }
         }
+    }
+
+    /// The state of slot `index` (from the mapping when there is one).
+    func slotState(_ index: Int) throws -> ReaderSlot.State {
+        if let mapped {
+            let raw = UInt32(littleEndian: (mapped.base + ReaderSlot.tableOffset + index * ReaderSlot.size).load(as: UInt32.self))
+            return ReaderSlot.State(rawValue: raw) ?? .free
+        }
+        var raw: UInt32 = 0
+        let count = try withUnsafeMutableBytes(of: &raw) { try file.read(into: $0, at: Int64(ReaderSlot.tableOffset + index * ReaderSlot.size)) }
+        return count == 4 ? ReaderSlot.State(rawValue: UInt32(littleEndian: raw)) ?? .free : .free
     }
 
     func writeSlot(_ index: Int, _ slot: ReaderSlot) throws {

@@ -19,6 +19,9 @@ extension StorageEngine {
 
     /// Performs a checkpoint (caller holds the writer gate and the writer lock, and has synchronized).
     func runCheckpoint() throws {
+        if let poisoned = view.withLock({ $0.poisoned }) {
+            throw StrataError(.poisoned, "\(path): an earlier sync failed; close and reopen the store before checkpointing", cause: poisoned)
+        }
         let (meta, committedFrames) = view.withLock { ($0.meta, $0.committedFrames) }
         guard committedFrames > 0 else { return }
         guard var state = writerState.withLock({ s -> WriterState? in defer { s = nil }; return s }) else {
@@ -26,7 +29,9 @@ extension StorageEngine {
         }
         defer { returnWriterState(state) }
 
-        if options.durability == .normal { try syncOrPoison(files.wal) }
+        // Always, whatever this engine's durability: another process may have committed
+        // without syncing (durability .normal).
+        try syncOrPoison(files.wal)
         try copyFramesToStore(pageCount: meta.pageCount)
         try syncOrPoison(files.main)
         let current = try FileHeader.read(from: files.main)
@@ -41,7 +46,7 @@ extension StorageEngine {
 
         try syncLock.withLock { _ in
             do {
-                try WALWriter.reset(files.wal, position: &state.position, baseGeneration: meta.generation, sizeLimit: options.walSizeLimit)
+                try WALWriter.reset(files.wal, position: &state.position, baseGeneration: meta.generation)
             } catch let error as StrataError {
                 throw poison(error)
             }
@@ -59,6 +64,9 @@ extension StorageEngine {
                 throw poison(error)
             }
         }
+        // Only now, with the new life published, may frames past the limit disappear: a reader
+        // in another process that finds its frame cut off re-reads the shared header first.
+        try? WALWriter.truncate(files.wal, toAtMost: options.walSizeLimit, pageSize: pageSize)
     }
 
     private func syncOrPoison(_ file: any FileIO) throws {

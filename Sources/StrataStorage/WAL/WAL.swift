@@ -82,8 +82,7 @@ enum WALWriter {
     }
 
     /// Starts a new WAL life after a checkpoint: a new salt, the next epoch, frames from 0.
-    /// Cuts the file back to `sizeLimit` bytes if it grew past it.
-    static func reset(_ file: any FileIO, position: inout LogPosition, baseGeneration: Generation, sizeLimit: Int) throws {
+    static func reset(_ file: any FileIO, position: inout LogPosition, baseGeneration: Generation) throws {
         var header = position.header
         header.salt = UInt32.random(in: 1...UInt32.max)
         header.epoch += 1
@@ -91,9 +90,21 @@ enum WALWriter {
         var block = [UInt8](repeating: 0, count: header.pageSize)
         block.replaceSubrange(0..<WALHeader.encodedSize, with: header.encoded)
         try block.withUnsafeBytes { try file.write($0, at: 0) }
-        let limit = max(Int64(header.pageSize), Int64(sizeLimit) / Int64(header.pageSize) * Int64(header.pageSize))
-        if try file.size() > limit { try file.truncate(to: limit) }
         position = LogPosition(header: header, committedFrames: 0, committedChain: header.checksum)
+    }
+
+    /// Cuts the WAL file back to at most `limit` bytes (whole pages, at least the header). Only
+    /// after a reset has been published: frames past the committed end are then dead.
+    static func truncate(_ file: any FileIO, toAtMost limit: Int, pageSize: Int) throws {
+        let bound = max(Int64(pageSize), Int64(limit) / Int64(pageSize) * Int64(pageSize))
+        if try file.size() > bound { try file.truncate(to: bound) }
+    }
+
+    /// Reads the WAL header; nil if the file holds no valid one, or one for another store or
+    /// page size.
+    static func readHeader(_ file: any FileIO, storeID: UUID, pageSize: Int) throws -> WALHeader? {
+        guard let header = try readHeader(file), header.storeID == storeID, header.pageSize == pageSize else { return nil }
+        return header
     }
 
     /// Reads the WAL header; nil if the file holds no valid one.

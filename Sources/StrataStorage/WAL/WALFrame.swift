@@ -50,7 +50,8 @@ struct WALHeader: Equatable, Sendable {
         guard bytes.count >= encodedSize else { return nil }
         let p = bytes.baseAddress!
         guard memcmp(p, magic, 8) == 0, p.u32(8) == version,
-              p.u32(56) == Checksum.of(p, count: 56) else { return nil }
+              p.u32(56) == Checksum.of(p, count: 56), PageSize.isValid(Int(p.u32(12))),
+              p.u64(48) < Generation.limit else { return nil }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
         return WALHeader(
