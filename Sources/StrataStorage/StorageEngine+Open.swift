@@ -101,9 +101,14 @@ extension StorageEngine {
         try recover()
     }
 
-    /// Uses the shared header if it matches the WAL exactly (a live process keeps it current).
+    /// Uses the shared header if it matches the store file and the WAL exactly (a live process
+    /// keeps it current). After a crash the shared file may hold any mix of old headers (it is
+    /// never synced), so it must name the store file's checkpoint as the start of the current WAL
+    /// life and the WAL's last valid commit as the latest state, or recovery runs instead.
     private func adoptSharedHeader() throws -> Bool {
+        let checkpointed = try FileHeader.read(from: files.main).meta
         guard let header = try shared.readHeader(), header.storeID == storeID, header.pageSize == pageSize,
+              header.walBaseGeneration == checkpointed.generation,
               let walHeader = try WALWriter.readHeader(files.wal, storeID: storeID, pageSize: pageSize),
               walHeader.salt == header.walSalt, walHeader.epoch == header.walEpoch
         else { return false }
@@ -116,7 +121,7 @@ extension StorageEngine {
             return false
         }
         guard scan.committedFrames == header.committedFrames, scan.chain == header.committedChain,
-              (scan.commits.last?.generation ?? header.walBaseGeneration) == header.meta.generation
+              (scan.commits.last ?? checkpointed) == header.meta
         else { return false }
         install(meta: header.meta, walHeader: walHeader, scan: scan, changeCounter: header.changeCounter, intactFrom: header.intactFrom)
         return true

@@ -87,7 +87,14 @@ final class CrashRecoveryTests: XCTestCase {
         if !acceptable.contains(state) {
             throw TestFailure("\(label): after recovery the tree holds \(state.count) records, matching neither the last committed state (\(model.count)) nor the one in flight (\(inFlight?.count ?? -1))")
         }
-        try expectSound(engine, label)
+        do {
+            try expectSound(engine, label)
+        } catch {
+            let dump = try engine.dump()
+            print("DEBUG \(label): headers \(dump.headerCopies.map { "\($0.offset):\($0.valid) seq \($0.checkpointSequence ?? 0) G\($0.generation ?? 0)" }) latest G\(dump.latestGeneration) checkpointed G\(dump.checkpointedGeneration) wal valid \(dump.wal.valid) base \(dump.wal.baseGeneration ?? 0) epoch \(dump.wal.epoch ?? 0) tx \(dump.wal.transactions.map { "G\($0.generation) pages \($0.pages)" })")
+            print("DEBUG model \(model.count) inflight \(inFlight?.count ?? -1) state \(state.count) history \(history.count)")
+            throw error
+        }
         // The recovered store keeps working.
         try engine.write { tx in try tx.openTree("t").put(key(999_999), [1, 2, 3]) }
         try expectSound(engine, "\(label), after a write following recovery")
