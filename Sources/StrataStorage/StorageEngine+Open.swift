@@ -30,10 +30,10 @@ extension StorageEngine {
         do {
             let header = try FileHeader.read(from: main)
             // A new WAL's directory entry must be durable before any commit relies on the WAL.
-            let newWAL = !fs.fileExists(walPath(path))
+            // "New" includes a WAL another process created a moment ago and has not synced yet.
             let wal = try fs.open(walPath(path), create: true)
             let sharedFile = try fs.open(sharedPath(path), create: true)
-            if newWAL { try fs.synchronizeDirectory(containing: path) }
+            if try wal.size() < Int64(header.pageSize) { try fs.synchronizeDirectory(containing: path) }
             return OpenedFiles(header: header, files: StoreFiles(main: main, wal: wal, shared: sharedFile))
         } catch {
             main.close()

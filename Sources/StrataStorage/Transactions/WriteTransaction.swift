@@ -62,7 +62,9 @@ public final class WriteTransaction {
     /// first if more pages are held back than the reader budget allows.
     private func releaseFreePages() throws {
         guard space.pendingPageCount > 0 else { return }
-        let foreign = try engine.shared.foreignPins(excluding: engine.readers.ownSlot)
+        // This engine's own slot is never "locked by another handle", so it is skipped without
+        // consulting ownSlot (which a linger release could change under the scan).
+        let foreign = try engine.shared.foreignPins(excluding: nil)
         var pins = PinSet(local: engine.readers.pinnedGenerations, foreignOldest: foreign.map(\.generation).min())
         let (evict, ignoreForeign) = space.generationsToEvict(pins: pins, budget: engine.options.maxRetainedPages)
         if !evict.isEmpty {
