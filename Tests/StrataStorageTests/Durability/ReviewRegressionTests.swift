@@ -174,3 +174,28 @@ final class ReviewRegressionTests: XCTestCase {
         }
     }
 }
+
+/// Found by the STRATA_STRESS crash campaign: after a power loss the (never synced) shared file
+/// can hold an old header that agrees with an old WAL header while the store file was already
+/// checkpointed further. Opening must run recovery then, not adopt the stale state.
+final class StaleSharedHeaderTests: XCTestCase {
+    func testStaleSharedHeaderIsNotAdoptedOverANewerCheckpoint() throws {
+        let fs = MemoryFileSystem()
+        let options = memoryOptions(fs, pageSize: 1024)
+        let engine = try StorageEngine(path: "/db/stale.strata", options: options)
+        try engine.write { tx in try tx.createTree("t").put([1], Array("one".utf8)) }
+        try engine.checkpoint()                        // WAL life 2 starts after G1
+        let staleShared = fs.contents(of: "/db/stale.strata-shm")!
+        let oldWAL = fs.contents(of: "/db/stale.strata-wal")!
+        try engine.write { tx in try tx.tree("t").put([1], Array("two".utf8)) }
+        try engine.checkpoint()                        // the store file now holds G2
+        engine.close()
+        // A power loss that kept the old WAL header and an old shared header.
+        fs.setContents(of: "/db/stale.strata-wal", oldWAL)
+        fs.setContents(of: "/db/stale.strata-shm", staleShared)
+        let reopened = try StorageEngine(path: "/db/stale.strata", options: options)
+        XCTAssertEqual(try reopened.latestGeneration, Generation(2))
+        XCTAssertEqual(try reopened.read { try $0.tree("t").get([1]) }, Array("two".utf8))
+        try expectSound(reopened, "after reopening with a stale shared header")
+    }
+}
