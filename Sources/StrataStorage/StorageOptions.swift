@@ -25,8 +25,9 @@ public struct StorageOptions: Sendable {
     /// Page size for a new store (ignored when opening an existing one): a power of two from
     /// 1 KiB to 64 KiB. Default 4096.
     public var pageSize: Int = 4096
-    /// Memory for pages, in bytes: three quarters hold cached committed pages, one quarter the
-    /// write transaction's changed pages (beyond it they are spilled to the WAL). Default 64 MiB.
+    /// Memory for pages, in bytes. Cached committed pages may use all of it; a write transaction's
+    /// changed pages take up to a quarter of it (beyond that they are spilled to the WAL), and the
+    /// cache makes room for them. Default 64 MiB.
     public var cacheBytes: Int = 64 << 20
     /// Whether a commit syncs the WAL. Default `.full`.
     public var durability: Durability = .full

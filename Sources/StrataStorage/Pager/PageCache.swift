@@ -1,13 +1,15 @@
 // PageCache: committed page versions in memory, bounded in bytes.
 //
 // Owns: the mapping page number → the page's current committed content, with CLOCK eviction
-// once `capacityPages` is reached. Because user trees are copy-on-write, a page number reachable
-// from any pinned generation always has exactly one content, so the cache needs no versions:
-// only a commit that reuses a page number (or a checkpoint of another process's commits) changes
-// a page, and both go through `publish`/`invalidate`. Must never grow past its capacity, and
-// never accept a page loaded before an invalidation that happened during the load (the
-// `changeToken` check), so a stale read cannot overwrite a newer version.
-
+// once the capacity is reached. The memory budget is shared with the writer: a write
+// transaction reserves room for its dirty pages (`reserve`), which shrinks the capacity for
+// clean pages, so cached plus dirty pages never exceed the budget while reads alone can use all
+// of it. Because user trees are copy-on-write, a page number reachable from any pinned
+// generation always has exactly one content, so the cache needs no versions: only a commit that
+// reuses a page number (or a checkpoint of another process's commits) changes a page, and both
+// go through `publish`/`invalidate`. Must never hold more than its capacity, and never accept a
+// page loaded before an invalidation that happened during the load (the `changeToken` check),
+// so a stale read cannot overwrite a newer version.
 
 struct PageCache: ~Copyable, Sendable {
     struct Slot {
@@ -18,7 +20,9 @@ struct PageCache: ~Copyable, Sendable {
     struct State {
         var index = PageMap()               // page number → slot
         var slots: [Slot] = []
+        var emptySlots: [Int] = []          // slots whose page was evicted or invalidated
         var hand = 0
+        var reserved = 0                    // pages set aside for the writer's dirty pages
         var changeToken: UInt64 = 0         // bumped by every invalidation
         var hits: UInt64 = 0
         var misses: UInt64 = 0
@@ -29,11 +33,12 @@ struct PageCache: ~Copyable, Sendable {
 
     static let maxSpares = 256
 
+    /// The whole budget, in pages.
     let capacityPages: Int
-    private let state: Lock<State>   // guards the index, slots, hand and counters
+    private let state: Lock<State>   // guards the index, slots, hand, reservation and counters
 
     init(capacityBytes: Int, pageSize: Int) {
-        capacityPages = max(16, capacityBytes / pageSize)
+        capacityPages = max(32, capacityBytes / pageSize)
         var initial = State()
         initial.index = PageMap(minimumCapacity: min(capacityPages, 1 << 16))
         state = Lock(initial)
@@ -85,10 +90,7 @@ struct PageCache: ~Copyable, Sendable {
         state.withLock { s in
             s.changeToken &+= 1
             for number in numbers {
-                if let slot = s.index.remove(number.rawValue) {
-                    s.slots[Int(slot)].page = nil
-                    s.slots[Int(slot)].referenced = false
-                }
+                if let slot = s.index.remove(number.rawValue) { Self.empty(Int(slot), in: &s) }
             }
         }
     }
@@ -99,7 +101,17 @@ struct PageCache: ~Copyable, Sendable {
             s.changeToken &+= 1
             s.index.removeAll()
             s.slots.removeAll(keepingCapacity: true)
+            s.emptySlots.removeAll()
             s.hand = 0
+        }
+    }
+
+    /// Sets aside `pages` of the budget for a writer's dirty pages (negative: gives them back),
+    /// evicting clean pages as needed. At most three quarters of the budget can be reserved.
+    func reserve(_ pages: Int) {
+        state.withLock { s in
+            s.reserved = min(max(0, s.reserved + pages), capacityPages / 4 * 3)
+            while s.index.count > capacityPages - s.reserved { Self.evictOne(in: &s) }
         }
     }
 
@@ -114,27 +126,40 @@ struct PageCache: ~Copyable, Sendable {
             s.slots[Int(slot)].referenced = true
             return
         }
-        if s.slots.count < capacity {
+        while s.index.count >= capacity - s.reserved { evictOne(in: &s) }
+        let slot: Int
+        if let free = s.emptySlots.popLast() {
+            slot = free
+            s.slots[slot] = Slot(page: page, referenced: true)
+        } else {
             s.slots.append(Slot(page: page, referenced: true))
-            s.index.set(number, UInt32(s.slots.count - 1))
-            return
+            slot = s.slots.count - 1
         }
-        // CLOCK: clear reference bits until an unreferenced (or empty) slot comes round.
+        s.index.set(number, UInt32(slot))
+    }
+
+    /// CLOCK: clears reference bits until an unreferenced page comes round, and evicts it.
+    private static func evictOne(in s: inout State) {
+        guard s.index.count > 0 else { return }
         while true {
             let slot = s.hand
             s.hand = (s.hand + 1) % s.slots.count
-            if var old = s.slots[slot].page {
-                if s.slots[slot].referenced {
-                    s.slots[slot].referenced = false
-                    continue
-                }
-                s.index.remove(old.page.pageNumber.rawValue)
-                s.slots[slot].page = nil
-                if s.spares.count < maxSpares, isKnownUniquelyReferenced(&old.page) { s.spares.append(old) }
+            guard let page = s.slots[slot].page else { continue }
+            if s.slots[slot].referenced {
+                s.slots[slot].referenced = false
+                continue
             }
-            s.slots[slot] = Slot(page: page, referenced: true)
-            s.index.set(number, UInt32(slot))
+            s.index.remove(page.page.pageNumber.rawValue)
+            empty(slot, in: &s)
             return
         }
+    }
+
+    /// Empties a slot, keeping the buffer for reuse if nobody else holds it.
+    private static func empty(_ slot: Int, in s: inout State) {
+        guard var old = s.slots[slot].page else { return }
+        s.slots[slot] = Slot(page: nil, referenced: false)
+        s.emptySlots.append(slot)
+        if s.spares.count < maxSpares, isKnownUniquelyReferenced(&old.page) { s.spares.append(old) }
     }
 }

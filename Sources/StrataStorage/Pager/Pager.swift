@@ -31,9 +31,9 @@ final class Pager: Sendable {
         self.wal = wal
         self.pageSize = pageSize
         self.limits = NodeLimits(pageSize: pageSize)
-        // Three quarters of the memory budget for clean pages; the writer's dirty pages use the
-        // last quarter (WriteTransaction.dirtyLimit), so together they stay within cacheBytes.
-        self.cache = PageCache(capacityBytes: cacheBytes / 4 * 3, pageSize: pageSize)
+        // The whole budget; a write transaction reserves its dirty pages' share while it runs
+        // (WriteTransaction.noteDirtyGrowth), so together they stay within cacheBytes.
+        self.cache = PageCache(capacityBytes: cacheBytes, pageSize: pageSize)
         self.walIndex = WALIndex()
         self.refreshIndex = refreshIndex
     }

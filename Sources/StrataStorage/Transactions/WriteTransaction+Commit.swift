@@ -36,6 +36,7 @@ extension WriteTransaction {
         }
         let inMemory = Array(dirty.values)
         state = .committed
+        releaseReservation()
         try engine.publish(meta: meta, frames: frames, inMemory: inMemory, position: position, intactFrom: intactFrom)
         space.markRecorded(generation: generation, released: released, freed: freed)
         if engine.checkEveryCommit {
@@ -54,6 +55,7 @@ extension WriteTransaction {
     /// Undoes everything (unless committed) and returns the writer state.
     func rollback() -> WriterState {
         if case .committed = state { return finish() }
+        releaseReservation()
         space.undo(allocated: allocated)
         position.discardPending()
         state = .rolledBack

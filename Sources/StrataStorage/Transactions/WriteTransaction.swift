@@ -37,6 +37,8 @@ public final class WriteTransaction {
     var allocated: [UInt32: FreeSpace.Origin] = [:]
     var freed: [FreeEntry] = []
     let dirtyLimit: Int
+    /// Pages of the cache budget reserved for this transaction's dirty pages.
+    var reservedPages = 0
 
     // Trees
     struct OpenTree {
@@ -225,6 +227,20 @@ public final class WriteTransaction {
     @inline(__always) func touch(_ number: PageNumber) {
         clock &+= 1
         touched[number.rawValue] = clock
+        if dirty.count > reservedPages { noteDirtyGrowth() }
+    }
+
+    /// Reserves cache budget for the dirty pages (in steps of 64 pages), so clean cached pages
+    /// make room for them.
+    func noteDirtyGrowth() {
+        engine.pager.cache.reserve(64)
+        reservedPages += 64
+    }
+
+    /// Gives the reserved budget back (at the end of the transaction).
+    func releaseReservation() {
+        engine.pager.cache.reserve(-reservedPages)
+        reservedPages = 0
     }
 }
 
