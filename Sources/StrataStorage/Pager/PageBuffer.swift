@@ -70,7 +70,7 @@ enum PageHeader {
 /// A buffer is written only by the write transaction that owns it in its dirty set (one thread
 /// at a time, under the engine's writer lock); after commit it is published to the page cache
 /// and is immutable from then on (see `SharedPage`).
-final class PageBuffer: ManagedBuffer<Int, UInt8> {
+final class PageBuffer: ManagedBuffer<PageBufferHeader, UInt8> {
     /// A zeroed page.
     static func zeroed(size: Int) -> PageBuffer {
         let page = uninitialized(size: size)
@@ -80,7 +80,7 @@ final class PageBuffer: ManagedBuffer<Int, UInt8> {
 
     /// A page whose bytes are about to be overwritten by a read (not zeroed).
     static func uninitialized(size: Int) -> PageBuffer {
-        unsafeDowncast(PageBuffer.create(minimumCapacity: size) { _ in size }, to: PageBuffer.self)
+        unsafeDowncast(PageBuffer.create(minimumCapacity: size) { _ in PageBufferHeader(size: size) }, to: PageBuffer.self)
     }
 
     /// A copy of `other` (used for copy-on-write and scratch space).
@@ -95,7 +95,13 @@ final class PageBuffer: ManagedBuffer<Int, UInt8> {
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
     }
 
-    @inline(__always) var size: Int { header }
+    @inline(__always) var size: Int { header.size }
+
+    /// When a write transaction last touched this dirty page (for choosing pages to spill).
+    @inline(__always) var lastTouched: UInt64 {
+        get { header.lastTouched }
+        set { header.lastTouched = newValue }
+    }
 
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: size) }
     var mutableBytes: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(start: base, count: size) }
@@ -163,6 +169,12 @@ final class PageBuffer: ManagedBuffer<Int, UInt8> {
     }
 
     var hasValidChecksum: Bool { storedChecksum == computeChecksum() }
+}
+
+/// What a page buffer keeps beside its bytes.
+struct PageBufferHeader {
+    let size: Int
+    var lastTouched: UInt64 = 0
 }
 
 /// A published page crossing threads (the page cache, readers).

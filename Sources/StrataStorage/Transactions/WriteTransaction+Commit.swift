@@ -16,7 +16,21 @@ extension WriteTransaction {
             let released = try updateFreeTree()
             meta.generation = generation
             meta.commitTime = currentTimeMilliseconds()
-            let pages = dirty.keys.sorted().map { dirty[$0]! }
+            var pages = dirty.keys.sorted().map { dirty[$0]! }
+            // A large transaction writes its never-used pages once, into the store file, which
+            // is synced before the commit record so the record never names missing pages.
+            let fresh = pages.filter { $0.pageNumber.rawValue >= directFloor }
+            let wroteDirect = spilled.values.contains(WriteTransaction.inStoreFile)
+            if wroteDirect || fresh.count >= WriteTransaction.directThreshold {
+                try writeToStoreFile(fresh)
+                pages.removeAll { $0.pageNumber.rawValue >= directFloor }
+                do {
+                    try engine.files.main.synchronize()
+                } catch let error as StrataError {
+                    state = .failed(error)
+                    throw engine.poison(error)
+                }
+            }
             let placed = try WALWriter.appendTransactionEnd(pages, meta: meta, to: engine.files.wal, position: &position)
             return (placed, released)
         }
@@ -29,7 +43,8 @@ extension WriteTransaction {
             }
         }
         position.markCommitted()
-        let frames = spilled.map { (page: PageNumber($0.key), frame: $0.value) }.sorted { $0.frame < $1.frame } + placed
+        let frames = spilled.filter { $0.value != WriteTransaction.inStoreFile }
+            .map { (page: PageNumber($0.key), frame: $0.value) }.sorted { $0.frame < $1.frame } + placed
         let intactFrom = allocated.values.reduce(Generation.zero) { result, origin in
             if case .tree(let entry) = origin { return max(result, entry.freed) }
             return result
@@ -65,6 +80,7 @@ extension WriteTransaction {
 
     /// Writes the descriptors of changed, created and dropped trees into the catalog.
     private func writeCatalog() throws {
+        flushHot()
         var catalog = BTreeWriter(sink: self, descriptor: meta.catalog, name: "(catalog)")
         for name in dropped.sorted() {
             try name.catalogKey().withUnsafeBytes { _ = try catalog.delete($0) }

@@ -31,9 +31,17 @@ public final class WriteTransaction {
 
     // Pages
     var dirty: [UInt32: PageBuffer] = [:]
-    var touched: [UInt32: UInt64] = [:]
     var clock: UInt64 = 0
+    /// Dirty pages written out before commit: their WAL frame, or `inStoreFile` for pages
+    /// written straight to the store file (see `directFloor`).
     var spilled: [UInt32: Int] = [:]
+    static let inStoreFile = -1
+    /// Pages from this number on have never been written anywhere (beyond the store file and
+    /// every WAL frame of this life): a large transaction may write them straight into the store
+    /// file, which then must be synced before its commit record (write once, not twice).
+    let directFloor: UInt32
+    /// Pages this many or more in one transaction go to the store file directly.
+    static let directThreshold = 256
     var allocated: [UInt32: FreeSpace.Origin] = [:]
     var freed: [FreeEntry] = []
     let dirtyLimit: Int
@@ -47,6 +55,9 @@ public final class WriteTransaction {
         var version: UInt64
     }
     var trees: [TreeName: OpenTree] = [:]
+    /// The tree changed last, kept out of `trees` so a run of changes to one tree does not hash
+    /// its name each time; `flushHot()` puts it back.
+    var hot: (name: TreeName, open: OpenTree)?
     var dropped: Set<TreeName> = []
 
     init(engine: StorageEngine, writer: WriterState) throws {
@@ -57,6 +68,8 @@ public final class WriteTransaction {
         self.position = writer.position
         self.space = writer.freeSpace!
         self.dirtyLimit = max(engine.options.cacheBytes / 4, 64 * engine.pageSize)
+        let filePages = UInt32(clamping: try engine.files.main.size() / Int64(engine.pageSize))
+        self.directFloor = max(filePages, engine.pager.walIndex.highestPage + 1, 3)
         try releaseFreePages()
     }
 
@@ -106,6 +119,7 @@ public final class WriteTransaction {
         if try openTreeState(name) != nil {
             throw StrataError(.treeExists, "\(engine.path): a tree named \"\(name)\" already exists")
         }
+        flushHot()
         try failing {
             let root = try allocate(.leaf)
             trees[name] = OpenTree(descriptor: .empty(root: root.pageNumber, at: generation), changed: true, version: 0)
@@ -120,6 +134,7 @@ public final class WriteTransaction {
         guard let open = try openTreeState(name) else {
             throw StrataError(.treeNotFound, "\(engine.path): no tree named \"\(name)\"")
         }
+        flushHot()
         try failing {
             var writer = BTreeWriter(sink: self, descriptor: open.descriptor, name: name.rawValue)
             try writer.freeAllPages()
@@ -132,6 +147,7 @@ public final class WriteTransaction {
     /// The names of every tree, as this transaction sees them.
     public func treeNames() throws -> [TreeName] {
         try checkActive()
+        flushHot()
         var names = Set(try Catalog.list(catalog: meta.catalog, source: self).map(\.0))
         names.subtract(dropped)
         names.formUnion(trees.keys)
@@ -140,6 +156,7 @@ public final class WriteTransaction {
 
     /// The current descriptor of `name` (opened from the catalog on first use), or nil.
     func openTreeState(_ name: TreeName) throws -> OpenTree? {
+        if let hot, hot.name == name { return hot.open }
         if let open = trees[name] { return open }
         if dropped.contains(name) { return nil }
         guard let descriptor = try Catalog.descriptor(of: name, catalog: meta.catalog, source: self) else { return nil }
@@ -162,7 +179,8 @@ public final class WriteTransaction {
                 open.changed = true
             }
             open.version &+= 1
-            trees[name] = open
+            if let current = hot, current.name != name { trees[current.name] = current.open }
+            hot = (name, open)
             try spillIfNeeded()
             return result
         }
@@ -192,7 +210,16 @@ public final class WriteTransaction {
         }
     }
 
-    func version(of name: TreeName) -> UInt64 { trees[name]?.version ?? 0 }
+    func version(of name: TreeName) -> UInt64 {
+        if let hot, hot.name == name { return hot.open.version }
+        return trees[name]?.version ?? 0
+    }
+
+    /// Moves the hot tree back into `trees` (before anything iterates or replaces entries).
+    func flushHot() {
+        if let current = hot { trees[current.name] = current.open }
+        hot = nil
+    }
 
     // MARK: Spilling
 
@@ -201,32 +228,65 @@ public final class WriteTransaction {
     /// operations, when no page buffer is held by a tree algorithm.
     func spillIfNeeded() throws {
         guard dirty.count * engine.pageSize > dirtyLimit else { return }
-        let victims = dirty.keys.sorted { (touched[$0] ?? 0) < (touched[$1] ?? 0) }.prefix(dirty.count / 2)
-        let pages = victims.sorted().map { dirty[$0]! }
-        let placed = try WALWriter.append(pages, to: engine.files.wal, position: &position)
+        let victims = dirty.values.sorted { $0.lastTouched < $1.lastTouched }.prefix(dirty.count / 2)
+        let pages = victims.sorted { $0.pageNumber < $1.pageNumber }
+        let direct = pages.filter { $0.pageNumber.rawValue >= directFloor }
+        try writeToStoreFile(direct)
+        let placed = try WALWriter.append(pages.filter { $0.pageNumber.rawValue < directFloor }, to: engine.files.wal, position: &position)
         for (page, frame) in placed {
             spilled[page.rawValue] = frame
             dirty.removeValue(forKey: page.rawValue)
-            touched.removeValue(forKey: page.rawValue)
+        }
+    }
+
+    /// Writes never-before-used pages straight to their place in the store file (coalescing runs
+    /// of consecutive pages). They stay invisible until the commit record names the new state.
+    func writeToStoreFile(_ pages: [PageBuffer]) throws {
+        guard !pages.isEmpty else { return }
+        let pageSize = engine.pageSize
+        let run = 32
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: run * pageSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var index = 0
+        while index < pages.count {
+            let first = pages[index].pageNumber.rawValue
+            var count = 0
+            while index + count < pages.count, count < run, pages[index + count].pageNumber.rawValue == first + UInt32(count) {
+                let page = pages[index + count]
+                page.sealChecksum()
+                (buffer + count * pageSize).copyMemory(from: page.base, byteCount: pageSize)
+                spilled[page.pageNumber.rawValue] = WriteTransaction.inStoreFile
+                dirty.removeValue(forKey: page.pageNumber.rawValue)
+                count += 1
+            }
+            try engine.files.main.write(UnsafeRawBufferPointer(start: buffer, count: count * pageSize), at: Int64(first) * Int64(pageSize))
+            index += count
         }
     }
 
     /// Reads back a spilled page into the dirty set.
     func unspill(_ number: PageNumber, frame: Int) throws -> PageBuffer {
         let page = PageBuffer.uninitialized(size: engine.pageSize)
+        if frame == WriteTransaction.inStoreFile {
+            try engine.pager.readStorePage(number, into: page)
+            spilled.removeValue(forKey: number.rawValue)
+            dirty[number.rawValue] = page
+            touch(page)
+            return page
+        }
         try engine.pager.readFrame(frame, into: page)
         guard page.pageNumber == number, page.hasValidChecksum, page.walSalt == position.header.salt else {
             throw StrataError.corrupt(engine.files.wal.path, page: number, "spilled frame \(frame) was overwritten or damaged during the transaction")
         }
         spilled.removeValue(forKey: number.rawValue)
         dirty[number.rawValue] = page
-        touch(number)
+        touch(page)
         return page
     }
 
-    @inline(__always) func touch(_ number: PageNumber) {
+    @inline(__always) func touch(_ page: PageBuffer) {
         clock &+= 1
-        touched[number.rawValue] = clock
+        page.lastTouched = clock
         if dirty.count > reservedPages { noteDirtyGrowth() }
     }
 
@@ -259,7 +319,7 @@ extension WriteTransaction: PageSink {
 
     func writable(_ number: PageNumber) throws -> PageBuffer {
         if let page = dirty[number.rawValue] {
-            touch(number)
+            touch(page)
             return page
         }
         if let frame = spilled[number.rawValue] { return try unspill(number, frame: frame) }
@@ -268,7 +328,7 @@ extension WriteTransaction: PageSink {
         copy.pageNumber = try allocateNumber()
         copy.generation = generation
         dirty[copy.pageNumber.rawValue] = copy
-        touch(copy.pageNumber)
+        touch(copy)
         freed.append(FreeEntry(page: number, allocated: committed.generation, freed: generation))
         return copy
     }
@@ -277,7 +337,7 @@ extension WriteTransaction: PageSink {
         let page = PageBuffer.uninitialized(size: engine.pageSize)   // format() zeroes it
         page.format(as: type, number: try allocateNumber(), generation: generation)
         dirty[page.pageNumber.rawValue] = page
-        touch(page.pageNumber)
+        touch(page)
         return page
     }
 
@@ -286,7 +346,6 @@ extension WriteTransaction: PageSink {
             // Never committed: nobody can see it, so it is reusable at once.
             dirty.removeValue(forKey: number.rawValue)
             spilled.removeValue(forKey: number.rawValue)
-            touched.removeValue(forKey: number.rawValue)
             space.push(FreeSpace.PoolEntry(page: number, origin: origin))
             return
         }

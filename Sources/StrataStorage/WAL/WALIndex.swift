@@ -18,6 +18,7 @@ struct WALIndex: ~Copyable, Sendable {
         var salt: UInt32 = 0
         var epoch: UInt64 = 0
         var frames = PageMap()               // page → frame index
+        var highestPage: UInt32 = 0          // the largest page number with a frame in this life
     }
 
     private let state = Lock(State())   // guards the map and the epoch identity
@@ -34,19 +35,25 @@ struct WALIndex: ~Copyable, Sendable {
             s.salt = salt
             s.epoch = epoch
             s.frames.removeAll()
+            s.highestPage = 0
         }
     }
 
     /// Records committed frames (in log order: later entries win).
     func add(_ entries: some Sequence<(page: PageNumber, frame: Int)>) {
         state.withLock { s in
-            for entry in entries { s.frames.set(entry.page.rawValue, UInt32(entry.frame)) }
+            for entry in entries {
+                s.frames.set(entry.page.rawValue, UInt32(entry.frame))
+                s.highestPage = max(s.highestPage, entry.page.rawValue)
+            }
         }
     }
 
     var epoch: UInt64 { state.withLock { $0.epoch } }
     var salt: UInt32 { state.withLock { $0.salt } }
     var pageCount: Int { state.withLock { $0.frames.count } }
+    /// The largest page number with a committed frame in the current WAL life (0 if none).
+    var highestPage: UInt32 { state.withLock { $0.highestPage } }
 
     /// Every (page, newest frame), in page order (for the checkpointer and storectl).
     func entries() -> [(page: PageNumber, frame: Int)] {

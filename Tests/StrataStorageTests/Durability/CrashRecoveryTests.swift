@@ -22,15 +22,22 @@ final class CrashRecoveryTests: XCTestCase {
         campaign(cases: iterations(100, stress: 5_000), durability: .normal, mode: .randomSectors)
     }
 
-    private func campaign(cases: Int, durability: Durability, mode: MemoryFileSystem.PowerLossMode) {
+    /// Large transactions spill pages before commit (to the WAL, and never-used pages straight to
+    /// the store file, synced before the commit record).
+    func testPowerLossDuringLargeSpillingTransactions() {
+        campaign(cases: iterations(60, stress: 3000), durability: .full, mode: .randomSectors, operations: 400)
+        campaign(cases: iterations(30, stress: 1500), durability: .normal, mode: .randomSectors, operations: 400)
+    }
+
+    private func campaign(cases: Int, durability: Durability, mode: MemoryFileSystem.PowerLossMode, operations: Int = 30) {
         withSeed { random in
             for crash in 0..<cases {
-                try oneCrash(durability: durability, mode: mode, random: &random, label: "case \(crash)")
+                try oneCrash(durability: durability, mode: mode, random: &random, label: "case \(crash)", maxOperations: operations)
             }
         }
     }
 
-    private func oneCrash(durability: Durability, mode: MemoryFileSystem.PowerLossMode, random: inout SeededRandom, label: String) throws {
+    private func oneCrash(durability: Durability, mode: MemoryFileSystem.PowerLossMode, random: inout SeededRandom, label: String, maxOperations: Int) throws {
         let fs = MemoryFileSystem()
         var options = memoryOptions(fs, pageSize: 1024, cacheBytes: 64 * 1024)
         options.durability = durability
@@ -45,14 +52,14 @@ final class CrashRecoveryTests: XCTestCase {
             defer { engine.close() }
             try engine.write { tx in _ = try tx.createTree("t") }
             history = [[:]]
-            fs.schedulePowerLoss(afterMutations: 1 + random.next(below: 150), mode: mode, seed: random.next())
+            fs.schedulePowerLoss(afterMutations: 1 + random.next(below: maxOperations > 100 ? 60 : 150), mode: mode, seed: random.next())
             while true {
                 var working = model
                 inFlight = nil
-                let operations = 1 + random.next(below: 30)
+                let operations = 1 + random.next(below: maxOperations)
                 var ops: [(key: [UInt8], value: [UInt8]?)] = []
                 for _ in 0..<operations {
-                    let k = key(UInt64(random.next(below: 300)))
+                    let k = key(UInt64(random.next(below: maxOperations > 100 ? 3000 : 300)))
                     ops.append((k, random.chance(0.25) ? nil : random.bytes(random.next(below: random.chance(0.1) ? 3000 : 80))))
                 }
                 for op in ops { working[op.key] = op.value }
