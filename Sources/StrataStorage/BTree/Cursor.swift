@@ -103,12 +103,10 @@ struct NodeCursor<Source: PageSource> {
     private mutating func advanceLeaf(forward: Bool) throws -> Bool {
         while true {
             // Climb to the nearest branch with a sibling in the wanted direction.
-            var level = stack.count
             while let top = stack.last {
                 let canMove = forward ? top.position < top.page.cellCount : top.position > 0
                 if canMove { break }
                 stack.removeLast()
-                level -= 1
             }
             guard var top = stack.popLast() else {
                 leaf = nil
@@ -120,7 +118,6 @@ struct NodeCursor<Source: PageSource> {
             let child = try reader.node(top.page.child(at: top.position), expectLeaf: childLevel == reader.descriptor.depth)
             try descend(from: child, level: childLevel, toFirst: forward)
             if leaf!.cellCount > 0 { return true }
-            _ = level
         }
     }
 }

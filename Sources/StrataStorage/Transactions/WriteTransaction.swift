@@ -287,8 +287,12 @@ public final class WriteTransaction {
     @inline(__always) func touch(_ page: PageBuffer) {
         clock &+= 1
         page.lastTouched = clock
-        if dirty.count > reservedPages { noteDirtyGrowth() }
+        if dirty.count > reservedPages + WriteTransaction.unreservedDirtyPages { noteDirtyGrowth() }
     }
+
+    /// Dirty pages a transaction may hold without reserving cache budget: the small constant
+    /// over the budget that keeps small commits from evicting readers' pages.
+    static let unreservedDirtyPages = 64
 
     /// Reserves cache budget for the dirty pages (in steps of 64 pages), so clean cached pages
     /// make room for them.
