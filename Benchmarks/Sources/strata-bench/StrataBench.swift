@@ -96,7 +96,7 @@ enum StrataBench {
         }
         if json {
             let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             print(String(decoding: try! encoder.encode(results), as: UTF8.self))
         } else {
             print(ResultTable.render(results, records: records))
