@@ -66,6 +66,9 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
     public var cause: (any Error & Sendable)?
     /// Where in Strata's source the error was raised (for bug reports).
     public var location: SourceLocation
+    /// The individual errors this one collects (for example every failed validation of one
+    /// save, or every merge conflict); empty for a single error.
+    public var details: [StrataError] = []
 
     /// A source position, recorded when an error is created.
     public struct SourceLocation: Sendable, CustomStringConvertible {
@@ -105,6 +108,9 @@ public struct StrataError: Error, CustomStringConvertible, Sendable {
                 next = nil
             }
             depth += 1
+        }
+        for detail in details {
+            lines.append(contentsOf: detail.detailedDescription.split(separator: "\n").map { "  - " + $0 })
         }
         return lines.joined(separator: "\n")
     }

@@ -7,7 +7,7 @@
 // costs about four times as much in pure Swift, and every page read from disk is verified.
 // WAL frames chain by seeding each frame's checksum with the previous frame's value.
 
-enum Checksum {
+package enum Checksum {
     private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
@@ -40,7 +40,7 @@ enum Checksum {
     }
 
     /// XXH64 of `count` bytes at `base`.
-    static func xxh64(_ base: UnsafeRawPointer, count: Int, seed: UInt64) -> UInt64 {
+    package static func xxh64(_ base: UnsafeRawPointer, count: Int, seed: UInt64) -> UInt64 {
         var p = base
         var remaining = count
         var hash: UInt64

@@ -18,11 +18,11 @@ import Darwin
 ///
 /// `@unchecked Sendable`: `value` is read and written only inside `withLock`, between
 /// `pthread_mutex_lock` and `pthread_mutex_unlock` on `mutex`.
-struct Lock<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
+package struct Lock<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let value: UnsafeMutablePointer<Value>
 
-    init(_ initial: consuming Value) {
+    package init(_ initial: consuming Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -39,7 +39,7 @@ struct Lock<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
-    borrowing func withLock<Result: ~Copyable, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
+    package borrowing func withLock<Result: ~Copyable, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value.pointee)

@@ -1,0 +1,70 @@
+// PersistentStoreDescription: how a container should add one store (type, place, options).
+//
+// Owns: the description users edit before `loadPersistentStores` and the option keys. Never opens
+// stores (the coordinator does).
+
+import Foundation
+
+/// Option key: record persistent history for the store (NSNumber Bool).
+public let PersistentHistoryTrackingKey = "PersistentHistoryTracking"
+/// Option key: post `.persistentStoreRemoteChange` after other coordinators' saves (NSNumber Bool).
+public let PersistentStoreRemoteChangeNotificationPostOptionKey = "PersistentStoreRemoteChangeNotificationOption"
+/// Option key: the most concurrent readers of a store (NSNumber Int; default 4, 1 = serial).
+public let PersistentStoreConnectionPoolMaxSizeKey = "PersistentStoreConnectionPoolMaxSize"
+
+/// A description of a store for ``PersistentContainer`` to add.
+///
+/// ```swift
+/// let description = PersistentStoreDescription(url: URL(fileURLWithPath: "/dev/null"))
+/// description.type = .inMemory
+/// container.persistentStoreDescriptions = [description]
+/// ```
+public final class PersistentStoreDescription: CustomStringConvertible {
+    static let readOnlyOptionKey = "ReadOnly"
+    static let timeoutOptionKey = "Timeout"
+
+    /// Where the store lives; `/dev/null` is an anonymous in-memory store, `/dev/null/<name>` a
+    /// named in-memory store shared in-process.
+    public var url: URL?
+    /// The kind of store (default `.native`).
+    public var type: StoreType = .native
+    /// The model configuration whose entities the store holds (nil: all).
+    public var configuration: String?
+    /// Whether saves to the store are refused.
+    public var isReadOnly = false
+    /// How long to wait for another process's write lock, in seconds.
+    public var timeout: TimeInterval = 240
+    /// Whether `loadPersistentStores` adds the store off the calling thread.
+    public var shouldAddStoreAsynchronously = false
+    /// Whether a store of an older model is migrated when loaded.
+    public var shouldMigrateStoreAutomatically = true
+    /// Whether the migration's mapping is inferred from the two models.
+    public var shouldInferMappingModelAutomatically = true
+    /// Store options by key (see the `…Key` constants).
+    public private(set) var options: [String: NSObject] = [:]
+
+    /// A description of a store at `url`.
+    public init(url: URL) {
+        self.url = url
+    }
+
+    /// A description with no URL yet.
+    public init() {}
+
+    /// Sets (or with nil, removes) an option.
+    public func setOption(_ option: NSObject?, forKey key: String) {
+        options[key] = option
+    }
+
+    /// Options as the coordinator takes them, including the description's own settings.
+    var coordinatorOptions: [String: Any] {
+        var result: [String: Any] = options
+        result[Self.readOnlyOptionKey] = isReadOnly
+        result[Self.timeoutOptionKey] = timeout
+        return result
+    }
+
+    public var description: String {
+        "PersistentStoreDescription(type: \(type), url: \(url?.path ?? "nil"), configuration: \(configuration ?? "default"))"
+    }
+}

@@ -1,0 +1,158 @@
+// ManagedObjectContext+Fetch: executing fetch requests against the rows this context can see.
+//
+// Owns: the visible rows of an entity (store rows, or the parent's view, overlaid with this
+// context's unsaved changes when the request includes pending changes), ordering, offset and limit,
+// and turning rows into registered objects (faults by default) or IDs. Never writes.
+
+import Foundation
+
+extension ManagedObjectContext {
+    /// The results of `request`: objects (of the request's `Result` type), IDs or counts.
+    public func fetch<T: FetchRequestResult>(_ request: FetchRequest<T>) throws -> [T] {
+        assertOnQueue("fetch(_:)")
+        let entity = try resolveEntity(of: request)
+        if request.resultType == .countResultType {
+            guard let count = NSNumber(value: try count(for: request)) as? T else {
+                throw StrataError(.typeMismatch, "a count fetch returns NSNumber, not \(T.self)")
+            }
+            return [count]
+        }
+        let rows = try orderedRows(for: request, entity: entity)
+        switch request.resultType {
+        case .managedObjectIDResultType:
+            guard let ids = rows.map(\.id) as? [T] else {
+                throw StrataError(.typeMismatch, "an object ID fetch returns ManagedObjectID, not \(T.self)")
+            }
+            return ids
+        case .dictionaryResultType:
+            throw StrataError(.invalidArgument, "dictionary results need propertiesToFetch, which arrives with the fetching layer")
+        default:
+            var results: [T] = []
+            results.reserveCapacity(rows.count)
+            for row in rows {
+                let object = materialize(row, asFault: request.returnsObjectsAsFaults)
+                guard let typed = object as? T else {
+                    throw StrataError(.typeMismatch, "fetch of \(entity.name) returned a \(type(of: object)), not \(T.self)")
+                }
+                results.append(typed)
+            }
+            return results
+        }
+    }
+
+    /// How many objects `request` would return, without creating any.
+    public func count<T: FetchRequestResult>(for request: FetchRequest<T>) throws -> Int {
+        assertOnQueue("count(for:)")
+        let entity = try resolveEntity(of: request)
+        let names = request.includesSubentities ? entity.kindNames : [entity.name]
+        var total: Int
+        if parent == nil && (!request.includesPendingChanges || !hasChanges), let coordinator = persistentStoreCoordinator {
+            total = try coordinator.count(ofEntities: names, entity: entity)
+        } else {
+            total = try visibleRows(ofEntities: names, entity: entity, includesPendingChanges: request.includesPendingChanges).count
+        }
+        total = max(0, total - request.fetchOffset)
+        return request.fetchLimit > 0 ? min(total, request.fetchLimit) : total
+    }
+
+    private func resolveEntity<T>(of request: FetchRequest<T>) throws -> EntityDescription {
+        guard let model else { throw StrataError(.noStore, "\(debugName) has no coordinator (set persistentStoreCoordinator or parent)") }
+        if let entity = request.entity, let mine = model.entitiesByName[entity.name] { return mine }
+        guard let name = request.entityName ?? request.entity?.name else {
+            throw StrataError(.invalidArgument, "fetch request has no entity")
+        }
+        guard let entity = model.entitiesByName[name] else {
+            throw StrataError(.unknownKey, "fetch request names entity \(name), which the model does not have")
+        }
+        return entity
+    }
+
+    /// The rows a request returns, sorted, offset and limited.
+    func orderedRows<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> [StoreRow] {
+        let names = request.includesSubentities ? entity.kindNames : [entity.name]
+        var rows = try visibleRows(ofEntities: names, entity: entity, includesPendingChanges: request.includesPendingChanges)
+        if let sorts = request.sortDescriptors, !sorts.isEmpty {
+            let keyed = try rows.map { row in (row, try sorts.map { try sortValue(of: row, path: $0.key) }) }
+            rows = keyed.sorted { a, b in
+                for (index, sort) in sorts.enumerated() {
+                    let order = RowValue.compare(a.1[index], b.1[index])
+                    if order != .orderedSame { return (order == .orderedAscending) == sort.ascending }
+                }
+                return false
+            }.map(\.0)
+        }
+        if request.fetchOffset > 0 { rows = Array(rows.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0 && rows.count > request.fetchLimit { rows = Array(rows.prefix(request.fetchLimit)) }
+        return rows
+    }
+
+    /// The value at a key path (attribute, or through to-one relationships) of a row.
+    private func sortValue(of row: StoreRow, path: String) throws -> RowValue {
+        let parts = path.split(separator: ".").map(String.init)
+        guard let slot = row.id.entity.slotIndex[parts[0]] else {
+            throw StrataError(.unknownKey, "sort key \(path): entity \(row.id.entity.name) has no property '\(parts[0])'")
+        }
+        var value = row.values[slot]
+        for part in parts.dropFirst() {
+            guard case .objectID(let id) = value else { return .null }
+            value = try object(with: id).rowValue(forKey: part)
+        }
+        return value
+    }
+
+    /// Store rows of the entities (through the parent, if any), overlaid with this context's
+    /// unsaved changes when asked.
+    func visibleRows(ofEntities names: Set<String>, entity: EntityDescription, includesPendingChanges: Bool) throws -> [StoreRow] {
+        var rows: [StoreRow]
+        if let parent {
+            rows = try parent.performAndWait {
+                parent.hasChildren = true
+                return try parent.visibleRows(ofEntities: names, entity: entity, includesPendingChanges: true)
+            }
+        } else if let coordinator = persistentStoreCoordinator {
+            rows = try coordinator.rows(ofEntities: names, entity: entity)
+        } else {
+            throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent")
+        }
+        guard includesPendingChanges, !(insertedSet.isEmpty && updatedSet.isEmpty && deletedSet.isEmpty) else { return rows }
+        var result: [StoreRow] = []
+        result.reserveCapacity(rows.count + insertedSet.count)
+        for row in rows {
+            if let object = registry[idAliases[row.id] ?? row.id]?.object, !object.isFaultStorage {
+                if object.isDeletedStorage { continue }
+                if object.hasChanges {
+                    result.append(StoreRow(id: object.objectID, version: object.rowVersion, values: object.values))
+                    continue
+                }
+            }
+            result.append(row)
+        }
+        // Inserted objects are in no store and not in the parent's rows (a child's inserts reach
+        // the parent only when the child saves, and then leave the child's inserted set).
+        for object in insertedSet where !object.isDeletedStorage && names.contains(object.entity.name) {
+            result.append(StoreRow(id: object.objectID, version: 0, values: object.values))
+        }
+        return result
+    }
+
+    /// The registered object for a fetched row (filled from the row unless faults are asked for).
+    func materialize(_ row: StoreRow, asFault: Bool) -> ManagedObject {
+        if let object = registry[row.id]?.object {
+            if object.isFaultStorage && !asFault { fill(object, from: row) }
+            return object
+        }
+        let entity = model?.entitiesByName[row.id.entity.name] ?? row.id.entity
+        let object = ManagedObject.makeFault(entity: entity, id: row.id)
+        register(object)
+        if !asFault { fill(object, from: row) }
+        return object
+    }
+
+    private func fill(_ object: ManagedObject, from row: StoreRow) {
+        object.values = row.values
+        object.committedValues = row.values
+        object.rowVersion = row.version
+        object.isFaultStorage = false
+        object.awakeFromFetch()
+    }
+}

@@ -1,0 +1,101 @@
+// ManagedObjectContext+Notifications: the change and save notifications, on NotificationCenter and
+// as an AsyncSequence.
+//
+// Owns: notification names and userInfo keys, the pending-changes accumulator behind
+// objectsDidChange, and `changes()`: an AsyncStream of the same events for Swift concurrency users
+// (IDs only, so the events are Sendable). Never changes objects.
+
+import Foundation
+
+/// Objects changed since the last `processPendingChanges()`.
+struct PendingChanges {
+    var inserted: Set<ManagedObject> = []
+    var updated: Set<ManagedObject> = []
+    var deleted: Set<ManagedObject> = []
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+/// One event of a context, as delivered by ``ManagedObjectContext/changes()``.
+public struct ContextChangeEvent: Sendable {
+    public enum Kind: Sendable, Hashable { case objectsDidChange, willSave, didSave }
+    public let kind: Kind
+    public let insertedObjectIDs: Set<ManagedObjectID>
+    public let updatedObjectIDs: Set<ManagedObjectID>
+    public let deletedObjectIDs: Set<ManagedObjectID>
+}
+
+extension ManagedObjectContext {
+    /// Posted (object: the context) when objects of the context changed; userInfo "inserted",
+    /// "updated", "deleted" hold `Set<ManagedObject>`.
+    public static let didChangeObjectsNotification = Notification.Name("StrataManagedObjectContextObjectsDidChange")
+    /// Posted (object: the context) when a save begins.
+    public static let willSaveObjectsNotification = Notification.Name("StrataManagedObjectContextWillSave")
+    /// Posted (object: the context) after a save; userInfo "inserted", "updated", "deleted" hold
+    /// `Set<ManagedObject>`.
+    public static let didSaveObjectsNotification = Notification.Name("StrataManagedObjectContextDidSave")
+    /// Posted (object: the context) after a save; userInfo "inserted_objectIDs",
+    /// "updated_objectIDs", "deleted_objectIDs" hold `Set<ManagedObjectID>`.
+    public static let didSaveObjectIDsNotification = Notification.Name("StrataManagedObjectContextDidSaveObjectIDs")
+
+    /// Posts objectsDidChange for the changes made since the last call (and closes the undo group
+    /// of the current event).
+    public func processPendingChanges() {
+        assertOnQueue("processPendingChanges()")
+        undoManager?.closeEventGroup()
+        guard !pendingNotification.isEmpty else { return }
+        let changes = pendingNotification
+        pendingNotification = PendingChanges()
+        NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
+            "inserted": changes.inserted, "updated": changes.updated.subtracting(changes.inserted), "deleted": changes.deleted,
+        ])
+        emit(.objectsDidChange, changes.inserted, changes.updated.subtracting(changes.inserted), changes.deleted)
+    }
+
+    func postDidSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>) {
+        NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: [
+            "inserted": inserted, "updated": updated, "deleted": deleted,
+        ])
+        let ids = (Set(inserted.map(\.objectID)), Set(updated.map(\.objectID)), Set(deleted.map(\.objectID)))
+        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
+            "inserted_objectIDs": ids.0, "updated_objectIDs": ids.1, "deleted_objectIDs": ids.2,
+        ])
+        emit(.didSave, inserted, updated, deleted)
+        let saved = SavedChanges(inserted: ids.0, updated: ids.1, deleted: ids.2)
+        notifyChildren(saved, except: nil)
+        if let parent {
+            parent.perform { parent.notifyChildren(saved, except: self) }
+        } else {
+            persistentStoreCoordinator?.contextDidSave(self, changes: saved)
+        }
+    }
+
+    private func emit(_ kind: ContextChangeEvent.Kind, _ inserted: Set<ManagedObject>, _ updated: Set<ManagedObject>, _ deleted: Set<ManagedObject>) {
+        guard !changeContinuations.isEmpty else { return }
+        let event = ContextChangeEvent(kind: kind, insertedObjectIDs: Set(inserted.map(\.objectID)),
+                                       updatedObjectIDs: Set(updated.map(\.objectID)), deletedObjectIDs: Set(deleted.map(\.objectID)))
+        for continuation in changeContinuations.values { continuation.yield(event) }
+    }
+
+    /// The context's change, will-save and did-save events as an asynchronous sequence.
+    ///
+    /// ```swift
+    /// for await event in context.changes() where event.kind == .didSave { refresh(event.insertedObjectIDs) }
+    /// ```
+    public func changes() -> AsyncStream<ContextChangeEvent> {
+        let (stream, continuation) = AsyncStream<ContextChangeEvent>.makeStream(bufferingPolicy: .unbounded)
+        let key = UUID()
+        performAndWait { changeContinuations[key] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.perform { self.changeContinuations[key] = nil }
+        }
+        return stream
+    }
+}
+
+/// The IDs a root context saved, passed to other contexts for automatic merging.
+struct SavedChanges: Sendable {
+    var inserted: Set<ManagedObjectID>
+    var updated: Set<ManagedObjectID>
+    var deleted: Set<ManagedObjectID>
+}

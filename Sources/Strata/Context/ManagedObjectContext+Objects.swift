@@ -1,0 +1,266 @@
+// ManagedObjectContext+Objects: registering, inserting, deleting and looking up objects, and firing
+// faults.
+//
+// Owns: the registry (one object per ID per context), the inserted/updated/deleted sets, delete
+// rules applied at delete time (nullify, cascade; deny is checked by save), and fault fulfilment
+// from the parent context or the coordinator. Never writes to a store.
+
+import Foundation
+
+extension ManagedObjectContext {
+    // MARK: Queries
+
+    /// Objects inserted since the last save.
+    public var insertedObjects: Set<ManagedObject> { assertOnQueue("insertedObjects"); return insertedSet }
+    /// Saved objects changed since the last save.
+    public var updatedObjects: Set<ManagedObject> { assertOnQueue("updatedObjects"); return updatedSet }
+    /// Objects deleted since the last save.
+    public var deletedObjects: Set<ManagedObject> { assertOnQueue("deletedObjects"); return deletedSet }
+    /// Whether anything was inserted, changed or deleted since the last save.
+    public var hasChanges: Bool {
+        assertOnQueue("hasChanges")
+        return !insertedSet.isEmpty || !updatedSet.isEmpty || !deletedSet.isEmpty
+    }
+    /// Every object the context currently knows (live registered objects).
+    public var registeredObjects: Set<ManagedObject> {
+        assertOnQueue("registeredObjects")
+        return Set(registry.values.compactMap(\.object))
+    }
+
+    /// The registered object with `objectID`, or nil (never creates a fault).
+    public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
+        assertOnQueue("registeredObject(for:)")
+        return registry[objectID]?.object
+    }
+
+    /// The object with `objectID`: the registered one, or a new fault (not checked against the store).
+    public func object(with objectID: ManagedObjectID) -> ManagedObject {
+        assertOnQueue("object(with:)")
+        if let object = registry[objectID]?.object { return object }
+        let entity = model?.entitiesByName[objectID.entity.name] ?? objectID.entity
+        let object = ManagedObject.makeFault(entity: entity, id: objectID)
+        register(object)
+        return object
+    }
+
+    /// The object with `objectID`, loaded; throws `objectNotFound` if no store has it.
+    public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
+        assertOnQueue("existingObject(with:)")
+        if let object = registry[objectID]?.object, !object.isFaultStorage { return object }
+        guard !objectID.isTemporaryID else {
+            throw StrataError(.objectNotFound, "\(objectID) is a temporary ID not registered in \(debugName)")
+        }
+        let object = self.object(with: objectID)
+        try fulfillFault(object, deleteIfInaccessible: false)
+        return object
+    }
+
+    // MARK: Registry
+
+    func register(_ object: ManagedObject) {
+        object.managedObjectContext = self
+        registry[object.objectID] = WeakObject(object: object)
+        if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = object }
+        if registry.count > registrySweepThreshold { sweepRegistry() }
+    }
+
+    /// Drops entries of deallocated objects; runs when the registry doubles.
+    private func sweepRegistry() {
+        registry = registry.filter { $0.value.object != nil }
+        registrySweepThreshold = max(1024, registry.count * 2)
+    }
+
+    func unregister(_ object: ManagedObject) {
+        if registry[object.objectID]?.object === object { registry[object.objectID] = nil }
+        retained[ObjectIdentifier(object)] = nil
+        insertedSet.remove(object)
+        updatedSet.remove(object)
+        deletedSet.remove(object)
+    }
+
+    /// Keeps `object` alive while it has changes.
+    func retain(_ object: ManagedObject) { retained[ObjectIdentifier(object)] = object }
+
+    // MARK: Insert and delete
+
+    /// Inserts an object created without a context (or re-inserts a deleted one).
+    public func insert(_ object: ManagedObject) {
+        assertOnQueue("insert(_:)")
+        if object.isDeletedStorage, object.managedObjectContext === self {
+            undelete(object)
+            return
+        }
+        precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
+                     "Strata: \(object.objectID) already belongs to another context")
+        guard !object.isInsertedStorage else { return }
+        object.isInsertedStorage = true
+        register(object)
+        insertedSet.insert(object)
+        retain(object)
+        pendingNotification.inserted.insert(object)
+        undoManager?.registerUndo(withTarget: self) { context in context.delete(object) }
+        object.awakeFromInsert()
+    }
+
+    /// Marks `object` deleted (inserted objects are simply removed) and applies its delete rules:
+    /// nullify removes it from inverses, cascade deletes the related objects; deny is checked by
+    /// `save()`.
+    public func delete(_ object: ManagedObject) {
+        assertOnQueue("delete(_:)")
+        guard object.managedObjectContext === self, !object.isDeletedStorage else { return }
+        if object.isFaultStorage { try? fulfillFault(object) }
+        if object.isDeletedStorage { return } // an inaccessible fault became deleted
+        object.prepareForDeletion()
+        object.isDeletedStorage = true
+        retain(object)
+        if object.isInsertedStorage {
+            insertedSet.remove(object)
+        } else {
+            updatedSet.remove(object)
+            deletedSet.insert(object)
+        }
+        pendingNotification.deleted.insert(object)
+        undoManager?.registerUndo(withTarget: self) { context in context.undelete(object) }
+        applyDeleteRules(object)
+    }
+
+    private func applyDeleteRules(_ object: ManagedObject) {
+        for case let relationship as RelationshipDescription in object.entity.slots {
+            let slot = object.entity.slotIndex[relationship.name]!
+            let related: [ManagedObjectID]
+            switch object.values[slot] {
+            case .objectID(let id): related = [id]
+            case .objectIDs(let ids): related = ids
+            default: related = []
+            }
+            switch relationship.deleteRule {
+            case .noActionDeleteRule, .denyDeleteRule:
+                continue
+            case .nullifyDeleteRule:
+                guard let inverse = relationship.inverseRelationship else { continue }
+                for id in related { try? self.object(with: id).unlinkInverse(inverse, from: object) }
+            case .cascadeDeleteRule:
+                for id in related {
+                    let target = self.object(with: id)
+                    if let inverse = relationship.inverseRelationship { try? target.unlinkInverse(inverse, from: object) }
+                    delete(target)
+                }
+            }
+        }
+    }
+
+    /// Reverses a delete not yet saved (undo, re-insert).
+    func undelete(_ object: ManagedObject) {
+        guard object.isDeletedStorage else { return }
+        object.isDeletedStorage = false
+        deletedSet.remove(object)
+        if object.isInsertedStorage { insertedSet.insert(object) }
+        else if !object.changedSlots.isEmpty { updatedSet.insert(object) }
+        pendingNotification.inserted.insert(object)
+        undoManager?.registerUndo(withTarget: self) { context in context.delete(object) }
+    }
+
+    /// Called by every property write: tracks the object as updated and records undo.
+    func objectDidChange(_ object: ManagedObject, slot: Int, from old: RowValue) {
+        if !object.isInsertedStorage && !object.isDeletedStorage {
+            if object.changedSlots.isEmpty { updatedSet.remove(object) } else { updatedSet.insert(object) }
+        }
+        retain(object)
+        pendingNotification.updated.insert(object)
+        if let undoManager {
+            undoManager.registerUndo(withTarget: self) { _ in
+                let current = object.values[slot]
+                object.setPrimitive(old, slot: slot)
+                _ = current
+            }
+        }
+    }
+
+    // MARK: Faults
+
+    /// Loads a fault's values from the parent context or the coordinator. A row that no longer
+    /// exists makes the object deleted-and-inaccessible (when `shouldDeleteInaccessibleFaults`) or
+    /// throws `objectNotFound`.
+    func fulfillFault(_ object: ManagedObject, deleteIfInaccessible: Bool = true) throws {
+        guard object.isFaultStorage else { return }
+        if let snapshot = try loadSnapshot(for: object.objectID) {
+            object.values = snapshot.values
+            object.committedValues = snapshot.values
+            object.rowVersion = snapshot.version
+            object.isFaultStorage = false
+            object.awakeFromFetch()
+            return
+        }
+        guard deleteIfInaccessible && shouldDeleteInaccessibleFaults else {
+            throw StrataError(.objectNotFound, "\(object.objectID) does not exist in any store of \(debugName) (deleted or never saved)")
+        }
+        object.values = object.entity.defaultRow
+        object.committedValues = nil
+        object.isFaultStorage = false
+        object.isInaccessible = true
+        object.isDeletedStorage = true
+    }
+
+    /// The row of `id` as this context sees it: the parent's current object state, or the store's.
+    func loadSnapshot(for id: ManagedObjectID) throws -> StoreRow? {
+        if let parent {
+            return try parent.performAndWait { try parent.snapshotForChild(id) }
+        }
+        guard let coordinator = persistentStoreCoordinator else {
+            throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent")
+        }
+        return try coordinator.row(for: id)
+    }
+
+    /// The state of `id` in this context for a child: its unsaved values if registered and loaded.
+    func snapshotForChild(_ id: ManagedObjectID) throws -> StoreRow? {
+        hasChildren = true
+        let id = idAliases[id] ?? id
+        if let object = registry[id]?.object, !object.isFaultStorage {
+            if object.isDeletedStorage { return nil }
+            return StoreRow(id: id, version: object.rowVersion, values: object.values)
+        }
+        return try loadSnapshot(for: id)
+    }
+
+    // MARK: Permanent IDs
+
+    /// Gives inserted objects permanent IDs before they are saved.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        assertOnQueue("obtainPermanentIDs(for:)")
+        let temporary = objects.filter(\.objectID.isTemporaryID)
+        guard !temporary.isEmpty else { return }
+        guard let coordinator = persistentStoreCoordinator else {
+            throw StrataError(.noStore, "\(debugName) has no coordinator to assign permanent IDs")
+        }
+        let ids = try coordinator.permanentIDs(for: temporary.map(\.entity))
+        var mapping: [ManagedObjectID: ManagedObjectID] = [:]
+        for (object, id) in zip(temporary, ids) { mapping[object.objectID] = id }
+        remapIDs(mapping)
+    }
+
+    /// Replaces temporary IDs in the registry and in every changed object's relationship values.
+    func remapIDs(_ mapping: [ManagedObjectID: ManagedObjectID]) {
+        guard !mapping.isEmpty else { return }
+        if hasChildren { for (old, new) in mapping { idAliases[old] = new } }
+        for (old, new) in mapping {
+            guard let object = registry.removeValue(forKey: old)?.object else { continue }
+            object.objectID = new
+            registry[new] = WeakObject(object: object)
+        }
+        for object in retained.values where !object.isFaultStorage {
+            object.values = object.values.map { $0.remapped(mapping) }
+            object.committedValues = object.committedValues?.map { $0.remapped(mapping) }
+        }
+    }
+}
+
+extension RowValue {
+    func remapped(_ mapping: [ManagedObjectID: ManagedObjectID]) -> RowValue {
+        switch self {
+        case .objectID(let id): return mapping[id].map(RowValue.objectID) ?? self
+        case .objectIDs(let ids): return .objectIDs(ids.map { mapping[$0] ?? $0 })
+        default: return self
+        }
+    }
+}

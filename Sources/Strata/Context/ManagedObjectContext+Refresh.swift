@@ -1,0 +1,129 @@
+// ManagedObjectContext+Refresh: discarding, refreshing and merging changes.
+//
+// Owns: rollback, reset, refresh(_:mergeChanges:), refreshAllObjects, and merging the saves of other
+// contexts (mergeChanges(fromContextDidSave:), automatic merges from the parent or coordinator).
+// Never writes to a store.
+
+import Foundation
+
+extension ManagedObjectContext {
+    /// Discards every unsaved change: inserted objects leave the context, deleted and updated
+    /// objects get their last saved values back. Clears the undo stack.
+    public func rollback() {
+        assertOnQueue("rollback()")
+        for object in insertedSet.union(deletedSet.filter(\.isInsertedStorage)) {
+            unregister(object)
+            object.managedObjectContext = nil
+        }
+        for object in retained.values where object.isInsertedStorage && object.isDeletedStorage {
+            unregister(object)
+            object.managedObjectContext = nil
+        }
+        for object in updatedSet.union(deletedSet) {
+            if let committed = object.committedValues { object.values = committed }
+            object.changedSlots = []
+            object.isDeletedStorage = object.isInaccessible
+        }
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        if !retainsRegisteredObjects { retained = [:] }
+        pendingNotification = PendingChanges()
+        undoManager?.removeAllActions()
+    }
+
+    /// Forgets every object: the context is as new. Objects it handed out must not be used again.
+    public func reset() {
+        assertOnQueue("reset()")
+        for entry in registry.values {
+            guard let object = entry.object else { continue }
+            object.managedObjectContext = nil
+        }
+        registry = [:]
+        retained = [:]
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        idAliases = [:]
+        pendingNotification = PendingChanges()
+        undoManager?.removeAllActions()
+    }
+
+    /// Updates `object` from its store. With `mergeChanges` false, unsaved changes are discarded
+    /// and the object turns into a fault; with true, the stored values are loaded and the object's
+    /// unsaved changes are reapplied on top.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        assertOnQueue("refresh(_:mergeChanges:)")
+        guard object.managedObjectContext === self, !object.isInsertedStorage else { return }
+        if !mergeChanges || !object.hasChanges {
+            object.willTurnIntoFault()
+            updatedSet.remove(object)
+            object.changedSlots = []
+            object.values = []
+            object.committedValues = nil
+            object.isFaultStorage = true
+            if !retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
+            object.didTurnIntoFault()
+            return
+        }
+        guard let row = try? loadSnapshot(for: object.objectID) else { return }
+        let changed = object.changedSlots
+        let current = object.values
+        object.committedValues = row.values
+        object.rowVersion = row.version
+        object.values = row.values
+        object.changedSlots = []
+        for slot in changed where current[slot] != row.values[slot] {
+            object.values[slot] = current[slot]
+            object.changedSlots.insert(slot)
+        }
+        if object.changedSlots.isEmpty { updatedSet.remove(object) }
+    }
+
+    /// Refreshes every registered object (changed ones keep their changes).
+    public func refreshAllObjects() {
+        assertOnQueue("refreshAllObjects()")
+        for entry in Array(registry.values) {
+            guard let object = entry.object, !object.isFaultStorage else { continue }
+            refresh(object, mergeChanges: true)
+        }
+    }
+
+    /// Merges the changes another context saved (from its didSave notification): updated objects
+    /// registered here are refreshed keeping local changes, deleted ones are removed.
+    public func mergeChanges(fromContextDidSave notification: Notification) {
+        assertOnQueue("mergeChanges(fromContextDidSave:)")
+        let info = notification.userInfo ?? [:]
+        func ids(_ objectsKey: String, _ idsKey: String) -> Set<ManagedObjectID> {
+            if let objects = info[objectsKey] as? Set<ManagedObject> { return Set(objects.map(\.objectID)) }
+            return info[idsKey] as? Set<ManagedObjectID> ?? []
+        }
+        mergeSaved(SavedChanges(inserted: ids("inserted", "inserted_objectIDs"),
+                                updated: ids("updated", "updated_objectIDs"),
+                                deleted: ids("deleted", "deleted_objectIDs")))
+    }
+
+    /// Merges a save of another context: refreshes registered updated objects, deletes deleted ones.
+    func mergeSaved(_ changes: SavedChanges) {
+        for id in changes.updated {
+            guard let object = registry[id]?.object, !object.isFaultStorage else { continue }
+            refresh(object, mergeChanges: true)
+            pendingNotification.updated.insert(object)
+        }
+        for id in changes.deleted {
+            guard let object = registry[id]?.object else { continue }
+            unregister(object)
+            object.isDeletedStorage = true
+            object.isInaccessible = true
+            pendingNotification.deleted.insert(object)
+        }
+        processPendingChanges()
+    }
+
+    /// Tells child contexts that merge automatically about this context's save.
+    func notifyChildren(_ changes: SavedChanges, except saver: ManagedObjectContext?) {
+        for child in children.compactMap(\.context) where child.automaticallyMergesChangesFromParent && child !== saver {
+            child.perform { child.mergeSaved(changes) }
+        }
+    }
+}

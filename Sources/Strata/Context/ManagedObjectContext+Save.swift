@@ -1,0 +1,208 @@
+// ManagedObjectContext+Save: writing the pending changes to the parent context or the stores.
+//
+// Owns: the save sequence: willSave hooks → derived attributes → validation → (root) permanent IDs,
+// row change sets, commit with merge-policy resolution of version conflicts → (child) push into the
+// parent → mark objects saved → didSave hooks and notifications. Nothing is written when
+// validation fails; a failed commit leaves every object as it was before `save()`.
+
+import Foundation
+
+extension ManagedObjectContext {
+    /// Writes every pending change: into the parent context if there is one, else into the stores.
+    ///
+    /// Throws a `.validation` error listing every invalid object and property (nothing is written),
+    /// a `.mergeConflict` error when rows changed elsewhere and the merge policy is `.error`, or a
+    /// `.constraintConflict` error when a uniqueness constraint would be broken.
+    public func save() throws {
+        assertOnQueue("save()")
+        guard !isSaving else { throw StrataError(.misuse, "save() called on \(debugName) while it is saving (from a willSave or didSave hook?)") }
+        processPendingChanges()
+        guard hasChanges else { return }
+        isSaving = true
+        defer { isSaving = false }
+        NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
+        for object in insertedSet.union(updatedSet).union(deletedSet) { object.willSave() }
+        try updateDerivedAttributes()
+        try validatePendingChanges()
+        let inserted = insertedSet, updated = updatedSet, deleted = deletedSet
+        if let parent {
+            try pushChanges(to: parent)
+        } else {
+            try commitToStores()
+        }
+        finishSave(inserted: inserted, updated: updated, deleted: deleted)
+    }
+
+    // MARK: Root contexts
+
+    private func commitToStores() throws {
+        guard let coordinator = persistentStoreCoordinator else {
+            throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent to save to")
+        }
+        try obtainPermanentIDs(for: Array(insertedSet))
+        var forced: Set<ManagedObjectID> = []
+        for attempt in 1...4 {
+            let changes = changeSet(forced: forced)
+            do {
+                let versions = try coordinator.commit(changes)
+                applyVersions(versions)
+                return
+            } catch CommitRefusal.versionConflicts(let conflicts) {
+                if attempt == 4 || mergePolicy == .error { throw mergeConflictError(conflicts) }
+                try resolve(conflicts, forced: &forced)
+            } catch CommitRefusal.constraintConflicts(let conflicts) {
+                throw constraintConflictError(conflicts)
+            }
+        }
+    }
+
+    /// The rows this save writes, grouped by nothing (the coordinator routes them to stores).
+    private func changeSet(forced: Set<ManagedObjectID>) -> StoreChangeSet {
+        var changes = StoreChangeSet()
+        changes.author = transactionAuthor
+        changes.contextName = name
+        for object in insertedSet where !object.isDeletedStorage {
+            changes.inserts.append(StoreRow(id: object.objectID, version: 0, values: persistentValues(of: object)))
+        }
+        for object in updatedSet where object.hasPersistentChangedValues {
+            changes.updates.append(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)))
+        }
+        for object in deletedSet where !object.isInsertedStorage && !object.isInaccessible {
+            changes.deletes.append((object.objectID, object.rowVersion))
+        }
+        changes.forceUpdates = forced
+        return changes
+    }
+
+    private func persistentValues(of object: ManagedObject) -> [RowValue] {
+        var values = object.values
+        for (slot, property) in object.entity.slots.enumerated() where property.isTransient { values[slot] = .null }
+        return values
+    }
+
+    private func applyVersions(_ versions: [ManagedObjectID: Int64]) {
+        for (id, version) in versions { registry[id]?.object?.rowVersion = version }
+    }
+
+    /// Applies the merge policy to each conflicting object, then the save is retried.
+    private func resolve(_ conflicts: [RowVersionConflict], forced: inout Set<ManagedObjectID>) throws {
+        var unresolvable: [RowVersionConflict] = []
+        for conflict in conflicts {
+            guard let object = registry[conflict.id]?.object else { continue }
+            guard let stored = conflict.stored else {
+                // Deleted elsewhere: only `.rollback` can give up the change (the object goes away).
+                if mergePolicy == .rollback { discardChanges(of: object, storedRow: nil) } else { unresolvable.append(conflict) }
+                continue
+            }
+            if object.isDeletedStorage {
+                // Our delete wins under every policy but rollback.
+                if mergePolicy == .rollback { discardChanges(of: object, storedRow: stored) }
+                else { object.rowVersion = stored.version }
+                continue
+            }
+            let cached = object.committedValues ?? stored.values
+            guard let merged = mergePolicy.resolve(current: object.values, cached: cached, stored: stored.values,
+                                                   changed: object.changedSlots) else {
+                discardChanges(of: object, storedRow: stored)
+                continue
+            }
+            object.committedValues = stored.values
+            object.rowVersion = stored.version
+            for slot in merged.indices { object.setPrimitive(merged[slot], slot: slot) }
+            if mergePolicy == .overwrite { forced.insert(object.objectID) }
+            if !object.hasPersistentChangedValues { updatedSet.remove(object) }
+        }
+        if !unresolvable.isEmpty { throw mergeConflictError(unresolvable) }
+    }
+
+    /// Drops the object's unsaved changes in favour of the stored row (nil: the row is gone).
+    private func discardChanges(of object: ManagedObject, storedRow: StoreRow?) {
+        updatedSet.remove(object)
+        deletedSet.remove(object)
+        object.changedSlots = []
+        if let storedRow {
+            object.values = storedRow.values
+            object.committedValues = storedRow.values
+            object.rowVersion = storedRow.version
+            object.isDeletedStorage = false
+        } else {
+            object.isDeletedStorage = true
+            object.isInaccessible = true
+        }
+    }
+
+    private func mergeConflictError(_ conflicts: [RowVersionConflict]) -> StrataError {
+        let details = conflicts.map { conflict -> StrataError in
+            let object = registry[conflict.id]?.object
+            let entity = conflict.id.entity
+            func snapshot(_ values: [RowValue]?) -> [String: any Sendable]? {
+                guard let values else { return nil }
+                var result: [String: any Sendable] = [:]
+                for (slot, property) in entity.slots.enumerated() where slot < values.count {
+                    result[property.name] = Self.sendableValue(values[slot], property)
+                }
+                return result
+            }
+            let merge = MergeConflict(objectID: conflict.id,
+                                      cachedSnapshot: snapshot(object?.committedValues) ?? [:],
+                                      persistedSnapshot: snapshot(conflict.stored?.values),
+                                      objectSnapshot: snapshot(object?.values) ?? [:],
+                                      oldVersion: conflict.expectedVersion,
+                                      newVersion: conflict.stored?.version ?? 0)
+            return StrataError(.mergeConflict, merge.description, cause: merge)
+        }
+        var error = StrataError(.mergeConflict, "save of \(debugName) conflicts with \(conflicts.count) row\(conflicts.count == 1 ? "" : "s") changed elsewhere: " + details.prefix(3).map(\.message).joined(separator: "; "))
+        error.details = details
+        return error
+    }
+
+    private func constraintConflictError(_ conflicts: [RowConstraintConflict]) -> StrataError {
+        let details = conflicts.map { conflict in
+            StrataError(.constraintConflict, "\(conflict.entityName) uniqueness constraint (\(conflict.constraint.joined(separator: ", "))) = \(conflict.values.map { "\($0)" }.joined(separator: ", ")) is used by \((conflict.conflictingIDs + (conflict.storedID.map { [$0] } ?? [])).map(\.description).joined(separator: " and "))")
+        }
+        var error = StrataError(.constraintConflict, "save of \(debugName) breaks \(conflicts.count) uniqueness constraint\(conflicts.count == 1 ? "" : "s"): " + details.prefix(3).map(\.message).joined(separator: "; "))
+        error.details = details
+        return error
+    }
+
+    static func sendableValue(_ value: RowValue, _ property: PropertyDescription) -> any Sendable {
+        switch value {
+        case .null: return Optional<Int>.none as any Sendable
+        case .integer(let v): return v
+        case .double(let v): return v
+        case .float(let v): return v
+        case .decimal(let v): return v
+        case .string(let v): return v
+        case .boolean(let v): return v
+        case .date(let v): return v
+        case .data(let v): return v
+        case .uuid(let v): return v
+        case .uri(let v): return v
+        case .objectID(let v): return v
+        case .objectIDs(let v): return v
+        }
+    }
+
+    // MARK: Finishing
+
+    /// Marks every saved object clean, runs didSave hooks and posts the save notifications.
+    private func finishSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>) {
+        for object in inserted.union(updated) where !object.isDeletedStorage {
+            object.committedValues = object.values
+            object.changedSlots = []
+            object.isInsertedStorage = false
+            if !retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
+        }
+        for object in deleted.union(inserted.filter(\.isDeletedStorage)) {
+            unregister(object)
+            object.managedObjectContext = nil
+        }
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        pendingNotification = PendingChanges()
+        let savedUpdated = updated.filter { !$0.isDeletedStorage }
+        for object in inserted.union(savedUpdated).union(deleted) { object.didSave() }
+        postDidSave(inserted: inserted.subtracting(deleted), updated: savedUpdated, deleted: deleted)
+    }
+}

@@ -1,0 +1,84 @@
+// ManagedObjectContext+Validation: the checks a save makes before writing anything.
+//
+// Owns: required values, attribute rules (range, length, pattern), relationship counts, deny delete
+// rules, and the objects' own validateFor… hooks; every problem of one save is collected into one
+// thrown error that lists each object and property. Never changes objects.
+
+import Foundation
+
+extension ManagedObjectContext {
+    /// Throws one `.validation` error listing every problem of the pending changes.
+    func validatePendingChanges() throws {
+        var problems: [StrataError] = []
+        for object in insertedSet.union(updatedSet) where !object.isDeletedStorage {
+            problems += propertyProblems(of: object)
+            do {
+                if object.isInsertedStorage { try object.validateForInsert() } else { try object.validateForUpdate() }
+            } catch {
+                problems.append(asValidationError(error, object))
+            }
+        }
+        for object in deletedSet {
+            problems += denyProblems(of: object)
+            do { try object.validateForDelete() } catch { problems.append(asValidationError(error, object)) }
+        }
+        guard !problems.isEmpty else { return }
+        let summary = problems.prefix(3).map(\.message).joined(separator: "; ") + (problems.count > 3 ? "; …" : "")
+        var error = StrataError(.validation, "save of \(debugName) failed validation with \(problems.count) problem\(problems.count == 1 ? "" : "s"): \(summary)")
+        error.details = problems
+        throw error
+    }
+
+    private func asValidationError(_ error: any Error, _ object: ManagedObject) -> StrataError {
+        if let strata = error as? StrataError { return strata }
+        return StrataError(.validation, "\(object.entity.name) \(object.objectID): \(error)")
+    }
+
+    private func propertyProblems(of object: ManagedObject) -> [StrataError] {
+        var problems: [StrataError] = []
+        let label = "\(object.entity.name) \(object.objectID)"
+        for (slot, property) in object.entity.slots.enumerated() {
+            let value = object.values[slot]
+            if let attribute = property as? AttributeDescription {
+                if attribute is DerivedAttributeDescription { continue }
+                for violation in attribute.violations(of: value) {
+                    problems.append(StrataError(.validation, "\(label): \(violation)"))
+                }
+            } else if let relationship = property as? RelationshipDescription {
+                if !relationship.isToMany {
+                    if value.isNull && !relationship.isOptional {
+                        problems.append(StrataError(.validation, "\(label): \(relationship.qualifiedName) is required"))
+                    }
+                    continue
+                }
+                let count = value.objectIDList.count
+                if count == 0 && relationship.isOptional { continue }
+                if count < max(relationship.minCount, relationship.isOptional ? 0 : 1) {
+                    problems.append(StrataError(.validation, "\(label): \(relationship.qualifiedName) has \(count) objects, fewer than the minimum \(max(relationship.minCount, 1))"))
+                }
+                if relationship.maxCount > 0 && count > relationship.maxCount {
+                    problems.append(StrataError(.validation, "\(label): \(relationship.qualifiedName) has \(count) objects, more than the maximum \(relationship.maxCount)"))
+                }
+            }
+        }
+        return problems
+    }
+
+    private func denyProblems(of object: ManagedObject) -> [StrataError] {
+        var problems: [StrataError] = []
+        for case let relationship as RelationshipDescription in object.entity.slots where relationship.deleteRule == .denyDeleteRule {
+            let slot = object.entity.slotIndex[relationship.name]!
+            let related: [ManagedObjectID]
+            switch object.values[slot] {
+            case .objectID(let id): related = [id]
+            case .objectIDs(let ids): related = ids
+            default: related = []
+            }
+            let blocking = related.filter { !(registry[$0]?.object?.isDeletedStorage ?? false) }
+            if !blocking.isEmpty {
+                problems.append(StrataError(.validation, "cannot delete \(object.entity.name) \(object.objectID): \(relationship.qualifiedName) has the deny rule and still refers to \(blocking.map(\.description).joined(separator: ", "))"))
+            }
+        }
+        return problems
+    }
+}

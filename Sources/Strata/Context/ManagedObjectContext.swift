@@ -1,0 +1,206 @@
+// ManagedObjectContext: a scratchpad of managed objects on one queue, with its change tracking.
+//
+// Owns: the context's queue and the perform family, the registry of objects (weak for unchanged,
+// strong for changed ones), the inserted/updated/deleted sets, and the configuration users set
+// (parent or coordinator, merge policy, name, author). Object life cycle is in
+// +Objects.swift, saving in +Save.swift, fetching in +Fetch.swift, discarding in +Refresh.swift.
+// Every mutable field is touched only on `queue`. It never reads a store except through its
+// coordinator (or its parent context).
+
+import Foundation
+
+/// When an `async` ``ManagedObjectContext/perform(schedule:_:)`` runs its closure.
+public enum ScheduledTaskType: Sendable, Hashable {
+    /// At once when the caller is already on the context's queue, else enqueued.
+    case immediate
+    /// Always appended behind the work already queued on the context.
+    case enqueued
+}
+
+/// A set of managed objects being read and changed together, on one queue.
+///
+/// ```swift
+/// let context = container.newBackgroundContext()
+/// try await context.perform {
+///     let quake = Quake(context: context)
+///     quake.magnitude = 4.2
+///     try context.save()
+/// }
+/// ```
+// @unchecked Sendable: every mutable stored property is read and written only on `queue` (the
+// context's serial queue, or the main queue), which `perform`/`performAndWait` enforce and
+// `STRATA_CONCURRENCY_DEBUG=1` checks. `queue`, `concurrencyType` and `token` are immutable.
+public final class ManagedObjectContext: @unchecked Sendable {
+    /// Which queue a context runs its work on.
+    public enum ConcurrencyType: Sendable, Hashable {
+        /// The main queue (the main actor).
+        case mainQueue
+        /// A private serial queue of the context's own.
+        case privateQueue
+    }
+
+    public let concurrencyType: ConcurrencyType
+    let queue: DispatchQueue
+    private let token: UInt
+    private static let queueKey = DispatchSpecificKey<UInt>()
+    private static var nextNumber: UInt64 { ContextNumbering.next() }
+    private let number: UInt64
+
+    /// The coordinator this context (or its root ancestor) reads from and saves to.
+    public var persistentStoreCoordinator: PersistentStoreCoordinator? {
+        get { parent?.persistentStoreCoordinator ?? coordinatorStorage }
+        set {
+            coordinatorStorage?.unregister(self)
+            coordinatorStorage = newValue
+            newValue?.register(self)
+        }
+    }
+    private var coordinatorStorage: PersistentStoreCoordinator?
+    /// The parent context: saves push changes into it instead of a coordinator.
+    public var parent: ManagedObjectContext? {
+        didSet {
+            guard let parent else { return }
+            let child = WeakContext(context: self)
+            parent.performAndWait { parent.children.append(child); parent.children.removeAll { $0.context == nil } }
+        }
+    }
+    /// A name for messages, notifications and history.
+    public var name: String?
+    /// The author recorded in persistent history for this context's saves.
+    public var transactionAuthor: String?
+    /// How saves resolve conflicts with rows changed elsewhere.
+    public var mergePolicy: MergePolicy = .error
+    /// Whether changes saved by the parent (or, for a root context, by other contexts on the same
+    /// coordinator) are merged into this context automatically.
+    public var automaticallyMergesChangesFromParent = false
+    /// Whether a fault whose row was deleted elsewhere turns into a deleted object (true) instead
+    /// of failing.
+    public var shouldDeleteInaccessibleFaults = true
+    /// Records changes for undo when set (nil by default, as Core Data on macOS/Linux).
+    public var undoManager: UndoManager?
+    /// Whether objects fetched without changes are kept alive by the context.
+    public var retainsRegisteredObjects = false
+
+    // Object state, all on `queue`.
+    var registry: [ManagedObjectID: WeakObject] = [:]
+    /// Changed objects (and all objects when `retainsRegisteredObjects`): kept alive by the context.
+    var retained: [ObjectIdentifier: ManagedObject] = [:]
+    var insertedSet: Set<ManagedObject> = []
+    var updatedSet: Set<ManagedObject> = []
+    var deletedSet: Set<ManagedObject> = []
+    /// Changes since the last `processPendingChanges()`, for objectsDidChange notifications.
+    var pendingNotification = PendingChanges()
+    var registrySweepThreshold = 1024
+    var isSaving = false
+    /// Subscribers of `changes()`.
+    var changeContinuations: [UUID: AsyncStream<ContextChangeEvent>.Continuation] = [:]
+    /// Temporary IDs a child context may still use for objects this context has since saved.
+    var idAliases: [ManagedObjectID: ManagedObjectID] = [:]
+    /// Set once a child context reads or saves through this one (then `idAliases` is kept).
+    var hasChildren = false
+    /// Child contexts, told about this context's saves (weak).
+    var children: [WeakContext] = []
+
+    /// A context on a queue of `type`.
+    public init(_ type: ConcurrencyType) {
+        concurrencyType = type
+        number = Self.nextNumber
+        token = UInt(number)
+        switch type {
+        case .mainQueue:
+            queue = .main
+        case .privateQueue:
+            queue = DispatchQueue(label: "strata.context.\(number)")
+            queue.setSpecific(key: Self.queueKey, value: token)
+        }
+    }
+
+    /// Core Data's older initializer name.
+    public convenience init(concurrencyType type: ConcurrencyType) {
+        self.init(type)
+    }
+
+    deinit {
+        coordinatorStorage?.unregister(self)
+    }
+
+    var debugName: String { name.map { "context '\($0)'" } ?? "context #\(number)" }
+    var queueLabel: String { concurrencyType == .mainQueue ? "main queue" : queue.label }
+
+    /// Whether the caller runs on this context's queue.
+    var isOnContextQueue: Bool {
+        switch concurrencyType {
+        case .mainQueue: return Thread.isMainThread
+        case .privateQueue: return DispatchQueue.getSpecific(key: Self.queueKey) == token
+        }
+    }
+
+    @inline(__always)
+    func assertOnQueue(_ operation: @autoclosure () -> String) {
+        if ConcurrencyDebug.isEnabled { ConcurrencyDebug.check(self, operation: operation()) }
+    }
+
+    var model: ManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
+
+    // MARK: Perform
+
+    /// Runs `block` on the context's queue, asynchronously (fire and forget).
+    public func perform(_ block: @escaping () -> Void) {
+        // The block is handed to the queue and never touched again by the caller.
+        let box = UncheckedSendableBox(value: block)
+        queue.async { box.value() }
+    }
+
+    /// Runs `block` on the context's queue and waits for it; returns its value or rethrows.
+    /// Runs at once when already on the queue (re-entrant).
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        if isOnContextQueue { return try block() }
+        return try withoutActuallyEscaping(block) { escapable in
+            // The caller is blocked in `sync` until the block returns.
+            let box = UncheckedSendableBox(value: escapable)
+            var result: UncheckedSendableBox<Result<T, any Error>>?
+            queue.sync {
+                result = UncheckedSendableBox(value: Result { try box.value() })
+            }
+            return try result!.value.get()
+        } as T
+    }
+
+    /// Runs `block` on the context's queue and returns its value, without blocking a thread.
+    ///
+    /// With `.immediate` (the default) the block runs at once when the caller is already on the
+    /// context's queue (a main-queue context called from the main actor); otherwise, and always
+    /// with `.enqueued`, it runs after the work already queued.
+    public func perform<T, E: Error>(schedule: ScheduledTaskType = .immediate,
+                                     _ block: @escaping () throws(E) -> T) async throws(E) -> T {
+        if schedule == .immediate && isOnContextQueue {
+            return try block()
+        }
+        // The caller is suspended until the continuation resumes; block and result are used by
+        // one thread at a time.
+        let box = UncheckedSendableBox(value: block)
+        let result: UncheckedSendableBox<Result<T, E>> = await withCheckedContinuation { continuation in
+            queue.async {
+                continuation.resume(returning: UncheckedSendableBox(value: Result(catching: box.value)))
+            }
+        }
+        return try result.value.get()
+    }
+}
+
+/// A weak reference to a child context.
+// Sendable: the context is Sendable; the weak reference is only read on the parent's queue.
+struct WeakContext: @unchecked Sendable {
+    weak var context: ManagedObjectContext?
+}
+
+/// A weak reference to a registered object.
+struct WeakObject {
+    weak var object: ManagedObject?
+}
+
+/// Process-wide numbering of contexts for names and queue labels.
+enum ContextNumbering {
+    private static let counter = Lock<UInt64>(0) // guards the counter
+    static func next() -> UInt64 { counter.withLock { $0 += 1; return $0 } }
+}

@@ -1,0 +1,236 @@
+// PersistentStoreCoordinator: the stores of one model, and the routing of rows to them.
+//
+// Owns: the store list (behind `stores`' lock, never held during store work, so contexts read
+// concurrently), entity → store routing by configuration, permanent ID assignment, commits split
+// by store, URI → object ID resolution, and the list of root contexts to tell about saves (for
+// automatic merging). It never holds managed objects.
+
+import Foundation
+
+/// Connects a model to its persistent stores; contexts read and save through it.
+///
+/// ```swift
+/// let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+/// try coordinator.addPersistentStore(type: .inMemory, configuration: nil,
+///                                    at: URL(fileURLWithPath: "/dev/null"), options: nil)
+/// let context = ManagedObjectContext(.privateQueue)
+/// context.persistentStoreCoordinator = coordinator
+/// ```
+// @unchecked Sendable: `model` is frozen (immutable); `state` is a Lock; `queue` is a serial
+// DispatchQueue. No other stored properties.
+public final class PersistentStoreCoordinator: @unchecked Sendable {
+    /// The model whose entities the stores hold.
+    public let managedObjectModel: ManagedObjectModel
+    private let modelError: StrataError?
+    private let queue = DispatchQueue(label: "strata.coordinator")
+
+    private struct State {
+        var stores: [any RowStore] = []
+        var contexts: [WeakContext] = []
+    }
+    private let state = Lock(State()) // guards the store list and the context list
+
+    /// A coordinator for `model`. The model is validated and frozen here; an invalid model makes
+    /// every `addPersistentStore` throw the validation error.
+    public init(managedObjectModel model: ManagedObjectModel) {
+        self.managedObjectModel = model
+        do {
+            try model.freeze()
+            modelError = nil
+        } catch let error as StrataError {
+            modelError = error
+        } catch {
+            modelError = StrataError(.invalidModel, "\(error)")
+        }
+    }
+
+    /// The stores added so far, in the order they were added.
+    public var persistentStores: [any PersistentStore] {
+        state.withLock { $0.stores.map { $0 as any PersistentStore } }
+    }
+
+    /// Adds a store of `type` at `url` holding the entities of `configuration` (nil: all).
+    ///
+    /// In-memory stores: `/dev/null` is private to this coordinator, `/dev/null/<name>` is shared
+    /// with every coordinator in the process that adds the same name.
+    @discardableResult
+    public func addPersistentStore(type: StoreType, configuration: String? = nil, at url: URL,
+                                   options: [String: Any]? = nil) throws -> any PersistentStore {
+        if let modelError { throw modelError }
+        guard let entities = managedObjectModel.entities(forConfigurationName: configuration) else {
+            throw StrataError(.invalidArgument, "the model has no configuration named \(configuration ?? "")")
+        }
+        let readOnly = (options?[PersistentStoreDescription.readOnlyOptionKey] as? Bool) ?? false
+        let store: any RowStore
+        switch type {
+        case .inMemory:
+            store = try InMemoryStore(url: url, configurationName: configuration, entities: entities, readOnly: readOnly)
+        case .native, .binary, .xml:
+            throw StrataError(.storeNotAvailable, "the \(type) store type is not available yet (it arrives with its own issue); use .inMemory")
+        default:
+            throw StrataError(.storeNotAvailable, "unknown store type \(type)")
+        }
+        if let existing = persistentStore(for: url), url.path != "/dev/null" {
+            throw StrataError(.invalidArgument, "a store at \(url.path) is already added to this coordinator (\(existing.identifier))")
+        }
+        state.withLock { $0.stores.append(store) }
+        return store
+    }
+
+    /// Removes a store; objects of its entities can no longer be fetched or saved.
+    public func remove(_ store: any PersistentStore) throws {
+        let removed: (any RowStore)? = state.withLock { state in
+            guard let index = state.stores.firstIndex(where: { $0 === store }) else { return nil }
+            return state.stores.remove(at: index)
+        }
+        guard let removed else { throw StrataError(.invalidArgument, "the store \(store.identifier) is not added to this coordinator") }
+        removed.close()
+    }
+
+    /// The store at `url`, if added.
+    public func persistentStore(for url: URL) -> (any PersistentStore)? {
+        state.withLock { $0.stores.first { $0.url?.standardizedFileURL == url.standardizedFileURL } }
+    }
+
+    /// The metadata of an added store.
+    public func metadata(for store: any PersistentStore) -> [String: any Sendable] { store.metadata }
+
+    /// Replaces the application part of a store's metadata (Strata's own keys are kept).
+    public func setMetadata(_ metadata: [String: any Sendable], for store: any PersistentStore) throws {
+        guard let store = store as? any RowStore else { throw StrataError(.invalidArgument, "not a Strata store") }
+        try store.setMetadata(metadata)
+    }
+
+    /// The object ID named by a URI from `ManagedObjectID.uriRepresentation()`, if it names a
+    /// permanent object of a store of this coordinator and an entity of its model.
+    public func managedObjectID(forURIRepresentation url: URL) -> ManagedObjectID? {
+        guard url.scheme == "x-strata", let host = url.host, !host.isEmpty else { return nil }
+        let parts = url.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, parts[1].hasPrefix("p"), let key = Int64(parts[1].dropFirst()),
+              let entity = managedObjectModel.entitiesByName[parts[0]],
+              state.withLock({ $0.stores.contains { $0.identifier == host } }) else { return nil }
+        return ManagedObjectID(entity: entity, storeIdentifier: host, key: .permanent(key))
+    }
+
+    // MARK: Perform
+
+    /// Runs `block` on the coordinator's queue, asynchronously.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async(execute: block)
+    }
+
+    /// Runs `block` on the coordinator's queue and waits for its result.
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        try withoutActuallyEscaping(block) { escapable in
+            // The caller is blocked in `sync` until the block returns.
+            let box = UncheckedSendableBox(value: escapable)
+            var result: UncheckedSendableBox<Result<T, any Error>>?
+            queue.sync { result = UncheckedSendableBox(value: Result { try box.value() }) }
+            return try result!.value.get()
+        } as T
+    }
+
+    /// Runs `block` on the coordinator's queue and returns its value.
+    public func perform<T, E: Error>(_ block: @escaping () throws(E) -> T) async throws(E) -> T {
+        // The caller is suspended until the continuation resumes.
+        let box = UncheckedSendableBox(value: block)
+        let result: UncheckedSendableBox<Result<T, E>> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: UncheckedSendableBox(value: Result(catching: box.value))) }
+        }
+        return try result.value.get()
+    }
+
+    // MARK: Rows (called by contexts; no coordinator-wide lock is held during store work)
+
+    func store(for entity: EntityDescription) throws -> any RowStore {
+        let store = state.withLock { state in
+            state.stores.first { store in
+                store.configurationName == nil
+                    || (managedObjectModel.entities(forConfigurationName: store.configurationName)?.contains { $0.name == entity.name } ?? false)
+            }
+        }
+        guard let store else {
+            throw StrataError(.noStore, "no persistent store of the coordinator holds entity \(entity.name) (add a store first)")
+        }
+        return store
+    }
+
+    private func store(identifier: String?) -> (any RowStore)? {
+        state.withLock { $0.stores.first { $0.identifier == identifier } }
+    }
+
+    func row(for id: ManagedObjectID) throws -> StoreRow? {
+        guard !id.isTemporaryID, let store = store(identifier: id.storeIdentifier) else { return nil }
+        return try store.read { try $0.row(for: id) }
+    }
+
+    func rows(ofEntities names: Set<String>, entity: EntityDescription) throws -> [StoreRow] {
+        try store(for: entity).read { try $0.rows(ofEntities: names) }
+    }
+
+    func count(ofEntities names: Set<String>, entity: EntityDescription) throws -> Int {
+        try store(for: entity).read { try $0.count(ofEntities: names) }
+    }
+
+    func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
+        var result = [ManagedObjectID?](repeating: nil, count: entities.count)
+        var groups: [ObjectIdentifier: (store: any RowStore, indices: [Int])] = [:]
+        for (index, entity) in entities.enumerated() {
+            let store = try store(for: entity)
+            groups[ObjectIdentifier(store), default: (store, [])].indices.append(index)
+        }
+        for (store, indices) in groups.values {
+            let ids = try store.permanentIDs(for: indices.map { entities[$0] })
+            for (index, id) in zip(indices, ids) { result[index] = id }
+        }
+        return result.map { $0! }
+    }
+
+    /// Commits a save, split by store. Each store's part is atomic; with several stores, a failure
+    /// in a later store leaves earlier stores' parts committed (as Core Data).
+    func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+        var byStore: [String: (store: any RowStore, changes: StoreChangeSet)] = [:]
+        func part(_ id: ManagedObjectID) throws -> String {
+            guard let identifier = id.storeIdentifier, let store = store(identifier: identifier) else {
+                throw StrataError(.noStore, "\(id) belongs to no store of this coordinator")
+            }
+            if byStore[identifier] == nil {
+                var empty = StoreChangeSet()
+                empty.author = changes.author
+                empty.contextName = changes.contextName
+                empty.forceUpdates = changes.forceUpdates
+                byStore[identifier] = (store, empty)
+            }
+            return identifier
+        }
+        for row in changes.inserts { byStore[try part(row.id)]!.changes.inserts.append(row) }
+        for row in changes.updates { byStore[try part(row.id)]!.changes.updates.append(row) }
+        for delete in changes.deletes { byStore[try part(delete.id)]!.changes.deletes.append(delete) }
+        var versions: [ManagedObjectID: Int64] = [:]
+        for (store, storeChanges) in byStore.values.sorted(by: { $0.store.identifier < $1.store.identifier }) {
+            versions.merge(try store.commit(storeChanges)) { _, new in new }
+        }
+        return versions
+    }
+
+    // MARK: Contexts
+
+    func register(_ context: ManagedObjectContext) {
+        state.withLock { state in
+            state.contexts.removeAll { $0.context == nil }
+            state.contexts.append(WeakContext(context: context))
+        }
+    }
+
+    func unregister(_ context: ManagedObjectContext) {
+        state.withLock { $0.contexts.removeAll { $0.context == nil || $0.context === context } }
+    }
+
+    /// Tells the other root contexts that merge automatically about a save.
+    func contextDidSave(_ saver: ManagedObjectContext, changes: SavedChanges) {
+        let others = state.withLock { $0.contexts.compactMap(\.context) }.filter {
+            $0 !== saver && $0.automaticallyMergesChangesFromParent && $0.parent == nil
+        }
+        for context in others { context.perform { context.mergeSaved(changes) } }
+    }
+}

@@ -1,0 +1,98 @@
+// FetchRequest: what to fetch (entity, order, limits) and in which form.
+//
+// Owns: the request's description. Evaluation is in ManagedObjectContext+Fetch.swift. The
+// predicate language arrives with the fetching issue; this file holds the request shape the
+// contexts and stores already use. Never touches objects.
+
+import Foundation
+
+/// A type a fetch request can return: managed objects, object IDs, dictionaries or counts.
+/// Do not declare new conformances.
+public protocol FetchRequestResult {}
+extension ManagedObject: FetchRequestResult {}
+extension ManagedObjectID: FetchRequestResult {}
+extension NSDictionary: FetchRequestResult {}
+extension NSNumber: FetchRequestResult {}
+
+/// The form of a fetch's results.
+public enum FetchRequestResultType: Sendable, Hashable {
+    case managedObjectResultType
+    case managedObjectIDResultType
+    case dictionaryResultType
+    case countResultType
+}
+
+/// A description of objects to fetch.
+///
+/// ```swift
+/// let request = FetchRequest<Quake>(entityName: "Quake")
+/// request.sortDescriptors = [FetchSortDescriptor(key: "magnitude", ascending: false)]
+/// request.fetchLimit = 10
+/// let largest = try context.fetch(request)
+/// ```
+public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvertible {
+    /// The name of the entity to fetch.
+    public var entityName: String?
+    /// The entity to fetch (takes precedence over ``entityName``).
+    public var entity: EntityDescription?
+    /// The order of the results (nil: store order).
+    public var sortDescriptors: [FetchSortDescriptor]?
+    /// At most this many results (0: no limit).
+    public var fetchLimit = 0
+    /// Skip this many results first.
+    public var fetchOffset = 0
+    /// Materialize objects this many at a time (0: all at once).
+    public var fetchBatchSize = 0
+    /// Whether unsaved inserts, changes and deletes of the context are reflected. Default true.
+    public var includesPendingChanges = true
+    /// Whether objects of subentities are included. Default true.
+    public var includesSubentities = true
+    /// Whether fetched objects are faults until a property is read. Default true.
+    public var returnsObjectsAsFaults = true
+    /// The form of the results.
+    public var resultType: FetchRequestResultType
+
+    /// A request for objects of the entity named `entityName`.
+    public init(entityName: String) {
+        self.entityName = entityName
+        self.resultType = Self.defaultResultType
+    }
+
+    /// A request with no entity yet (set ``entityName`` or ``entity``).
+    public init() {
+        self.resultType = Self.defaultResultType
+    }
+
+    private static var defaultResultType: FetchRequestResultType {
+        if Result.self == ManagedObjectID.self { return .managedObjectIDResultType }
+        if Result.self == NSDictionary.self { return .dictionaryResultType }
+        if Result.self == NSNumber.self { return .countResultType }
+        return .managedObjectResultType
+    }
+
+    public var description: String {
+        "FetchRequest<\(Result.self)>(entity: \(entity?.name ?? entityName ?? "?"), limit: \(fetchLimit), offset: \(fetchOffset))"
+    }
+}
+
+extension FetchRequestResult where Self: ManagedObject {
+    /// A request for objects of this class's entity.
+    public static func fetchRequest() -> FetchRequest<Self> {
+        let request = FetchRequest<Self>(entityName: entity().name)
+        request.entity = entity()
+        return request
+    }
+}
+
+/// A sort key (a property name or a key path through to-one relationships) and direction.
+public struct FetchSortDescriptor: Sendable, Hashable, CustomStringConvertible {
+    public let key: String
+    public let ascending: Bool
+
+    public init(key: String, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+
+    public var description: String { "\(key) \(ascending ? "ascending" : "descending")" }
+}

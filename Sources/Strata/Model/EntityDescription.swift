@@ -1,0 +1,181 @@
+// EntityDescription: one entity of a model: its properties, inheritance, constraints and indexes.
+//
+// Owns: the entity's declared shape and, once the model is frozen, its layout: every property
+// including inherited ones in a fixed slot order (superentity first), used by objects and rows.
+// Never holds objects or rows.
+
+import Foundation
+
+/// An entity: the description of one kind of managed object.
+///
+/// ```swift
+/// let quake = EntityDescription(name: "Quake", managedObjectClass: Quake.self, properties: [
+///     AttributeDescription(name: "magnitude", type: .double),
+///     AttributeDescription(name: "code", type: .string),
+/// ])
+/// quake.uniquenessConstraints = [["code"]]
+/// ```
+// @unchecked Sendable: mutable only before the model is frozen (see PropertyDescription); the
+// layout fields are written once by `ManagedObjectModel.freeze()` under the model's lock, before the
+// model is published to any other thread.
+public final class EntityDescription: @unchecked Sendable, Hashable, CustomStringConvertible {
+    /// The entity's name, unique in its model.
+    public var name: String { didSet { checkMutable() } }
+    /// The class of objects of this entity (default ``ManagedObject``).
+    public var managedObjectClass: ManagedObject.Type = ManagedObject.self {
+        didSet { checkMutable(); managedObjectClassName = String(describing: managedObjectClass) }
+    }
+    /// The class name recorded in model files (informational).
+    public var managedObjectClassName: String = "ManagedObject" { didSet { checkMutable() } }
+    /// The properties this entity declares (inherited ones are not repeated here).
+    public var properties: [PropertyDescription] = [] {
+        didSet {
+            checkMutable()
+            for property in properties { property.entity = self }
+        }
+    }
+    /// Abstract entities have no instances of their own, only of their subentities.
+    public var isAbstract = false { didSet { checkMutable() } }
+    /// The entity this one inherits from.
+    public var superentity: EntityDescription? {
+        get { superentityStorage }
+        set {
+            checkMutable()
+            superentityStorage?.subentityStorage.removeAll { $0 === self }
+            superentityStorage = newValue
+            if let newValue, !newValue.subentityStorage.contains(where: { $0 === self }) {
+                newValue.subentityStorage.append(self)
+            }
+        }
+    }
+    /// The entities that inherit from this one.
+    public var subentities: [EntityDescription] {
+        get { subentityStorage }
+        set {
+            checkMutable()
+            for old in subentityStorage where !newValue.contains(where: { $0 === old }) { old.superentityStorage = nil }
+            subentityStorage = newValue
+            for child in newValue { child.superentityStorage = self }
+        }
+    }
+    /// Sets of property names whose values must be unique together among objects of this entity.
+    public var uniquenessConstraints: [[String]] = [] { didSet { checkMutable() } }
+    /// Indexes stores keep for this entity.
+    public var indexes: [FetchIndexDescription] = [] { didSet { checkMutable() } }
+    /// The previous name of the entity, used by lightweight migration to recognise a rename.
+    public var renamingIdentifier: String? { didSet { checkMutable() } }
+    /// Free-form information for the application.
+    public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
+    /// The model that holds this entity.
+    public internal(set) weak var managedObjectModel: ManagedObjectModel?
+
+    private weak var superentityStorage: EntityDescription?
+    private var subentityStorage: [EntityDescription] = []
+    internal var isFrozen = false
+
+    // Layout, computed by `freeze(in:)`.
+    /// Every property, inherited first, in slot order.
+    internal private(set) var slots: [PropertyDescription] = []
+    internal private(set) var slotIndex: [String: Int] = [:]
+    /// This entity's name and the names of all its descendants.
+    internal private(set) var kindNames: Set<String> = []
+    /// The row of a new object: every attribute's default, empty relationships.
+    internal private(set) var defaultRow: [RowValue] = []
+    /// The hash of everything about the entity a store's layout depends on.
+    public private(set) var versionHash = Data()
+
+    /// An empty entity; set ``name`` and ``properties`` before use.
+    public init() {
+        self.name = ""
+    }
+
+    /// An entity with a name, class and properties.
+    public convenience init(name: String, managedObjectClass: ManagedObject.Type = ManagedObject.self,
+                            properties: [PropertyDescription] = []) {
+        self.init()
+        self.name = name
+        self.managedObjectClass = managedObjectClass
+        self.managedObjectClassName = String(describing: managedObjectClass)
+        self.properties = properties
+        for property in properties { property.entity = self }
+    }
+
+    private func checkMutable() {
+        precondition(!isFrozen, "Strata: entity '\(name)' belongs to a model already in use; models are immutable once a coordinator uses them")
+    }
+
+    public static func == (lhs: EntityDescription, rhs: EntityDescription) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public var description: String { "EntityDescription(\(name))" }
+
+    /// Every property including inherited ones, by name.
+    public var propertiesByName: [String: PropertyDescription] {
+        Dictionary(allProperties.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+    /// Every attribute including inherited ones, by name.
+    public var attributesByName: [String: AttributeDescription] {
+        propertiesByName.compactMapValues { $0 as? AttributeDescription }
+    }
+    /// Every relationship including inherited ones, by name.
+    public var relationshipsByName: [String: RelationshipDescription] {
+        propertiesByName.compactMapValues { $0 as? RelationshipDescription }
+    }
+
+    /// The relationships of this entity whose destination is `entity`.
+    public func relationships(forDestination entity: EntityDescription) -> [RelationshipDescription] {
+        allProperties.compactMap { $0 as? RelationshipDescription }.filter { $0.destinationEntity === entity }
+    }
+
+    /// Whether this entity is `entity` or inherits from it.
+    public func isKindOf(entity: EntityDescription) -> Bool {
+        var current: EntityDescription? = self
+        while let candidate = current {
+            if candidate === entity { return true }
+            current = candidate.superentity
+        }
+        return false
+    }
+
+    /// Inherited properties first, then this entity's own (stops at an inheritance cycle).
+    var allProperties: [PropertyDescription] {
+        var chain: [EntityDescription] = []
+        var current: EntityDescription? = self
+        while let entity = current, !chain.contains(where: { $0 === entity }) {
+            chain.append(entity)
+            current = entity.superentity
+        }
+        return chain.reversed().flatMap(\.properties)
+    }
+
+    /// The property at `key`, or a thrown unknown-key error naming the entity.
+    func property(named key: String) throws -> PropertyDescription {
+        guard let index = slotIndex[key] else {
+            throw StrataError(.unknownKey, "entity \(name) has no property '\(key)'")
+        }
+        return slots[index]
+    }
+
+    /// Computes the layout. Called by `ManagedObjectModel.freeze()` after validation.
+    func freeze(in model: ManagedObjectModel) {
+        managedObjectModel = model
+        slots = allProperties
+        slotIndex = Dictionary(slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var kinds: Set<String> = [name]
+        var pending = subentities
+        while let next = pending.popLast() {
+            guard kinds.insert(next.name).inserted else { continue }
+            pending.append(contentsOf: next.subentities)
+        }
+        kindNames = kinds
+        defaultRow = slots.map { property in
+            guard let attribute = property as? AttributeDescription else {
+                let relationship = property as! RelationshipDescription
+                return relationship.isToMany ? .objectIDs([]) : .null
+            }
+            return attribute.defaultRowValue
+        }
+        versionHash = ModelVersionHash.hash(of: self)
+        isFrozen = true
+        for property in properties { property.isFrozen = true }
+    }
+}

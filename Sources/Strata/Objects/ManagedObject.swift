@@ -1,0 +1,160 @@
+// ManagedObject: one object of the graph: its identity, its values and its change state.
+//
+// Owns: the object's row of values (one slot per property of its entity, inherited first), the
+// committed snapshot it was loaded with, fault state and lifecycle flags, and the lifecycle hooks
+// subclasses override. Value access lives in ManagedObject+Values.swift, relationship maintenance
+// in ManagedObject+Relationships.swift. An object is confined to its context's queue; it is never
+// Sendable. It never talks to a store directly (faults fire through its context).
+
+import Foundation
+
+/// An object of the graph, of one entity of the model.
+///
+/// Subclass it and declare properties with ``Managed``:
+/// ```swift
+/// final class Quake: ManagedObject {
+///     @Managed var magnitude: Double = 0
+///     @Managed var place: String = ""
+/// }
+/// let quake = Quake(context: context)
+/// quake.magnitude = 4.2
+/// ```
+/// or use it directly through ``value(forKey:)`` and ``setValue(_:forKey:)``.
+open class ManagedObject: Hashable, CustomStringConvertible {
+    /// The entity this object belongs to.
+    public let entity: EntityDescription
+    /// The object's identity; temporary until the object is saved.
+    public internal(set) var objectID: ManagedObjectID
+    /// The context the object lives in (nil once deleted and saved, or for objects never inserted).
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+
+    /// Current values, one per slot of `entity` (meaningful only when not a fault).
+    var values: [RowValue]
+    /// The values last read from or saved to the store (nil for inserted objects).
+    var committedValues: [RowValue]?
+    /// The row version the committed values belong to (optimistic locking).
+    var rowVersion: Int64 = 0
+    /// Slots set since the last save (only slots whose value differs are kept).
+    var changedSlots: Set<Int> = []
+    var isFaultStorage = false
+    var isInsertedStorage = false
+    var isDeletedStorage = false
+    /// Set when a fault found no row (deleted elsewhere): values read as defaults.
+    var isInaccessible = false
+
+    /// Model-from-classes support: prototypes answer property reads with the wrapper's default and
+    /// record the name read (see `Managed`). Never set on objects users see.
+    var isPrototype = false
+    var probedName: String?
+
+    /// Creates an object of `entity` and, when `context` is given, inserts it there.
+    /// Subclasses inherit this initializer; override ``awakeFromInsert()`` to set up new objects.
+    public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
+        self.entity = entity
+        self.objectID = ManagedObjectID.temporary(for: entity)
+        self.values = entity.defaultRow
+        if let context {
+            context.insert(self)
+        }
+    }
+
+    /// Creates an object of this class's entity in `context` and inserts it.
+    ///
+    /// The entity is the one whose class is `Self` in the context's model.
+    public convenience init(context: ManagedObjectContext) {
+        self.init(entity: Self.entity(in: context), insertInto: context)
+    }
+
+    /// Creates an object in the fault state (fetch and relationship access use this).
+    static func makeFault(entity: EntityDescription, id: ManagedObjectID) -> ManagedObject {
+        let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+        object.objectID = id
+        object.isFaultStorage = true
+        object.values = []
+        return object
+    }
+
+    /// The entity whose class is `Self` in the model of the most recently frozen model that has it.
+    open class func entity() -> EntityDescription {
+        guard let entity = ManagedClassRegistry.entity(for: self) else {
+            preconditionFailure("Strata: no model in use has an entity for class \(self); add it to a model and load it in a coordinator first")
+        }
+        return entity
+    }
+
+    private static func entity(in context: ManagedObjectContext) -> EntityDescription {
+        if let model = context.model, let entity = model.entity(forClass: self) { return entity }
+        return entity()
+    }
+
+    // MARK: State
+
+    /// Whether the object's values have not been loaded yet; reading a property loads them.
+    public var isFault: Bool { isFaultStorage }
+    /// Whether the object was inserted and not yet saved.
+    public var isInserted: Bool { isInsertedStorage }
+    /// Whether the object was deleted and the deletion not yet saved.
+    public var isDeleted: Bool { isDeletedStorage }
+    /// Whether a saved object has unsaved changes to its properties.
+    public var isUpdated: Bool { !isInsertedStorage && !isDeletedStorage && !changedSlots.isEmpty }
+    /// Whether the object is inserted, updated or deleted.
+    public var hasChanges: Bool { isInsertedStorage || isDeletedStorage || !changedSlots.isEmpty }
+    /// Like ``hasChanges`` but ignoring transient properties.
+    public var hasPersistentChangedValues: Bool {
+        isInsertedStorage || isDeletedStorage || changedSlots.contains { !entity.slots[$0].isTransient }
+    }
+
+    // MARK: Lifecycle hooks (override; call super)
+
+    /// Called once when the object is inserted into a context.
+    open func awakeFromInsert() {}
+    /// Called after the object's values are loaded from a store.
+    open func awakeFromFetch() {}
+    /// Called for every changed object before a save validates and writes.
+    open func willSave() {}
+    /// Called for every saved object after the save.
+    open func didSave() {}
+    /// Called when the object is deleted, before its delete rules are applied.
+    open func prepareForDeletion() {}
+    /// Called before the object turns into a fault.
+    open func willTurnIntoFault() {}
+    /// Called after the object turned into a fault.
+    open func didTurnIntoFault() {}
+    /// Override to add checks for a new object; throw to refuse the save.
+    open func validateForInsert() throws {}
+    /// Override to add checks for a changed object; throw to refuse the save.
+    open func validateForUpdate() throws {}
+    /// Override to add checks for a deleted object; throw to refuse the save.
+    open func validateForDelete() throws {}
+
+    // MARK: Identity
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    open var description: String {
+        let state = isFaultStorage ? "fault" : entity.slots.enumerated().map { index, property in
+            "\(property.name)=\(index < values.count ? Self.describe(values[index]) : "?")"
+        }.joined(separator: ", ")
+        return "<\(entity.name) \(objectID.uriRepresentation().absoluteString): \(state)>"
+    }
+
+    private static func describe(_ value: RowValue) -> String {
+        switch value {
+        case .null: return "nil"
+        case .string(let s): return "\"\(s.prefix(30))\""
+        case .objectID(let id): return id.uriRepresentation().lastPathComponent
+        case .objectIDs(let ids): return "(\(ids.count) objects)"
+        case .integer(let v): return "\(v)"
+        case .double(let v): return "\(v)"
+        default: return "\(value)"
+        }
+    }
+
+    /// Checks that the caller is on the object's context queue when concurrency debugging is on.
+    @inline(__always)
+    func assertOnContextQueue(_ operation: @autoclosure () -> String) {
+        guard ConcurrencyDebug.isEnabled, let context = managedObjectContext else { return }
+        ConcurrencyDebug.check(context, operation: "\(operation()) on \(entity.name) \(objectID)")
+    }
+}

@@ -1,0 +1,84 @@
+// ManagedObjectID: the identity of a row: entity, store and key; temporary until first saved.
+//
+// Owns: identity, equality and the URI form (`x-strata://<store>/<Entity>/p<key>` for permanent,
+// `x-strata:///<Entity>/t<n>` for temporary IDs). It is a value: Sendable, safe to pass between
+// contexts and threads. It never refers to an object or a context.
+
+import Foundation
+import Synchronization
+
+/// The identity of a managed object: the same row has the same ID in every context.
+///
+/// IDs of inserted, unsaved objects are temporary (``isTemporaryID``); `save()` replaces them with
+/// permanent ones. Pass IDs, never objects, between contexts:
+/// ```swift
+/// let id = quake.objectID
+/// background.perform { let q = background.object(with: id) }
+/// ```
+public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// The entity of the object.
+    public let entity: EntityDescription
+    /// The identifier of the store that holds the row; nil while the ID is temporary.
+    public let storeIdentifier: String?
+    let key: Key
+
+    enum Key: Hashable, Sendable {
+        /// A process-unique number given at insert.
+        case temporary(UInt64)
+        /// The row's key in its store.
+        case permanent(Int64)
+    }
+
+    private static let nextTemporary = Atomic<UInt64>(1)
+
+    init(entity: EntityDescription, storeIdentifier: String?, key: Key) {
+        self.entity = entity
+        self.storeIdentifier = storeIdentifier
+        self.key = key
+    }
+
+    /// A new temporary ID for an inserted object.
+    static func temporary(for entity: EntityDescription) -> ManagedObjectID {
+        let number = nextTemporary.wrappingAdd(1, ordering: .relaxed).oldValue
+        return ManagedObjectID(entity: entity, storeIdentifier: nil, key: .temporary(number))
+    }
+
+    /// Whether the object has not been saved yet.
+    public var isTemporaryID: Bool {
+        if case .temporary = key { return true }
+        return false
+    }
+
+    /// The row key of a permanent ID.
+    var primaryKey: Int64? {
+        if case .permanent(let value) = key { return value }
+        return nil
+    }
+
+    /// A URL naming the object; ``PersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``
+    /// turns it back into an ID.
+    public func uriRepresentation() -> URL {
+        var components = URLComponents()
+        components.scheme = "x-strata"
+        switch key {
+        case .temporary(let number):
+            components.host = ""
+            components.path = "/\(entity.name)/t\(number)"
+        case .permanent(let value):
+            components.host = storeIdentifier ?? ""
+            components.path = "/\(entity.name)/p\(value)"
+        }
+        return components.url!
+    }
+
+    public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
+        lhs.key == rhs.key && lhs.storeIdentifier == rhs.storeIdentifier && lhs.entity.name == rhs.entity.name
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+        hasher.combine(entity.name)
+    }
+
+    public var description: String { "<\(uriRepresentation().absoluteString)>" }
+}

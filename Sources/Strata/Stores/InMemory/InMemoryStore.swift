@@ -1,0 +1,123 @@
+// InMemoryStore: a persistent store whose rows live in memory only.
+//
+// Owns: one coordinator's handle on a MemoryStoreData: private for `/dev/null`, shared by name for
+// `/dev/null/<name>`. It rebinds object IDs to this coordinator's model when the data was created
+// by another coordinator's model (same entity layouts are required). It never keeps generations:
+// reads see the latest committed rows.
+
+import Foundation
+
+final class InMemoryStore: RowStore {
+    let identifier: String
+    let type = StoreType.inMemory
+    let url: URL?
+    let configurationName: String?
+    let isReadOnly: Bool
+    private let data: MemoryStoreData
+    private let entitiesByName: [String: EntityDescription]
+
+    /// Opens the store at `url`: `/dev/null` (or nil) is private, `/dev/null/<name>` is shared.
+    init(url: URL?, configurationName: String?, entities: [EntityDescription], readOnly: Bool) throws {
+        let path = url?.path ?? "/dev/null"
+        if path == "/dev/null" || path.isEmpty {
+            data = MemoryStoreData()
+        } else if path.hasPrefix("/dev/null/") {
+            data = NamedMemoryStores.data(named: String(path.dropFirst("/dev/null/".count)))
+        } else {
+            throw StrataError(.invalidArgument, "an in-memory store's URL must be /dev/null or /dev/null/<name>; got \(path)")
+        }
+        self.url = url ?? URL(fileURLWithPath: "/dev/null")
+        self.configurationName = configurationName
+        self.isReadOnly = readOnly
+        self.identifier = data.identifier
+        self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        try adoptLayouts(entities)
+    }
+
+    /// Records this model's slot layout in the shared data, or checks it against the recorded one.
+    private func adoptLayouts(_ entities: [EntityDescription]) throws {
+        try data.withLock {
+            for entity in entities {
+                let names = entity.slots.map(\.name)
+                if let existing = data.layouts[entity.name], existing != names {
+                    throw StrataError(.incompatibleModel, "in-memory store \(url?.path ?? ""): entity \(entity.name) has properties \(names), but the store was opened with \(existing)")
+                }
+                data.layouts[entity.name] = names
+            }
+            var metadata = data.metadata
+            var hashes = metadata[StoreMetadataKey.versionHashes] as? [String: Data] ?? [:]
+            for entity in entities { hashes[entity.name] = entity.versionHash }
+            metadata[StoreMetadataKey.versionHashes] = hashes
+            metadata[StoreMetadataKey.storeUUID] = identifier
+            metadata[StoreMetadataKey.storeType] = type.rawValue
+            data.metadata = metadata
+        }
+    }
+
+    var metadata: [String: any Sendable] { data.withLock { data.metadata } }
+
+    func setMetadata(_ metadata: [String: any Sendable]) throws {
+        data.withLock {
+            var merged = metadata
+            for key in [StoreMetadataKey.versionHashes, StoreMetadataKey.storeUUID, StoreMetadataKey.storeType] {
+                merged[key] = data.metadata[key]
+            }
+            data.metadata = merged
+        }
+    }
+
+    func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
+        let keys = data.allocateKeys(entities.count)
+        return zip(entities, keys).map { ManagedObjectID(entity: $0, storeIdentifier: identifier, key: .permanent($1)) }
+    }
+
+    func read<R>(_ body: (any StoreReadView) throws -> R) throws -> R {
+        try body(View(store: self))
+    }
+
+    func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+        if isReadOnly {
+            throw StrataError(.readOnly, "in-memory store \(url?.path ?? "") was added read-only")
+        }
+        return try data.commit(changes)
+    }
+
+    func close() {}
+
+    /// Reads rows straight from the shared data, rebinding IDs to this coordinator's entities.
+    private struct View: StoreReadView {
+        let store: InMemoryStore
+
+        func row(for id: ManagedObjectID) throws -> StoreRow? {
+            guard let key = id.primaryKey else { return nil }
+            return store.data.withLock { store.data.rowUnlocked(entityName: id.entity.name, key: key) }.map(store.rebind)
+        }
+
+        func rows(ofEntities names: Set<String>) throws -> [StoreRow] {
+            store.data.withLock { store.data.rowsUnlocked(ofEntities: names) }.map(store.rebind)
+        }
+
+        func count(ofEntities names: Set<String>) throws -> Int {
+            store.data.withLock { store.data.countUnlocked(ofEntities: names) }
+        }
+    }
+
+    private func rebind(_ row: StoreRow) -> StoreRow {
+        guard let mine = entitiesByName[row.id.entity.name], mine !== row.id.entity else { return row }
+        var copy = row
+        copy.id = rebind(row.id)
+        copy.values = row.values.map { value in
+            switch value {
+            case .objectID(let id): return .objectID(rebind(id))
+            case .objectIDs(let ids): return .objectIDs(ids.map(rebind))
+            default: return value
+            }
+        }
+        return copy
+    }
+
+    private func rebind(_ id: ManagedObjectID) -> ManagedObjectID {
+        guard let mine = entitiesByName[id.entity.name], mine !== id.entity else { return id }
+        return ManagedObjectID(entity: mine, storeIdentifier: id.storeIdentifier, key: id.key)
+    }
+}

@@ -1,0 +1,103 @@
+// PersistentStore: what the coordinator needs from a store: rows in, rows out.
+//
+// Owns: the store contract. A store speaks rows (`StoreRow`: object ID, version, one value per
+// slot of the entity), never managed objects. It reads consistent snapshots, commits a change set
+// atomically with optimistic-lock checks, and enforces uniqueness constraints. The in-memory store
+// implements it now; the native store (rows, indexes and generations in StrataStorage) fits the
+// same shape: `StoreReadView` becomes a read transaction pinned to a generation.
+
+import Foundation
+
+/// A persistent store added to a coordinator.
+///
+/// Stores are created by ``PersistentStoreCoordinator/addPersistentStore(type:configuration:at:options:)``.
+/// Do not declare new conformances: the requirements the coordinator uses are internal.
+public protocol PersistentStore: AnyObject, Sendable {
+    /// The store's unique identifier (a UUID string), part of every permanent object ID.
+    var identifier: String { get }
+    /// The kind of store.
+    var type: StoreType { get }
+    /// Where the store lives (`/dev/null` or `/dev/null/<name>` for in-memory stores).
+    var url: URL? { get }
+    /// The model configuration whose entities this store holds (nil: all entities).
+    var configurationName: String? { get }
+    /// Whether saves into this store are refused.
+    var isReadOnly: Bool { get }
+    /// The store's metadata: model version hashes, identifier and application keys.
+    var metadata: [String: any Sendable] { get }
+}
+
+/// One row: an object's values as a store holds them.
+struct StoreRow: Sendable {
+    var id: ManagedObjectID
+    /// Incremented by every committed update (optimistic locking).
+    var version: Int64
+    /// One value per slot of `id.entity` (transient slots hold `.null`).
+    var values: [RowValue]
+}
+
+/// A consistent view of a store's rows for the duration of one read (a fetch, a fault).
+protocol StoreReadView {
+    /// The row of `id`, or nil if the store has none.
+    func row(for id: ManagedObjectID) throws -> StoreRow?
+    /// Every row whose entity is one of `entityNames`, in key order.
+    func rows(ofEntities entityNames: Set<String>) throws -> [StoreRow]
+    /// How many rows have one of `entityNames` as entity.
+    func count(ofEntities entityNames: Set<String>) throws -> Int
+}
+
+/// What one save writes into one store.
+struct StoreChangeSet: Sendable {
+    /// New rows, with permanent IDs already assigned (see `RowStore.permanentIDs(for:)`).
+    var inserts: [StoreRow] = []
+    /// Changed rows; `version` is the version the change was based on.
+    var updates: [StoreRow] = []
+    /// Deleted rows with the version the delete was based on.
+    var deletes: [(id: ManagedObjectID, version: Int64)] = []
+    /// Rows to write without a version check (merge policies that overwrite).
+    var forceUpdates: Set<ManagedObjectID> = []
+    var author: String?
+    var contextName: String?
+
+    var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+}
+
+/// A row whose stored version differs from the version a save was based on.
+struct RowVersionConflict: Sendable {
+    var id: ManagedObjectID
+    var expectedVersion: Int64
+    /// The row as stored now (nil: deleted by someone else).
+    var stored: StoreRow?
+}
+
+/// Two rows with equal values of a uniqueness constraint.
+struct RowConstraintConflict: Sendable {
+    var entityName: String
+    var constraint: [String]
+    var values: [RowValue]
+    /// The rows of the save that carry the values.
+    var conflictingIDs: [ManagedObjectID]
+    /// The row already stored with the values, if any.
+    var storedID: ManagedObjectID?
+}
+
+/// Why a commit did not happen.
+enum CommitRefusal: Error {
+    case versionConflicts([RowVersionConflict])
+    case constraintConflicts([RowConstraintConflict])
+}
+
+/// The internal side of a store, used by the coordinator.
+protocol RowStore: PersistentStore {
+    /// Permanent IDs for rows about to be inserted, one per entity given.
+    func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID]
+    /// Runs `body` with a consistent view of the store.
+    func read<R>(_ body: (any StoreReadView) throws -> R) throws -> R
+    /// Applies `changes` atomically after checking versions and constraints; returns the new
+    /// version of every inserted and updated row.
+    func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64]
+    /// Releases the store (the coordinator removed it).
+    func close()
+    /// Replaces the application part of the metadata.
+    func setMetadata(_ metadata: [String: any Sendable]) throws
+}
