@@ -144,7 +144,7 @@ public final class PersistentContainer: @unchecked Sendable {
     }
 
     /// Runs `block` on a new background context and returns its value.
-    public func performBackgroundTask<T, E: Error>(_ block: @escaping (ManagedObjectContext) throws(E) -> T) async throws(E) -> T {
+    public func performBackgroundTask<T, E: Error>(_ block: sending @escaping (ManagedObjectContext) throws(E) -> T) async throws(E) -> T {
         let context = newBackgroundContext()
         return try await context.perform(schedule: .enqueued) { () throws(E) -> T in try block(context) }
     }

@@ -46,7 +46,12 @@ extension ManagedObjectContext {
     /// The object with `objectID`, loaded; throws `objectNotFound` if no store has it.
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
         assertOnQueue("existingObject(with:)")
-        if let object = registry[objectID]?.object, !object.isFaultStorage { return object }
+        if let object = registry[objectID]?.object, !object.isFaultStorage {
+            if object.isInaccessible {
+                throw StrataError(.objectNotFound, "\(objectID) no longer exists in its store (deleted elsewhere)")
+            }
+            return object
+        }
         guard !objectID.isTemporaryID else {
             throw StrataError(.objectNotFound, "\(objectID) is a temporary ID not registered in \(debugName)")
         }

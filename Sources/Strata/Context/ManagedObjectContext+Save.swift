@@ -193,7 +193,9 @@ extension ManagedObjectContext {
             object.isInsertedStorage = false
             if !retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
         }
-        for object in deleted.union(inserted.filter(\.isDeletedStorage)) {
+        // Objects inserted and deleted before this save never reach a store; they leave too.
+        let insertedThenDeleted = retained.values.filter { $0.isInsertedStorage && $0.isDeletedStorage }
+        for object in deleted.union(insertedThenDeleted) {
             unregister(object)
             object.managedObjectContext = nil
         }

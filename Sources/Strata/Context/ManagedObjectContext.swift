@@ -170,7 +170,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     ///
     /// With `.immediate` (the default) the block runs at once when the caller is already on the
     /// context's queue (a main-queue context called from the main actor); otherwise, and always
-    /// with `.enqueued`, it runs after the work already queued.
+    /// with `.enqueued`, it runs after the work already queued. The function runs in the caller's
+    /// isolation (`nonisolated(nonsending)`), which is what lets it see that a main-actor caller is
+    /// already on a main-queue context's queue.
+    nonisolated(nonsending)
     public func perform<T, E: Error>(schedule: ScheduledTaskType = .immediate,
                                      _ block: @escaping () throws(E) -> T) async throws(E) -> T {
         if schedule == .immediate && isOnContextQueue {

@@ -131,7 +131,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// Runs `block` on the coordinator's queue and returns its value.
-    public func perform<T, E: Error>(_ block: @escaping () throws(E) -> T) async throws(E) -> T {
+    public func perform<T, E: Error>(_ block: sending @escaping () throws(E) -> T) async throws(E) -> T {
         // The caller is suspended until the continuation resumes.
         let box = UncheckedSendableBox(value: block)
         let result: UncheckedSendableBox<Result<T, E>> = await withCheckedContinuation { continuation in

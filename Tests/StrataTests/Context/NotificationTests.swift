@@ -1,0 +1,112 @@
+import XCTest
+import Strata
+
+/// objectsDidChange, willSave, didSave (objects and IDs), and the AsyncSequence of the same.
+final class NotificationTests: XCTestCase {
+    func testSaveNotificationsCarryTheSavedObjectsAndIDs() throws {
+        let (_, context) = try TestModels.stack(TestModels.earthquakes())
+        let center = NotificationCenter.default
+        let log = Log()
+        var tokens: [NSObjectProtocol] = []
+        let names = [ManagedObjectContext.willSaveObjectsNotification, ManagedObjectContext.didSaveObjectsNotification,
+                     ManagedObjectContext.didSaveObjectIDsNotification, ManagedObjectContext.didChangeObjectsNotification]
+        let captured = CapturedInfo()
+        for name in names {
+            tokens.append(center.addObserver(forName: name, object: context, queue: nil) { note in
+                log.append(note.name.rawValue)
+                captured.store(note)
+            })
+        }
+        defer { tokens.forEach(center.removeObserver) }
+        try context.performAndWait {
+            let quake = Quake(context: context)
+            quake.code = "n"
+            try context.save()
+            let ids = try XCTUnwrap(captured.ids["inserted_objectIDs"])
+            XCTAssertEqual(ids, [quake.objectID])
+            XCTAssertEqual(captured.objects["inserted"]?.count, 1)
+            XCTAssertTrue(captured.objects["inserted"]!.first === quake)
+            quake.magnitude = 3
+            context.processPendingChanges()
+            XCTAssertEqual(captured.changed["updated"]?.count, 1)
+        }
+        XCTAssertEqual(log.entries.filter { $0.hasSuffix("WillSave") }.count, 1)
+        XCTAssertEqual(log.entries.filter { $0.hasSuffix("DidSave") }.count, 1)
+        XCTAssertEqual(log.entries.filter { $0.hasSuffix("DidSaveObjectIDs") }.count, 1)
+        XCTAssertGreaterThanOrEqual(log.entries.filter { $0.hasSuffix("ObjectsDidChange") }.count, 2)
+    }
+
+    func testMergeChangesFromContextDidSaveRefreshesAndRemoves() throws {
+        let (coordinator, context) = try TestModels.stack(TestModels.earthquakes())
+        let (a, b): (Quake, Quake) = try context.performAndWait {
+            let a = Quake(context: context); a.code = "a"
+            let b = Quake(context: context); b.code = "b"
+            try context.save()
+            _ = a.code; _ = b.code
+            return (a, b)
+        }
+        let other = ManagedObjectContext(.privateQueue)
+        other.persistentStoreCoordinator = coordinator
+        let captured = CapturedInfo()
+        let token = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectIDsNotification, object: other, queue: nil) { captured.store($0) }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try other.performAndWait {
+            (try other.existingObject(with: a.objectID) as! Quake).magnitude = 7
+            other.delete(try other.existingObject(with: b.objectID))
+            try other.save()
+        }
+        let note = try XCTUnwrap(captured.lastNote)
+        context.performAndWait {
+            context.mergeChanges(fromContextDidSave: note)
+            XCTAssertEqual(a.magnitude, 7)
+            XCTAssertTrue(b.isDeleted)
+            XCTAssertNil(context.registeredObject(for: b.objectID))
+        }
+    }
+
+    func testChangesAsyncSequenceDeliversSaveEvents() async throws {
+        let (_, context) = try TestModels.stack(TestModels.earthquakes())
+        let events = context.changes()
+        let id: ManagedObjectID = try await context.perform {
+            let quake = Quake(context: context)
+            quake.code = "async"
+            try context.save()
+            return quake.objectID
+        }
+        var kinds: [ContextChangeEvent.Kind] = []
+        for await event in events {
+            kinds.append(event.kind)
+            if event.kind == .didSave {
+                XCTAssertEqual(event.insertedObjectIDs, [id])
+                break
+            }
+        }
+        XCTAssertEqual(kinds, [.objectsDidChange, .didSave])
+    }
+}
+
+/// Captures notification payloads from any thread.
+final class CapturedInfo: @unchecked Sendable {
+    // @unchecked Sendable: every field is guarded by `lock`.
+    private let lock = NSLock()
+    private var _ids: [String: Set<ManagedObjectID>] = [:]
+    private var _objects: [String: Set<ManagedObject>] = [:]
+    private var _changed: [String: Set<ManagedObject>] = [:]
+    private var _last: Notification?
+
+    func store(_ note: Notification) {
+        lock.lock(); defer { lock.unlock() }
+        _last = note
+        for (key, value) in note.userInfo ?? [:] {
+            guard let key = key as? String else { continue }
+            if let ids = value as? Set<ManagedObjectID> { _ids[key] = ids }
+            if let objects = value as? Set<ManagedObject> {
+                if note.name == ManagedObjectContext.didChangeObjectsNotification { _changed[key] = objects } else { _objects[key] = objects }
+            }
+        }
+    }
+    var ids: [String: Set<ManagedObjectID>] { lock.lock(); defer { lock.unlock() }; return _ids }
+    var objects: [String: Set<ManagedObject>] { lock.lock(); defer { lock.unlock() }; return _objects }
+    var changed: [String: Set<ManagedObject>] { lock.lock(); defer { lock.unlock() }; return _changed }
+    var lastNote: Notification? { lock.lock(); defer { lock.unlock() }; return _last }
+}

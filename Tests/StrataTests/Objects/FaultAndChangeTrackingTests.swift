@@ -1,0 +1,212 @@
+import XCTest
+import Strata
+
+/// Faults, object IDs, dynamic access checks and change tracking.
+final class FaultAndChangeTrackingTests: XCTestCase {
+    private func savedRegionWithQuakes(_ count: Int) throws -> (PersistentStoreCoordinator, ManagedObjectID) {
+        let (coordinator, context) = try TestModels.stack(TestModels.earthquakes())
+        let id: ManagedObjectID = try context.performAndWait {
+            let region = Region(context: context)
+            region.name = "Pacific"
+            for i in 0..<count {
+                let quake = Quake(context: context)
+                quake.code = "q\(i)"
+                quake.magnitude = Double(i)
+                quake.region = region
+            }
+            try context.save()
+            return region.objectID
+        }
+        return (coordinator, id)
+    }
+
+    func testFetchedAndRelatedObjectsAreFaultsUntilRead() throws {
+        let (coordinator, regionID) = try savedRegionWithQuakes(3)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let regions = try context.fetch(FetchRequest<Region>(entityName: "Region"))
+            XCTAssertEqual(regions.count, 1)
+            let region = regions[0]
+            XCTAssertEqual(region.objectID, regionID)
+            XCTAssertTrue(region.isFault)
+            XCTAssertEqual(region.name, "Pacific")
+            XCTAssertFalse(region.isFault)
+            let quakes = region.quakes
+            XCTAssertEqual(quakes.count, 3)
+            XCTAssertTrue(quakes.allSatisfy(\.isFault), "objects reached through a relationship are faults")
+            XCTAssertEqual(quakes.map(\.magnitude).sorted(), [0, 1, 2])
+            XCTAssertTrue(quakes.allSatisfy { !$0.isFault })
+            XCTAssertTrue(quakes.allSatisfy { $0.region === region })
+
+            let request = FetchRequest<Quake>(entityName: "Quake")
+            request.returnsObjectsAsFaults = false
+            context.reset()
+            XCTAssertTrue(try context.fetch(request).allSatisfy { !$0.isFault })
+        }
+    }
+
+    func testFaultOfADeletedRowBecomesInaccessibleOrThrows() throws {
+        let (coordinator, regionID) = try savedRegionWithQuakes(0)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        let region = context.performAndWait { context.object(with: regionID) as! Region }
+        let deleter = ManagedObjectContext(.privateQueue)
+        deleter.persistentStoreCoordinator = coordinator
+        try deleter.performAndWait {
+            deleter.delete(try deleter.existingObject(with: regionID))
+            try deleter.save()
+        }
+        try context.performAndWait {
+            XCTAssertEqual(region.name, "", "an inaccessible fault reads as defaults")
+            XCTAssertTrue(region.isDeleted)
+            XCTAssertThrowsError(try context.existingObject(with: regionID)) {
+                XCTAssertEqual(($0 as? StrataError)?.code, .objectNotFound)
+            }
+        }
+    }
+
+    func testObjectIDsAreTemporaryUntilSavedAndURIsRoundTrip() throws {
+        let (coordinator, context) = try TestModels.stack(TestModels.earthquakes())
+        try context.performAndWait {
+            let quake = Quake(context: context)
+            let temporary = quake.objectID
+            XCTAssertTrue(temporary.isTemporaryID)
+            XCTAssertNil(coordinator.managedObjectID(forURIRepresentation: temporary.uriRepresentation()))
+            try context.save()
+            let permanent = quake.objectID
+            XCTAssertFalse(permanent.isTemporaryID)
+            XCTAssertNotEqual(temporary, permanent)
+            let uri = permanent.uriRepresentation()
+            XCTAssertEqual(uri.scheme, "x-strata")
+            XCTAssertEqual(coordinator.managedObjectID(forURIRepresentation: uri), permanent)
+            XCTAssertTrue(context.object(with: permanent) === quake)
+            XCTAssertNil(coordinator.managedObjectID(forURIRepresentation: URL(string: "x-strata://nostore/Quake/p1")!))
+        }
+    }
+
+    func testObtainPermanentIDsBeforeSaveKeepsRelationships() throws {
+        let (_, context) = try TestModels.stack(TestModels.earthquakes())
+        try context.performAndWait {
+            let region = Region(context: context)
+            let quake = Quake(context: context)
+            quake.region = region
+            try context.obtainPermanentIDs(for: [quake, region])
+            XCTAssertFalse(quake.objectID.isTemporaryID)
+            XCTAssertTrue(quake.region === region)
+            XCTAssertEqual(region.quakes, [quake])
+            try context.save()
+            XCTAssertTrue(quake.region === region)
+        }
+    }
+
+    func testDynamicAccessChecksKeysAndTypes() throws {
+        let (_, context) = try TestModels.stack(TestModels.earthquakes())
+        try context.performAndWait {
+            let quake = Quake(context: context)
+            XCTAssertThrowsError(try quake.setCheckedValue("big", forKey: "magnitude")) { error in
+                let error = error as! StrataError
+                XCTAssertEqual(error.code, .typeMismatch)
+                XCTAssertTrue(error.message.contains("Quake.magnitude"), error.message)
+                XCTAssertTrue(error.message.contains("String"), error.message)
+            }
+            XCTAssertThrowsError(try quake.checkedValue(forKey: "nope")) { error in
+                XCTAssertEqual((error as! StrataError).code, .unknownKey)
+                XCTAssertTrue((error as! StrataError).message.contains("nope"))
+            }
+            XCTAssertThrowsError(try quake.setCheckedValue(Quake(context: context), forKey: "region")) {
+                XCTAssertEqual(($0 as! StrataError).code, .typeMismatch)
+            }
+            try quake.setCheckedValue(Int16(3), forKey: "magnitude")
+            XCTAssertEqual(quake.magnitude, 3)
+            let region = Region(context: context)
+            try region.setCheckedValue(Set([quake]), forKey: "quakes")
+            XCTAssertTrue(quake.region === region)
+            XCTAssertEqual(region.value(forKey: "quakes") as? Set<ManagedObject>, [quake])
+        }
+    }
+
+    func testChangeTrackingQueries() throws {
+        let (_, context) = try TestModels.stack(TestModels.earthquakes())
+        try context.performAndWait {
+            let quake = Quake(context: context)
+            quake.magnitude = 1
+            XCTAssertTrue(quake.isInserted)
+            XCTAssertFalse(quake.isUpdated)
+            XCTAssertTrue(quake.hasChanges)
+            XCTAssertEqual(quake.committedValues(forKeys: nil).count, 0)
+            try context.save()
+            XCTAssertFalse(quake.isInserted)
+            XCTAssertFalse(quake.hasChanges)
+            XCTAssertFalse(context.hasChanges)
+            quake.magnitude = 2
+            quake.place = "here"
+            XCTAssertTrue(quake.isUpdated)
+            XCTAssertEqual(context.updatedObjects, [quake])
+            XCTAssertEqual(Set(quake.changedValues().keys), ["magnitude", "place"])
+            XCTAssertEqual(quake.committedValues(forKeys: ["magnitude"])["magnitude"] as? Double, 1)
+            quake.place = ""
+            quake.magnitude = 1
+            XCTAssertFalse(quake.hasChanges, "setting values back to the committed ones clears the change")
+            XCTAssertTrue(context.updatedObjects.isEmpty)
+            context.delete(quake)
+            XCTAssertTrue(quake.isDeleted)
+            XCTAssertEqual(context.deletedObjects, [quake])
+            try context.save()
+            XCTAssertNil(quake.managedObjectContext)
+        }
+    }
+
+    func testRollbackResetAndRefresh() throws {
+        let (coordinator, context) = try TestModels.stack(TestModels.earthquakes())
+        try context.performAndWait {
+            let kept = Quake(context: context)
+            kept.code = "kept"; kept.magnitude = 1
+            try context.save()
+            kept.magnitude = 5
+            let dropped = Quake(context: context)
+            context.rollback()
+            XCTAssertEqual(kept.magnitude, 1)
+            XCTAssertNil(dropped.managedObjectContext)
+            XCTAssertFalse(context.hasChanges)
+
+            let other = ManagedObjectContext(.privateQueue)
+            other.persistentStoreCoordinator = coordinator
+            try other.performAndWait {
+                let copy = try other.existingObject(with: kept.objectID) as! Quake
+                copy.magnitude = 8
+                copy.place = "moved"
+                try other.save()
+            }
+            kept.place = "local"
+            context.refresh(kept, mergeChanges: true)
+            XCTAssertEqual(kept.magnitude, 8, "refresh loads the stored values")
+            XCTAssertEqual(kept.place, "local", "and keeps local changes on top")
+            context.refresh(kept, mergeChanges: false)
+            XCTAssertTrue(kept.isFault)
+            XCTAssertEqual(kept.place, "moved")
+            context.reset()
+            XCTAssertTrue(context.registeredObjects.isEmpty)
+            XCTAssertNil(kept.managedObjectContext)
+        }
+    }
+
+    func testUnchangedObjectsAreNotKeptAliveByTheContext() throws {
+        let (coordinator, _) = try savedRegionWithQuakes(50)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            weak var weakQuake: Quake?
+            do {
+                let quakes = try context.fetch(FetchRequest<Quake>(entityName: "Quake"))
+                XCTAssertEqual(quakes.count, 50)
+                weakQuake = quakes[0]
+                _ = quakes[0].magnitude
+            }
+            XCTAssertNil(weakQuake, "the registry holds unchanged objects weakly")
+            let changed = try context.fetch(FetchRequest<Quake>(entityName: "Quake"))[0]
+            changed.magnitude = 99
+            XCTAssertEqual(context.updatedObjects.count, 1, "changed objects are kept until saved")
+        }
+    }
+}
