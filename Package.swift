@@ -30,14 +30,14 @@ let package = Package(
         // A second process for the multi-process tests.
         .executableTarget(
             name: "strata-test-helper",
-            dependencies: ["StrataStorage"],
+            dependencies: ["StrataStorage", "Strata"],
             path: "Tests/strata-test-helper"
         ),
         .testTarget(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage", "_StrataTestSupport", "strata-test-helper"]
         ),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "_StrataTestSupport"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "_StrataTestSupport", "strata-test-helper"], resources: [.copy("Fixtures")]),
         .testTarget(name: "storectlTests", dependencies: ["storectl", "StrataStorage", "_StrataTestSupport"]),
     ]
 )

@@ -5,11 +5,14 @@
 //   strata-test-helper hold PATH SECONDS               holds the write lock for SECONDS
 //   strata-test-helper get PATH TREE KEY               prints the value of a u64 key as text
 //   strata-test-helper big PATH TREE KEY BYTES         stores a value of BYTES bytes (overflow)
+//   strata-test-helper concurrency-violation object|context   touches an object (or a context) off
+//                                                 its queue; traps when STRATA_CONCURRENCY_DEBUG=1
 // With STRATA_HELPER_ABANDON=1 it exits without closing the store (commits stay in the WAL).
 // Prints "ok" on success, "error: …" and exits 1 on failure.
 
 import Foundation
 import StrataStorage
+import Strata
 
 func bigEndianKey(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
 
@@ -20,6 +23,23 @@ func argument(_ index: Int) -> String {
         exit(2)
     }
     return arguments[index]
+}
+
+if arguments.first == "concurrency-violation" {
+    let quake = EntityDescription(name: "Quake", properties: [AttributeDescription(name: "magnitude", type: .double)])
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: ManagedObjectModel(entities: [quake]))
+    _ = try! coordinator.addPersistentStore(type: .inMemory, at: URL(fileURLWithPath: "/dev/null"))
+    let context = ManagedObjectContext(.privateQueue)
+    context.name = "background"
+    context.persistentStoreCoordinator = coordinator
+    let object = context.performAndWait { ManagedObject(entity: quake, insertInto: context) }
+    if arguments.count > 1 && arguments[1] == "context" {
+        _ = context.hasChanges             // off the context's queue
+    } else {
+        object.setValue(4.0, forKey: "magnitude")   // off the context's queue
+    }
+    print("ok")
+    exit(0)
 }
 
 do {

@@ -98,10 +98,9 @@ public final class PersistentContainer: @unchecked Sendable {
             if description.shouldAddStoreAsynchronously {
                 // The description and callback are handed to the background queue and not used
                 // by this thread afterwards.
-                let box = UncheckedSendableBox(value: (description, block))
+                let task = UncheckedSendableBox(value: AsynchronousAdd(description: description, report: block))
                 DispatchQueue.global().async {
-                    let (description, block) = box.value
-                    block(description, self.addStore(description))
+                    task.value.report(task.value.description, self.addStore(task.value.description))
                 }
             } else {
                 block(description, addStore(description))
@@ -147,6 +146,12 @@ public final class PersistentContainer: @unchecked Sendable {
     public func performBackgroundTask<T, E: Error>(_ block: sending @escaping (ManagedObjectContext) throws(E) -> T) async throws(E) -> T {
         let context = newBackgroundContext()
         return try await context.perform(schedule: .enqueued) { () throws(E) -> T in try block(context) }
+    }
+
+    /// A store to add off the calling thread and the callback to report to.
+    private struct AsynchronousAdd {
+        let description: PersistentStoreDescription
+        let report: (PersistentStoreDescription, (any Error)?) -> Void
     }
 
     static func findModel(named name: String, bundle: Bundle?) throws -> URL {

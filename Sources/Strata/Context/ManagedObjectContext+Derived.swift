@@ -9,6 +9,7 @@ import Foundation
 extension ManagedObjectContext {
     /// Recomputes every derived attribute of the changed objects and of objects aggregating them.
     func updateDerivedAttributes() throws {
+        guard model?.hasDerivedAttributes ?? false else { return }
         var targets = insertedSet.union(updatedSet).filter { !$0.isDeletedStorage }
         for object in insertedSet.union(updatedSet).union(deletedSet) {
             for owner in try aggregatingOwners(of: object) where !owner.isDeletedStorage { targets.insert(owner) }

@@ -173,11 +173,7 @@ extension ManagedObjectContext {
         retain(object)
         pendingNotification.updated.insert(object)
         if let undoManager {
-            undoManager.registerUndo(withTarget: self) { _ in
-                let current = object.values[slot]
-                object.setPrimitive(old, slot: slot)
-                _ = current
-            }
+            undoManager.registerUndo(withTarget: self) { _ in object.setPrimitive(old, slot: slot) }
         }
     }
 

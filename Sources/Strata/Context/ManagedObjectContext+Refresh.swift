@@ -103,6 +103,29 @@ extension ManagedObjectContext {
                                 deleted: ids("deleted", "deleted_objectIDs")))
     }
 
+    /// Merges changes saved elsewhere (another coordinator or process), described by object IDs or
+    /// their URIs under the keys "inserted"/"updated"/"deleted" (or the `_objectIDs` variants), into
+    /// each context, on its queue.
+    public static func mergeChanges(fromRemoteContextSave changeNotificationData: [AnyHashable: Any],
+                                    into contexts: [ManagedObjectContext]) {
+        for context in contexts {
+            context.performAndWait {
+                guard let coordinator = context.persistentStoreCoordinator else { return }
+                func ids(_ key: String) -> Set<ManagedObjectID> {
+                    let raw = changeNotificationData[key] ?? changeNotificationData["\(key)_objectIDs"]
+                    var result: Set<ManagedObjectID> = []
+                    let items: [Any] = (raw as? [Any]) ?? (raw as? Set<AnyHashable>).map { Array($0) } ?? []
+                    for item in items {
+                        if let id = item as? ManagedObjectID { result.insert(id) }
+                        else if let url = item as? URL, let id = coordinator.managedObjectID(forURIRepresentation: url) { result.insert(id) }
+                    }
+                    return result
+                }
+                context.mergeSaved(SavedChanges(inserted: ids("inserted"), updated: ids("updated"), deleted: ids("deleted")))
+            }
+        }
+    }
+
     /// Merges a save of another context: refreshes registered updated objects, deletes deleted ones.
     func mergeSaved(_ changes: SavedChanges) {
         for id in changes.updated {

@@ -34,6 +34,8 @@ public final class ManagedObjectModel: @unchecked Sendable {
     private let freezeLock = NSLock()
     private var frozenError: StrataError?
     internal private(set) var isFrozen = false
+    /// Whether any entity has a derived attribute (set by `freeze()`; lets saves skip the pass).
+    internal private(set) var hasDerivedAttributes = false
 
     /// A model holding `entities`.
     public init(entities: [EntityDescription] = []) {
@@ -104,6 +106,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
             throw error
         }
         for entity in entities { entity.freeze(in: self) }
+        hasDerivedAttributes = entities.contains { $0.properties.contains { $0 is DerivedAttributeDescription } }
         isFrozen = true
         ManagedClassRegistry.register(self)
     }

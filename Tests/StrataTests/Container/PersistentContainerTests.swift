@@ -1,0 +1,112 @@
+import XCTest
+import Strata
+
+/// The container: descriptions, loading (callback, async, asynchronous add), contexts, directories.
+final class PersistentContainerTests: XCTestCase {
+    private func inMemoryContainer(_ name: String = "Earthquakes", url: String = "/dev/null") throws -> PersistentContainer {
+        let container = PersistentContainer(name: name, managedObjectModel: try TestModels.earthquakes())
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: url))
+        description.type = .inMemory
+        container.persistentStoreDescriptions = [description]
+        return container
+    }
+
+    func testDefaultDescriptionIsANativeStoreInTheDefaultDirectory() throws {
+        let container = PersistentContainer(name: "Quakes", managedObjectModel: try TestModels.earthquakes())
+        let description = try XCTUnwrap(container.persistentStoreDescriptions.first)
+        XCTAssertEqual(description.type, .native)
+        XCTAssertEqual(description.url?.lastPathComponent, "Quakes.strata")
+        XCTAssertEqual(description.url?.deletingLastPathComponent().standardizedFileURL, PersistentContainer.defaultDirectoryURL().standardizedFileURL)
+        XCTAssertTrue(description.shouldMigrateStoreAutomatically)
+        XCTAssertTrue(description.shouldInferMappingModelAutomatically)
+    }
+
+    func testNativeStoreIsNotAvailableYetAndSaysSo() throws {
+        let container = PersistentContainer(name: "Quakes", managedObjectModel: try TestModels.earthquakes())
+        var reported: (any Error)?
+        var calls = 0
+        container.loadPersistentStores { _, error in reported = error; calls += 1 }
+        XCTAssertEqual(calls, 1)
+        let error = try XCTUnwrap(reported as? StrataError)
+        XCTAssertEqual(error.code, .storeNotAvailable)
+        XCTAssertTrue(error.message.contains("not available yet"), error.message)
+    }
+
+    func testDefaultDirectoryFollowsXDGDataHome() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("xdg-\(UUID().uuidString)")
+        setenv("XDG_DATA_HOME", base.path, 1)
+        defer { unsetenv("XDG_DATA_HOME") }
+        let directory = PersistentContainer.defaultDirectoryURL()
+        XCTAssertEqual(directory.deletingLastPathComponent().standardizedFileURL.path, base.standardizedFileURL.path)
+        XCTAssertEqual(directory.lastPathComponent, ProcessInfo.processInfo.processName)
+        var isDirectory: ObjCBool = false
+        XCTAssertTrue(FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) && isDirectory.boolValue)
+        try? FileManager.default.removeItem(at: base)
+    }
+
+    func testLoadSaveAndFetchThroughViewAndBackgroundContexts() async throws {
+        let container = try inMemoryContainer()
+        try await container.loadPersistentStores()
+        XCTAssertEqual(container.persistentStoreCoordinator.persistentStores.count, 1)
+        XCTAssertEqual(container.viewContext.concurrencyType, .mainQueue)
+        let saved = try await container.performBackgroundTask { context -> Int in
+            for i in 0..<5 {
+                let quake = Quake(context: context)
+                quake.code = "bg\(i)"
+            }
+            try context.save()
+            return try context.count(for: FetchRequest<Quake>(entityName: "Quake"))
+        }
+        XCTAssertEqual(saved, 5)
+        let viewCount = try await container.viewContext.perform {
+            try container.viewContext.count(for: FetchRequest<Quake>(entityName: "Quake"))
+        }
+        XCTAssertEqual(viewCount, 5)
+        let background = container.newBackgroundContext()
+        XCTAssertEqual(background.concurrencyType, .privateQueue)
+        XCTAssertTrue(background.persistentStoreCoordinator === container.persistentStoreCoordinator)
+    }
+
+    func testShouldAddStoreAsynchronouslyReportsFromAnotherThread() throws {
+        let container = try inMemoryContainer()
+        container.persistentStoreDescriptions[0].shouldAddStoreAsynchronously = true
+        let done = expectation(description: "store added")
+        let callerThread = Thread.current
+        let wasOther = Log()
+        container.loadPersistentStores { description, error in
+            XCTAssertNil(error)
+            XCTAssertEqual(description.type, .inMemory)
+            wasOther.append(Thread.current == callerThread ? "same" : "other")
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 5)
+        XCTAssertEqual(wasOther.entries, ["other"])
+        XCTAssertEqual(container.persistentStoreCoordinator.persistentStores.count, 1)
+    }
+
+    func testContainerFindsItsXcodeModelByNameInTheSearchURLs() async throws {
+        let fixtures = try XCTUnwrap(Bundle.module.resourceURL).appendingPathComponent("Fixtures")
+        PersistentContainer.modelSearchURLs = [fixtures]
+        defer { PersistentContainer.modelSearchURLs = [] }
+        let container = PersistentContainer(name: "Earthquakes")
+        XCTAssertNotNil(container.managedObjectModel.entitiesByName["Quake"])
+        let description = PersistentStoreDescription(url: URL(fileURLWithPath: "/dev/null"))
+        description.type = .inMemory
+        container.persistentStoreDescriptions = [description]
+        try await container.loadPersistentStores()
+        let count = try await container.performBackgroundTask { context -> Int in
+            let quake = ManagedObject(entity: context.persistentStoreCoordinator!.managedObjectModel.entitiesByName["Quake"]!, insertInto: context)
+            try quake.setCheckedValue("nc1", forKey: "code")
+            try context.save()
+            return try context.count(for: FetchRequest<ManagedObject>(entityName: "Quake"))
+        }
+        XCTAssertEqual(count, 1)
+    }
+
+    func testModelIsFoundByNameInTheSearchURLsOrTheErrorIsReported() throws {
+        let missing = PersistentContainer(name: "NoSuchModel-\(UUID().uuidString)")
+        var reported: (any Error)?
+        missing.loadPersistentStores { _, error in reported = error }
+        XCTAssertEqual((reported as? StrataError)?.code, .modelFile)
+    }
+}

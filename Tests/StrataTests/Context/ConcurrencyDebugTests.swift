@@ -1,0 +1,47 @@
+import XCTest
+import Strata
+
+/// STRATA_CONCURRENCY_DEBUG=1 traps on use off the context's queue, naming object and queue.
+final class ConcurrencyDebugTests: XCTestCase {
+    private func runHelper(_ target: String, debug: Bool) throws -> (status: Int32, output: String) {
+        #if os(macOS)
+        let helper = Bundle(for: Self.self).bundleURL.deletingLastPathComponent().appendingPathComponent("strata-test-helper")
+        #else
+        let helper = Bundle.main.bundleURL.appendingPathComponent("strata-test-helper")
+        #endif
+        let process = Process()
+        process.executableURL = helper
+        process.arguments = ["concurrency-violation", target]
+        var environment = ProcessInfo.processInfo.environment
+        environment["STRATA_CONCURRENCY_DEBUG"] = debug ? "1" : "0"
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    func testObjectUseOffItsQueueTrapsNamingObjectAndQueue() throws {
+        let (status, output) = try runHelper("object", debug: true)
+        XCTAssertNotEqual(status, 0, output)
+        XCTAssertTrue(output.contains("Strata concurrency violation"), output)
+        XCTAssertTrue(output.contains("setting magnitude on Quake"), output)
+        XCTAssertTrue(output.contains("context 'background'"), output)
+        XCTAssertTrue(output.contains("strata.context."), output)
+    }
+
+    func testContextUseOffItsQueueTraps() throws {
+        let (status, output) = try runHelper("context", debug: true)
+        XCTAssertNotEqual(status, 0, output)
+        XCTAssertTrue(output.contains("hasChanges"), output)
+    }
+
+    func testWithoutTheSwitchNothingIsChecked() throws {
+        let (status, output) = try runHelper("object", debug: false)
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains("ok"))
+    }
+}

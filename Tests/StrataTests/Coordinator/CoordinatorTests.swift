@@ -1,0 +1,103 @@
+import XCTest
+import Strata
+
+/// Several stores at once, routed by configuration; removing stores; the coordinator's queue.
+final class CoordinatorTests: XCTestCase {
+    private func configuredModel() throws -> ManagedObjectModel {
+        let model = try ManagedObjectModel(classes: [Post.self, Tag.self, Attachment.self, ImageData.self])
+        let byName = model.entitiesByName
+        model.setEntities([byName["Post"]!, byName["Tag"]!], forConfigurationName: "Text")
+        model.setEntities([byName["Attachment"]!, byName["ImageData"]!], forConfigurationName: "Media")
+        return model
+    }
+
+    func testConfigurationsRouteEntitiesToTheirStores() throws {
+        let model = try configuredModel()
+        XCTAssertEqual(model.configurations, ["Media", "Text"])
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let text = try coordinator.addPersistentStore(type: .inMemory, configuration: "Text", at: URL(fileURLWithPath: "/dev/null/text-\(UUID())"))
+        let media = try coordinator.addPersistentStore(type: .inMemory, configuration: "Media", at: URL(fileURLWithPath: "/dev/null/media-\(UUID())"))
+        XCTAssertNotEqual(text.identifier, media.identifier)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let post = Post(context: context)
+            let attachment = Attachment(context: context)
+            attachment.identifier = "a"
+            try context.save()
+            XCTAssertEqual(post.objectID.storeIdentifier, text.identifier)
+            XCTAssertEqual(attachment.objectID.storeIdentifier, media.identifier)
+        }
+        XCTAssertThrowsError(try coordinator.addPersistentStore(type: .inMemory, configuration: "Nope", at: URL(fileURLWithPath: "/dev/null")))
+    }
+
+    func testRemovedStoreNoLongerServesItsEntities() throws {
+        let (coordinator, context) = try TestModels.stack(TestModels.earthquakes())
+        try coordinator.remove(coordinator.persistentStores[0])
+        XCTAssertTrue(coordinator.persistentStores.isEmpty)
+        try context.performAndWait {
+            XCTAssertThrowsError(try context.fetch(FetchRequest<Quake>(entityName: "Quake"))) {
+                XCTAssertEqual(($0 as? StrataError)?.code, .noStore)
+            }
+        }
+    }
+
+    func testUnsupportedURLsAndReadOnlyStoresAreRefused() throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
+        XCTAssertThrowsError(try coordinator.addPersistentStore(type: .inMemory, at: URL(fileURLWithPath: "/tmp/x")))
+        try coordinator.addPersistentStore(type: .inMemory, at: URL(fileURLWithPath: "/dev/null"), options: ["ReadOnly": true])
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            _ = Quake(context: context)
+            XCTAssertThrowsError(try context.save()) { XCTAssertEqual(($0 as? StrataError)?.code, .readOnly) }
+        }
+    }
+
+    func testCoordinatorPerformVariants() async throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
+        let value = coordinator.performAndWait { 3 }
+        XCTAssertEqual(value, 3)
+        let asyncValue = await coordinator.perform { 4 }
+        XCTAssertEqual(asyncValue, 4)
+        let done = expectation(description: "perform ran")
+        fireAndForget(coordinator) { done.fulfill() }
+        await fulfillment(of: [done], timeout: 5)
+    }
+
+    func testMetadataCanBeExtendedButKeepsStrataKeys() throws {
+        let (coordinator, _) = try TestModels.stack(TestModels.earthquakes())
+        let store = coordinator.persistentStores[0]
+        try coordinator.setMetadata(["app": "v2"], for: store)
+        let metadata = coordinator.metadata(for: store)
+        XCTAssertEqual(metadata["app"] as? String, "v2")
+        XCTAssertEqual(metadata[StoreMetadataKey.storeUUID] as? String, store.identifier)
+        XCTAssertNotNil(metadata[StoreMetadataKey.versionHashes])
+    }
+
+    func testRemoteChangeMergeByURIs() throws {
+        let name = "/dev/null/remote-\(UUID())"
+        let (coordinatorA, contextA) = try TestModels.stack(TestModels.earthquakes(), url: name)
+        let (_, contextB) = try TestModels.stack(TestModels.earthquakes(), url: name)
+        let quake: Quake = try contextA.performAndWait {
+            let quake = Quake(context: contextA)
+            quake.code = "r"; quake.magnitude = 1
+            try contextA.save()
+            return quake
+        }
+        let uri = quake.objectID.uriRepresentation()
+        try contextB.performAndWait {
+            let id = try XCTUnwrap(contextB.persistentStoreCoordinator!.managedObjectID(forURIRepresentation: uri))
+            (try contextB.existingObject(with: id) as! Quake).magnitude = 9
+            try contextB.save()
+        }
+        _ = coordinatorA
+        ManagedObjectContext.mergeChanges(fromRemoteContextSave: ["updated": [uri]], into: [contextA])
+        contextA.performAndWait { XCTAssertEqual(quake.magnitude, 9) }
+    }
+}
+
+/// The fire-and-forget `perform` (from async code a bare `perform { }` picks the async overload).
+private func fireAndForget(_ coordinator: PersistentStoreCoordinator, _ block: @escaping @Sendable () -> Void) {
+    coordinator.perform(block)
+}
