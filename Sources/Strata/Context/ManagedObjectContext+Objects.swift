@@ -177,6 +177,21 @@ extension ManagedObjectContext {
         }
     }
 
+    /// Called by the in-place to-many edits: tracks the object and records the inverse edit for undo.
+    func toManyDidChange(_ object: ManagedObject, slot: Int, added: ManagedObjectID?, removed: ManagedObjectID?) {
+        if !object.isInsertedStorage && !object.isDeletedStorage {
+            if object.changedSlots.isEmpty { updatedSet.remove(object) } else { updatedSet.insert(object) }
+        }
+        retain(object)
+        pendingNotification.updated.insert(object)
+        guard let undoManager else { return }
+        let ordered = (object.entity.slots[slot] as? RelationshipDescription)?.isOrdered ?? false
+        undoManager.registerUndo(withTarget: self) { _ in
+            if let added { object.removeFromToMany(added, slot: slot, ordered: ordered) }
+            if let removed { object.appendToMany(removed, slot: slot) }
+        }
+    }
+
     // MARK: Faults
 
     /// Loads a fault's values from the parent context or the coordinator. A row that no longer

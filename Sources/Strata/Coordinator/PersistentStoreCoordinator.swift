@@ -175,8 +175,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
         var result = [ManagedObjectID?](repeating: nil, count: entities.count)
         var groups: [ObjectIdentifier: (store: any RowStore, indices: [Int])] = [:]
+        var storeByEntity: [ObjectIdentifier: any RowStore] = [:]
         for (index, entity) in entities.enumerated() {
-            let store = try store(for: entity)
+            let store: any RowStore
+            if let known = storeByEntity[ObjectIdentifier(entity)] { store = known } else {
+                store = try self.store(for: entity)
+                storeByEntity[ObjectIdentifier(entity)] = store
+            }
             groups[ObjectIdentifier(store), default: (store, [])].indices.append(index)
         }
         for (store, indices) in groups.values {
@@ -191,10 +196,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
         var byStore: [String: (store: any RowStore, changes: StoreChangeSet)] = [:]
         func part(_ id: ManagedObjectID) throws -> String {
-            guard let identifier = id.storeIdentifier, let store = store(identifier: identifier) else {
+            guard let identifier = id.storeIdentifier else {
                 throw StrataError(.noStore, "\(id) belongs to no store of this coordinator")
             }
             if byStore[identifier] == nil {
+                guard let store = store(identifier: identifier) else {
+                    throw StrataError(.noStore, "\(id) belongs to no store of this coordinator")
+                }
                 var empty = StoreChangeSet()
                 empty.author = changes.author
                 empty.contextName = changes.contextName

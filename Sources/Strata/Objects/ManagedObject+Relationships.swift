@@ -146,10 +146,7 @@ extension ManagedObject {
         try fireFaultIfNeeded()
         let slot = entity.slotIndex[relationship.name]!
         if relationship.isToMany {
-            var ids = values[slot].objectIDList
-            guard !ids.contains(object.objectID) else { return }
-            ids.append(object.objectID)
-            setPrimitive(.objectIDs(ids), slot: slot)
+            appendToMany(object.objectID, slot: slot)
         } else {
             setPrimitive(.objectID(object.objectID), slot: slot)
         }
@@ -161,9 +158,7 @@ extension ManagedObject {
         if isInaccessible { return }
         let slot = entity.slotIndex[relationship.name]!
         if relationship.isToMany {
-            let ids = values[slot].objectIDList
-            guard ids.contains(object.objectID) else { return }
-            setPrimitive(.objectIDs(ids.filter { $0 != object.objectID }), slot: slot)
+            removeFromToMany(object.objectID, slot: slot, ordered: relationship.isOrdered)
         } else if case .objectID(let id) = values[slot], id == object.objectID {
             setPrimitive(.null, slot: slot)
         }

@@ -29,7 +29,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
     /// Current values, one per slot of `entity` (meaningful only when not a fault).
-    var values: [RowValue]
+    var values: [RowValue] {
+        didSet { if !isEditingToMany && !toManyPositions.isEmpty { toManyPositions = [:] } }
+    }
+    /// Position of each ID in a to-many slot, for O(1) membership, add and remove
+    /// (ManagedObject+ToMany.swift). Dropped whenever `values` changes any other way.
+    var toManyPositions: [Int: [ManagedObjectID: Int]] = [:]
+    /// True while ManagedObject+ToMany edits `values` in place (keeps `toManyPositions`).
+    var isEditingToMany = false
     /// The values last read from or saved to the store (nil for inserted objects).
     var committedValues: [RowValue]?
     /// The row version the committed values belong to (optimistic locking).

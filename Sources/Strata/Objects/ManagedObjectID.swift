@@ -72,12 +72,14 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
-        lhs.key == rhs.key && lhs.storeIdentifier == rhs.storeIdentifier && lhs.entity.name == rhs.entity.name
+        lhs.key == rhs.key && lhs.storeIdentifier == rhs.storeIdentifier
+            && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name)
     }
 
+    /// Hashes the key only: keys are unique per store (temporary ones per process), and IDs are
+    /// hashed in every registry lookup, so the entity name is left to `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(key)
-        hasher.combine(entity.name)
     }
 
     public var description: String { "<\(uriRepresentation().absoluteString)>" }

@@ -101,7 +101,7 @@ final class MemoryStoreData: @unchecked Sendable {
         var conflicts: [String: RowConstraintConflict] = [:]
         for row in changes.updates + changes.inserts {
             for (tableName, constraint, values) in constraintKeys(of: row) {
-                let conflictKey = tableName + "\(values)"
+                var conflictKey: String { tableName + "\(values)" }
                 if let other = claimed[tableName]?[values], other != row.id {
                     conflicts[conflictKey, default: RowConstraintConflict(entityName: row.id.entity.name, constraint: constraint, values: values, conflictingIDs: [other], storedID: nil)].conflictingIDs.append(row.id)
                     continue
@@ -116,18 +116,42 @@ final class MemoryStoreData: @unchecked Sendable {
         if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
     }
 
+    /// One uniqueness constraint as it applies to an entity: the lookup table it shares with the
+    /// declaring entity's other subentities, and the slots of its properties.
+    private struct ConstraintPlan {
+        let table: String
+        let constraint: [String]
+        let slots: [Int]
+    }
+    private var constraintPlans: [String: [ConstraintPlan]] = [:] // guarded by lock
+
+    /// The constraints of an entity and its superentities (computed once per entity).
+    private func plans(for entity: EntityDescription) -> [ConstraintPlan] {
+        if let known = constraintPlans[entity.name] { return known }
+        var result: [ConstraintPlan] = []
+        var current: EntityDescription? = entity
+        while let declaring = current {
+            for constraint in declaring.uniquenessConstraints {
+                let slots = constraint.compactMap { entity.slotIndex[$0] }
+                guard slots.count == constraint.count else { continue }
+                result.append(ConstraintPlan(table: declaring.name + "|" + constraint.joined(separator: ","), constraint: constraint, slots: slots))
+            }
+            current = declaring.superentity
+        }
+        constraintPlans[entity.name] = result
+        return result
+    }
+
     /// (table, constraint, values) for each uniqueness constraint of the row's entity and its
     /// superentities. Rows with a nil in the constrained values are not constrained (as SQL).
     private func constraintKeys(of row: StoreRow) -> [(String, [String], [RowValue])] {
+        let plans = plans(for: row.id.entity)
+        guard !plans.isEmpty else { return [] }
         var result: [(String, [String], [RowValue])] = []
-        var entity: EntityDescription? = row.id.entity
-        while let current = entity {
-            for constraint in current.uniquenessConstraints {
-                let values = constraint.map { name in row.id.entity.slotIndex[name].map { row.values[$0] } ?? .null }
-                if values.contains(where: \.isNull) { continue }
-                result.append((current.name + "|" + constraint.joined(separator: ","), constraint, values))
-            }
-            entity = current.superentity
+        for plan in plans {
+            let values = plan.slots.map { row.values[$0] }
+            if values.contains(where: \.isNull) { continue }
+            result.append((plan.table, plan.constraint, values))
         }
         return result
     }
