@@ -16,9 +16,10 @@ extension ManagedObjectModel {
     public convenience init(classes: [ManagedObject.Type]) throws {
         var entities: [EntityDescription] = []
         var entityByClass: [ObjectIdentifier: EntityDescription] = [:]
+        let listed = Set(classes.map(ObjectIdentifier.init))
         for cls in classes {
             let entity = EntityDescription(name: Self.entityName(of: cls), managedObjectClass: cls)
-            entity.properties = try Self.properties(of: cls)
+            entity.properties = try Self.properties(of: cls, listed: listed)
             entities.append(entity)
             entityByClass[ObjectIdentifier(cls)] = entity
         }
@@ -35,14 +36,25 @@ extension ManagedObjectModel {
         String(describing: cls)
     }
 
-    /// The properties a class declares itself (not those of its superclasses).
-    private static func properties(of cls: ManagedObject.Type) throws -> [PropertyDescription] {
+    /// The properties a class declares, plus those of superclasses that are not listed entities
+    /// themselves (a listed superclass becomes the superentity and keeps its own properties).
+    private static func properties(of cls: ManagedObject.Type, listed: Set<ObjectIdentifier>) throws -> [PropertyDescription] {
         let prototype = makePrototype(cls)
+        var mirrors: [Mirror] = []
+        var mirror: Mirror? = Mirror(reflecting: prototype)
+        while let current = mirror {
+            mirrors.append(current)
+            guard let parent = current.superclassMirror, let parentClass = parent.subjectType as? ManagedObject.Type,
+                  parentClass != ManagedObject.self, !listed.contains(ObjectIdentifier(parentClass)) else { break }
+            mirror = parent
+        }
         var result: [PropertyDescription] = []
-        for child in Mirror(reflecting: prototype).children {
-            guard let label = child.label, let managed = child.value as? any AnyManagedProperty else { continue }
-            let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
-            result.append(try property(named: name, managed, in: cls))
+        for current in mirrors.reversed() {
+            for child in current.children {
+                guard let label = child.label, let managed = child.value as? any AnyManagedProperty else { continue }
+                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                result.append(try property(named: name, managed, in: cls))
+            }
         }
         return result
     }

@@ -130,6 +130,13 @@ final class AttributeKindsTests: XCTestCase {
         }
     }
 
+    func testPropertiesOfAnUnlistedSuperclassBelongToTheListedSubclass() throws {
+        let model = try ManagedObjectModel(classes: [Earthquake.self])
+        let quake = try XCTUnwrap(model.entitiesByName["Earthquake"])
+        XCTAssertNil(quake.superentity)
+        XCTAssertEqual(Set(quake.attributesByName.keys), ["time", "magnitude"])
+    }
+
     func testAbstractEntityCannotBeInstantiatedButItsSubentitiesCan() throws {
         let model = try ManagedObjectModel(classes: [Event.self, Earthquake.self])
         model.entitiesByName["Event"]!.isAbstract = true
