@@ -23,3 +23,28 @@ enum ConcurrencyDebug {
 struct UncheckedSendableBox<Value>: @unchecked Sendable {
     var value: Value
 }
+
+extension DispatchQueue {
+    /// Runs `block` on this queue, blocking the caller until it returns; returns its value or
+    /// rethrows. The block and its result cross threads while the caller is blocked, so they are
+    /// never used by two threads at once.
+    func syncReturning<T>(_ block: () throws -> T) rethrows -> T {
+        try withoutActuallyEscaping(block) { escapable in
+            let box = UncheckedSendableBox(value: escapable)
+            var result: UncheckedSendableBox<Result<T, any Error>>?
+            sync { result = UncheckedSendableBox(value: Result { try box.value() }) }
+            return try result!.value.get()
+        } as T
+    }
+
+    /// Runs `block` on this queue after the work already queued, suspending the caller until it
+    /// returns. The block and its result are used by one thread at a time.
+    nonisolated(nonsending)
+    func asyncReturning<T, E: Error>(_ block: @escaping () throws(E) -> T) async throws(E) -> T {
+        let box = UncheckedSendableBox(value: block)
+        let result: UncheckedSendableBox<Result<T, E>> = await withCheckedContinuation { continuation in
+            self.async { continuation.resume(returning: UncheckedSendableBox(value: Result(catching: box.value))) }
+        }
+        return try result.value.get()
+    }
+}

@@ -155,15 +155,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Runs at once when already on the queue (re-entrant).
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         if isOnContextQueue { return try block() }
-        return try withoutActuallyEscaping(block) { escapable in
-            // The caller is blocked in `sync` until the block returns.
-            let box = UncheckedSendableBox(value: escapable)
-            var result: UncheckedSendableBox<Result<T, any Error>>?
-            queue.sync {
-                result = UncheckedSendableBox(value: Result { try box.value() })
-            }
-            return try result!.value.get()
-        } as T
+        return try queue.syncReturning(block)
     }
 
     /// Runs `block` on the context's queue and returns its value, without blocking a thread.
@@ -179,15 +171,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if schedule == .immediate && isOnContextQueue {
             return try block()
         }
-        // The caller is suspended until the continuation resumes; block and result are used by
-        // one thread at a time.
-        let box = UncheckedSendableBox(value: block)
-        let result: UncheckedSendableBox<Result<T, E>> = await withCheckedContinuation { continuation in
-            queue.async {
-                continuation.resume(returning: UncheckedSendableBox(value: Result(catching: box.value)))
-            }
-        }
-        return try result.value.get()
+        return try await queue.asyncReturning(block)
     }
 }
 

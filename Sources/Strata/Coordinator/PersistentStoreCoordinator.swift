@@ -121,23 +121,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// Runs `block` on the coordinator's queue and waits for its result.
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
-        try withoutActuallyEscaping(block) { escapable in
-            // The caller is blocked in `sync` until the block returns.
-            let box = UncheckedSendableBox(value: escapable)
-            var result: UncheckedSendableBox<Result<T, any Error>>?
-            queue.sync { result = UncheckedSendableBox(value: Result { try box.value() }) }
-            return try result!.value.get()
-        } as T
+        try queue.syncReturning(block)
     }
 
     /// Runs `block` on the coordinator's queue and returns its value.
     public func perform<T, E: Error>(_ block: sending @escaping () throws(E) -> T) async throws(E) -> T {
-        // The caller is suspended until the continuation resumes.
-        let box = UncheckedSendableBox(value: block)
-        let result: UncheckedSendableBox<Result<T, E>> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: UncheckedSendableBox(value: Result(catching: box.value))) }
-        }
-        return try result.value.get()
+        try await queue.asyncReturning(block)
     }
 
     // MARK: Rows (called by contexts; no coordinator-wide lock is held during store work)
