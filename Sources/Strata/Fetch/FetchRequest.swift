@@ -1,8 +1,7 @@
-// FetchRequest: what to fetch (entity, order, limits) and in which form.
+// FetchRequest: what to fetch (entity, predicate, order, limits) and in which form.
 //
-// Owns: the request's description. Evaluation is in ManagedObjectContext+Fetch.swift. The
-// predicate language arrives with the fetching issue; this file holds the request shape the
-// contexts and stores already use. Never touches objects.
+// Owns: the request's description. Evaluation is in ManagedObjectContext+Fetch.swift and
+// Fetch/Evaluation/. Never touches objects.
 
 import Foundation
 
@@ -35,6 +34,8 @@ public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvert
     public var entityName: String?
     /// The entity to fetch (takes precedence over ``entityName``).
     public var entity: EntityDescription?
+    /// Which objects to fetch (nil: all of the entity).
+    public var predicate: FetchPredicate?
     /// The order of the results (nil: store order).
     public var sortDescriptors: [FetchSortDescriptor]?
     /// At most this many results (0: no limit).
@@ -71,7 +72,7 @@ public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvert
     }
 
     public var description: String {
-        "FetchRequest<\(Result.self)>(entity: \(entity?.name ?? entityName ?? "?"), limit: \(fetchLimit), offset: \(fetchOffset))"
+        "FetchRequest<\(Result.self)>(entity: \(entity?.name ?? entityName ?? "?"), predicate: \(predicate?.predicateFormat ?? "nil"), limit: \(fetchLimit), offset: \(fetchOffset))"
     }
 }
 
