@@ -46,10 +46,11 @@ extension ManagedObjectContext {
         let entity = try resolveEntity(of: request)
         let names = request.includesSubentities ? entity.kindNames : [entity.name]
         var total: Int
-        if parent == nil && (!request.includesPendingChanges || !hasChanges), let coordinator = persistentStoreCoordinator {
+        if request.predicate == nil, parent == nil, !request.includesPendingChanges || !hasChanges,
+           let coordinator = persistentStoreCoordinator {
             total = try coordinator.count(ofEntities: names, entity: entity)
         } else {
-            total = try visibleRows(ofEntities: names, entity: entity, includesPendingChanges: request.includesPendingChanges).count
+            total = try filteredRows(for: request, entity: entity).count
         }
         total = max(0, total - request.fetchOffset)
         return request.fetchLimit > 0 ? min(total, request.fetchLimit) : total
@@ -69,8 +70,7 @@ extension ManagedObjectContext {
 
     /// The rows a request returns, sorted, offset and limited.
     func orderedRows<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> [StoreRow] {
-        let names = request.includesSubentities ? entity.kindNames : [entity.name]
-        var rows = try visibleRows(ofEntities: names, entity: entity, includesPendingChanges: request.includesPendingChanges)
+        var rows = try filteredRows(for: request, entity: entity)
         if let sorts = request.sortDescriptors, !sorts.isEmpty {
             let keyed = try rows.map { row in (row, try sorts.map { try sortValue(of: row, path: $0.key) }) }
             rows = keyed.sorted { a, b in
@@ -84,6 +84,29 @@ extension ManagedObjectContext {
         if request.fetchOffset > 0 { rows = Array(rows.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 && rows.count > request.fetchLimit { rows = Array(rows.prefix(request.fetchLimit)) }
         return rows
+    }
+
+    /// The visible rows of the request's entity that satisfy its predicate.
+    private func filteredRows<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> [StoreRow] {
+        let names = request.includesSubentities ? entity.kindNames : [entity.name]
+        let rows = try visibleRows(ofEntities: names, entity: entity, includesPendingChanges: request.includesPendingChanges)
+        guard let predicate = request.predicate else { return rows }
+        let evaluator = PredicateEvaluator(source: ContextRowSource(context: self))
+        do {
+            return try rows.filter { try evaluator.evaluate(predicate, on: $0) }
+        } catch var error as StrataError {
+            error.message += " — fetching \(entity.name) where \(predicate.predicateFormat)"
+            throw error
+        }
+    }
+
+    /// The row of `id` as this context sees it: a loaded registered object's current values, else
+    /// the parent's or the store's row.
+    func visibleRow(for id: ManagedObjectID) throws -> StoreRow? {
+        if let object = registry[id]?.object, !object.isFaultStorage {
+            return object.isDeletedStorage ? nil : StoreRow(id: object.objectID, version: object.rowVersion, values: object.values)
+        }
+        return try loadSnapshot(for: id)
     }
 
     /// The value at a key path (attribute, or through to-one relationships) of a row.
@@ -155,4 +178,10 @@ extension ManagedObjectContext {
         object.isFaultStorage = false
         object.awakeFromFetch()
     }
+}
+
+/// Related rows for predicate evaluation, as the context sees them.
+struct ContextRowSource: PredicateRowSource {
+    let context: ManagedObjectContext
+    func row(for id: ManagedObjectID) throws -> StoreRow? { try context.visibleRow(for: id) }
 }
