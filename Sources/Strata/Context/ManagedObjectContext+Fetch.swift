@@ -71,19 +71,24 @@ extension ManagedObjectContext {
     /// The rows a request returns, sorted, offset and limited.
     func orderedRows<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> [StoreRow] {
         var rows = try filteredRows(for: request, entity: entity)
-        if let sorts = request.sortDescriptors, !sorts.isEmpty {
-            let keyed = try rows.map { row in (row, try sorts.map { try sortValue(of: row, path: $0.key) }) }
-            rows = keyed.sorted { a, b in
-                for (index, sort) in sorts.enumerated() {
-                    let order = RowValue.compare(a.1[index], b.1[index])
-                    if order != .orderedSame { return (order == .orderedAscending) == sort.ascending }
-                }
-                return false
-            }.map(\.0)
+        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
+            rows = try sorted(rows, by: descriptors.map { try $0.fetchSortDescriptor() })
         }
         if request.fetchOffset > 0 { rows = Array(rows.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 && rows.count > request.fetchLimit { rows = Array(rows.prefix(request.fetchLimit)) }
         return rows
+    }
+
+    /// `rows` in the order of `sorts`; equal rows keep their order (a stable sort).
+    private func sorted(_ rows: [StoreRow], by sorts: [FetchSortDescriptor]) throws -> [StoreRow] {
+        let keyed = try rows.enumerated().map { index, row in (index, row, try sorts.map { try sortValue(of: row, path: $0.key) }) }
+        return keyed.sorted { a, b in
+            for (position, sort) in sorts.enumerated() {
+                let order = sort.order(a.2[position], b.2[position])
+                if order != .orderedSame { return order == .orderedAscending }
+            }
+            return a.0 < b.0
+        }.map(\.1)
     }
 
     /// The visible rows of the request's entity that satisfy its predicate.
@@ -152,7 +157,7 @@ extension ManagedObjectContext {
         }
         // Inserted objects are in no store and not in the parent's rows (a child's inserts reach
         // the parent only when the child saves, and then leave the child's inserted set).
-        for object in insertedSet where !object.isDeletedStorage && names.contains(object.entity.name) {
+        for object in insertedSet.sorted(by: { $0.insertionNumber < $1.insertionNumber }) where !object.isDeletedStorage && names.contains(object.entity.name) {
             result.append(StoreRow(id: object.objectID, version: 0, values: object.values))
         }
         return result

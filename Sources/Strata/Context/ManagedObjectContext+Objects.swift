@@ -99,6 +99,8 @@ extension ManagedObjectContext {
                      "Strata: \(object.objectID) already belongs to another context")
         guard !object.isInsertedStorage else { return }
         object.isInsertedStorage = true
+        insertionCounter += 1
+        object.insertionNumber = insertionCounter
         register(object)
         insertedSet.insert(object)
         retain(object)

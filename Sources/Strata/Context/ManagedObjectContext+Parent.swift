@@ -42,6 +42,8 @@ extension ManagedObjectContext {
             object.objectID = id
             object.values = row.values.map(remapAliases)
             object.isInsertedStorage = true
+            insertionCounter += 1
+            object.insertionNumber = insertionCounter
             register(object)
             insertedSet.insert(object)
             retain(object)

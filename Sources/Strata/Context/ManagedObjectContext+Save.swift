@@ -39,7 +39,7 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else {
             throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent to save to")
         }
-        try obtainPermanentIDs(for: Array(insertedSet))
+        try obtainPermanentIDs(for: insertedSet.sorted { $0.insertionNumber < $1.insertionNumber })
         var forced: Set<ManagedObjectID> = []
         for attempt in 1...4 {
             let changes = changeSet(forced: forced)

@@ -92,6 +92,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var pendingNotification = PendingChanges()
     var registrySweepThreshold = 1024
     var isSaving = false
+    /// Numbers inserted objects in insertion order (only `insert` and child pushes advance it).
+    var insertionCounter: UInt64 = 0
     /// Subscribers of `changes()`.
     var changeContinuations: [UUID: AsyncStream<ContextChangeEvent>.Continuation] = [:]
     /// Temporary IDs a child context may still use for objects this context has since saved.

@@ -36,8 +36,9 @@ public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvert
     public var entity: EntityDescription?
     /// Which objects to fetch (nil: all of the entity).
     public var predicate: FetchPredicate?
-    /// The order of the results (nil: store order).
-    public var sortDescriptors: [FetchSortDescriptor]?
+    /// The order of the results (nil: store order): ``FetchSortDescriptor``s, or Foundation
+    /// `SortDescriptor`s over `@Managed` key paths (`SortDescriptor(\Quake.time, order: .reverse)`).
+    public var sortDescriptors: [any FetchSortDescribing]?
     /// At most this many results (0: no limit).
     public var fetchLimit = 0
     /// Skip this many results first.
@@ -85,15 +86,3 @@ extension FetchRequestResult where Self: ManagedObject {
     }
 }
 
-/// A sort key (a property name or a key path through to-one relationships) and direction.
-public struct FetchSortDescriptor: Sendable, Hashable, CustomStringConvertible {
-    public let key: String
-    public let ascending: Bool
-
-    public init(key: String, ascending: Bool = true) {
-        self.key = key
-        self.ascending = ascending
-    }
-
-    public var description: String { "\(key) \(ascending ? "ascending" : "descending")" }
-}

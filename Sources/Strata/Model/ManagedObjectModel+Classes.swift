@@ -86,7 +86,7 @@ extension ManagedObjectModel {
     }
 
     /// The name of the `@Managed` property a key path on `cls` reads.
-    private static func propertyName(of keyPath: AnyKeyPath, on cls: ManagedObject.Type, from origin: String) throws -> String {
+    static func propertyName(of keyPath: AnyKeyPath, on cls: ManagedObject.Type, from origin: String) throws -> String {
         let prototype = makePrototype(cls)
         prototype.probedName = nil
         _ = prototype[keyPath: keyPath]

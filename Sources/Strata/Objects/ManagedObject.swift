@@ -48,6 +48,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var isDeletedStorage = false
     /// Set when a fault found no row (deleted elsewhere): values read as defaults.
     var isInaccessible = false
+    /// The order of insertion into the context: saves give permanent keys in this order.
+    var insertionNumber: UInt64 = 0
 
     /// Model-from-classes support: prototypes answer property reads with the wrapper's default and
     /// record the name read (see `Managed`). Never set on objects users see.
