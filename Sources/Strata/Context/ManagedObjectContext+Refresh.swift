@@ -145,8 +145,9 @@ extension ManagedObjectContext {
 
     /// Tells child contexts that merge automatically about this context's save.
     func notifyChildren(_ changes: SavedChanges, except saver: ManagedObjectContext?) {
-        for child in children.compactMap(\.context) where child.automaticallyMergesChangesFromParent && child !== saver {
-            child.perform { child.mergeSaved(changes) }
+        // Each child reads its own setting on its own queue.
+        for child in children.compactMap(\.context) where child !== saver {
+            child.perform { if child.automaticallyMergesChangesFromParent { child.mergeSaved(changes) } }
         }
     }
 }

@@ -29,7 +29,8 @@ public enum ScheduledTaskType: Sendable, Hashable {
 /// ```
 // @unchecked Sendable: every mutable stored property is read and written only on `queue` (the
 // context's serial queue, or the main queue), which `perform`/`performAndWait` enforce and
-// `STRATA_CONCURRENCY_DEBUG=1` checks. `queue`, `concurrencyType` and `token` are immutable.
+// `STRATA_CONCURRENCY_DEBUG=1` checks, except `parent` and `automaticallyMergesChangesFromParent`,
+// which `settings` (a Lock) guards. `queue`, `concurrencyType` and `token` are immutable.
 public final class ManagedObjectContext: @unchecked Sendable {
     /// Which queue a context runs its work on.
     public enum ConcurrencyType: Sendable, Hashable {
@@ -58,12 +59,21 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private var coordinatorStorage: PersistentStoreCoordinator?
     /// The parent context: saves push changes into it instead of a coordinator.
     public var parent: ManagedObjectContext? {
-        didSet {
-            guard let parent else { return }
+        get { settings.withLock { $0.parent } }
+        set {
+            settings.withLock { $0.parent = newValue }
+            guard let newValue else { return }
             let child = WeakContext(context: self)
-            parent.performAndWait { parent.children.append(child); parent.children.removeAll { $0.context == nil } }
+            newValue.performAndWait { newValue.children.append(child); newValue.children.removeAll { $0.context == nil } }
         }
     }
+    /// Settings other queues read (a parent's or coordinator's merge notifications run while the
+    /// creating thread may still be configuring the context).
+    private struct Settings {
+        var parent: ManagedObjectContext?
+        var automaticallyMergesChangesFromParent = false
+    }
+    private let settings = Lock(Settings()) // guards `parent` and `automaticallyMergesChangesFromParent`
     /// A name for messages, notifications and history.
     public var name: String?
     /// The author recorded in persistent history for this context's saves.
@@ -72,7 +82,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var mergePolicy: MergePolicy = .error
     /// Whether changes saved by the parent (or, for a root context, by other contexts on the same
     /// coordinator) are merged into this context automatically.
-    public var automaticallyMergesChangesFromParent = false
+    public var automaticallyMergesChangesFromParent: Bool {
+        get { settings.withLock { $0.automaticallyMergesChangesFromParent } }
+        set { settings.withLock { $0.automaticallyMergesChangesFromParent = newValue } }
+    }
     /// Whether a fault whose row was deleted elsewhere turns into a deleted object (true) instead
     /// of failing.
     public var shouldDeleteInaccessibleFaults = true

@@ -225,9 +225,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// Tells the other root contexts that merge automatically about a save.
     func contextDidSave(_ saver: ManagedObjectContext, changes: SavedChanges) {
-        let others = state.withLock { $0.contexts.compactMap(\.context) }.filter {
-            $0 !== saver && $0.automaticallyMergesChangesFromParent && $0.parent == nil
+        let others = state.withLock { $0.contexts.compactMap(\.context) }.filter { $0 !== saver }
+        // Each context reads its own settings on its own queue.
+        for context in others {
+            context.perform {
+                if context.automaticallyMergesChangesFromParent && context.parent == nil { context.mergeSaved(changes) }
+            }
         }
-        for context in others { context.perform { context.mergeSaved(changes) } }
     }
 }
