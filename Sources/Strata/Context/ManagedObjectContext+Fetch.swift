@@ -72,7 +72,8 @@ extension ManagedObjectContext {
     func orderedRows<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> [StoreRow] {
         var rows = try filteredRows(for: request, entity: entity)
         if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-            rows = try sorted(rows, by: descriptors.map { try $0.fetchSortDescriptor() })
+            let source = ContextRowSource(context: self, includesPendingChanges: request.includesPendingChanges)
+            rows = try sorted(rows, by: descriptors.map { try $0.fetchSortDescriptor() }, source: source)
         }
         if request.fetchOffset > 0 { rows = Array(rows.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 && rows.count > request.fetchLimit { rows = Array(rows.prefix(request.fetchLimit)) }
@@ -80,8 +81,8 @@ extension ManagedObjectContext {
     }
 
     /// `rows` in the order of `sorts`; equal rows keep their order (a stable sort).
-    private func sorted(_ rows: [StoreRow], by sorts: [FetchSortDescriptor]) throws -> [StoreRow] {
-        let keyed = try rows.enumerated().map { index, row in (index, row, try sorts.map { try sortValue(of: row, path: $0.key) }) }
+    private func sorted(_ rows: [StoreRow], by sorts: [FetchSortDescriptor], source: ContextRowSource) throws -> [StoreRow] {
+        let keyed = try rows.enumerated().map { index, row in (index, row, try sorts.map { try sortValue(of: row, path: $0.key, source: source) }) }
         return keyed.sorted { a, b in
             for (position, sort) in sorts.enumerated() {
                 let order = sort.order(a.2[position], b.2[position])
@@ -96,7 +97,7 @@ extension ManagedObjectContext {
         let names = request.includesSubentities ? entity.kindNames : [entity.name]
         let rows = try visibleRows(ofEntities: names, entity: entity, includesPendingChanges: request.includesPendingChanges)
         guard let predicate = request.predicate else { return rows }
-        let evaluator = PredicateEvaluator(source: ContextRowSource(context: self))
+        let evaluator = PredicateEvaluator(source: ContextRowSource(context: self, includesPendingChanges: request.includesPendingChanges))
         do {
             return try rows.filter { try evaluator.evaluate(predicate, on: $0) }
         } catch var error as StrataError {
@@ -115,15 +116,18 @@ extension ManagedObjectContext {
     }
 
     /// The value at a key path (attribute, or through to-one relationships) of a row.
-    private func sortValue(of row: StoreRow, path: String) throws -> RowValue {
+    private func sortValue(of row: StoreRow, path: String, source: ContextRowSource) throws -> RowValue {
         let parts = path.split(separator: ".").map(String.init)
         guard let slot = row.id.entity.slotIndex[parts[0]] else {
             throw StrataError(.unknownKey, "sort key \(path): entity \(row.id.entity.name) has no property '\(parts[0])'")
         }
         var value = row.values[slot]
         for part in parts.dropFirst() {
-            guard case .objectID(let id) = value else { return .null }
-            value = try object(with: id).rowValue(forKey: part)
+            guard case .objectID(let id) = value, let related = try source.row(for: id) else { return .null }
+            guard let slot = related.id.entity.slotIndex[part] else {
+                throw StrataError(.unknownKey, "sort key \(path): entity \(related.id.entity.name) has no property '\(part)'")
+            }
+            value = related.values[slot]
         }
         return value
     }
@@ -188,5 +192,10 @@ extension ManagedObjectContext {
 /// Related rows for predicate evaluation, as the context sees them.
 struct ContextRowSource: PredicateRowSource {
     let context: ManagedObjectContext
-    func row(for id: ManagedObjectID) throws -> StoreRow? { try context.visibleRow(for: id) }
+    /// When false, related rows are read as saved (the parent's or the store's), ignoring this
+    /// context's unsaved changes.
+    var includesPendingChanges = true
+    func row(for id: ManagedObjectID) throws -> StoreRow? {
+        includesPendingChanges ? try context.visibleRow(for: id) : try context.loadSnapshot(for: id)
+    }
 }

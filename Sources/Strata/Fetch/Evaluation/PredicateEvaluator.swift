@@ -110,13 +110,18 @@ final class PredicateEvaluator {
             return try right.elements.contains { try equal(left, $0, options) }
         case .contains:
             if case .collection(let items) = left { return try items.contains { try equal($0, right, options) } }
-            return try stringTest(left, right, options) { $0.contains($1) }
-        case .beginsWith: return try stringTest(left, right, options) { $0.hasPrefix($1) }
-        case .endsWith: return try stringTest(left, right, options) { $0.hasSuffix($1) }
+            return try stringTest(left, right, options) { !$1.isEmpty && $0.contains($1) }
+        // An empty search string matches nothing, as NSString's hasPrefix/hasSuffix/range(of:).
+        case .beginsWith: return try stringTest(left, right, options) { !$1.isEmpty && $0.hasPrefix($1) }
+        case .endsWith: return try stringTest(left, right, options) { !$1.isEmpty && $0.hasSuffix($1) }
         case .like:
             return try stringTest(left, right, options) { text, pattern in try self.matches(text, Self.likePattern(pattern), options: []) }
         case .matches:
-            guard case .scalar(.string(let text)) = left, case .scalar(.string(let pattern)) = right else { return false }
+            guard case .scalar(.string(var text)) = left, case .scalar(.string(var pattern)) = right else { return false }
+            if options.contains(.diacriticInsensitive) {
+                text = PredicateOrdering.fold(text, [.diacriticInsensitive])
+                pattern = PredicateOrdering.fold(pattern, [.diacriticInsensitive])
+            }
             return try matches(text, pattern, options: options)
         }
     }
@@ -171,23 +176,23 @@ final class PredicateEvaluator {
             if escaped { regex += NSRegularExpression.escapedPattern(for: String(character)); escaped = false; continue }
             switch character {
             case "\\": escaped = true
-            case "*": regex += ".*"
-            case "?": regex += "."
+            case "*": regex += "(?s:.*)"
+            case "?": regex += "(?s:.)"
             default: regex += NSRegularExpression.escapedPattern(for: String(character))
             }
         }
         return regex
     }
 
-    /// Whether `pattern` matches all of `text`.
+    /// Whether `pattern` matches all of `text` (ICU's default flags; `.` does not match a newline
+    /// and `$` does not stop before a final one).
     private func matches(_ text: String, _ pattern: String, options: PredicateComparison.Options) throws -> Bool {
         let key = (options.contains(.caseInsensitive) ? "i:" : "s:") + pattern
         let regex: NSRegularExpression
         if let cached = regexCache[key] { regex = cached } else {
             do {
-                var flags: NSRegularExpression.Options = [.dotMatchesLineSeparators]
-                if options.contains(.caseInsensitive) { flags.insert(.caseInsensitive) }
-                regex = try NSRegularExpression(pattern: "^(?:" + pattern + ")$", options: flags)
+                regex = try NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z",
+                                                options: options.contains(.caseInsensitive) ? [.caseInsensitive] : [])
             } catch {
                 throw StrataError(.invalidArgument, "invalid regular expression /\(pattern)/ in a predicate")
             }
