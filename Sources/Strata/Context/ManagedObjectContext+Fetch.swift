@@ -17,6 +17,12 @@ extension ManagedObjectContext {
             }
             return [count]
         }
+        if request.resultType == .dictionaryResultType {
+            guard let dictionaries = try fetchDictionaries(request, entity: entity) as? [T] else {
+                throw StrataError(.typeMismatch, "a dictionary fetch returns NSDictionary, not \(T.self)")
+            }
+            return dictionaries
+        }
         let rows = try orderedRows(for: request, entity: entity)
         switch request.resultType {
         case .managedObjectIDResultType:
@@ -24,8 +30,6 @@ extension ManagedObjectContext {
                 throw StrataError(.typeMismatch, "an object ID fetch returns ManagedObjectID, not \(T.self)")
             }
             return ids
-        case .dictionaryResultType:
-            throw StrataError(.invalidArgument, "dictionary results need propertiesToFetch, which arrives with the fetching layer")
         default:
             var results: [T] = []
             results.reserveCapacity(rows.count)
@@ -93,7 +97,7 @@ extension ManagedObjectContext {
     }
 
     /// The visible rows of the request's entity that satisfy its predicate.
-    private func filteredRows<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> [StoreRow] {
+    func filteredRows<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> [StoreRow] {
         let names = request.includesSubentities ? entity.kindNames : [entity.name]
         let rows = try visibleRows(ofEntities: names, entity: entity, includesPendingChanges: request.includesPendingChanges)
         guard let predicate = request.predicate else { return rows }

@@ -53,6 +53,16 @@ public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvert
     public var returnsObjectsAsFaults = true
     /// The form of the results.
     public var resultType: FetchRequestResultType
+    /// For dictionary results: the columns, as property names or key paths (`"region.name"`),
+    /// property descriptions, or ``ExpressionDescription``s (aggregates such as `count:`).
+    public var propertiesToFetch: [Any]?
+    /// For dictionary results: the columns whose values group the rows (names, key paths or
+    /// property descriptions); aggregates are computed per group.
+    public var propertiesToGroupBy: [Any]?
+    /// For grouped dictionary results: which groups to keep, over the result's keys.
+    public var havingPredicate: FetchPredicate?
+    /// For dictionary results: whether equal dictionaries are returned once.
+    public var returnsDistinctResults = false
 
     /// A request for objects of the entity named `entityName`.
     public init(entityName: String) {

@@ -14,6 +14,8 @@ indirect enum EvaluatedValue {
     case object(ManagedObjectID)
     /// A to-many, an aggregate literal `{…}`, a subquery result, a key path through a to-many.
     case collection([EvaluatedValue])
+    /// A result dictionary of a grouped fetch (what a having predicate is evaluated on).
+    case record([String: EvaluatedValue])
 
     static let null = EvaluatedValue.scalar(.null)
 
@@ -27,7 +29,7 @@ indirect enum EvaluatedValue {
         switch self {
         case .scalar(let value): return value
         case .object(let id): return .objectID(id)
-        case .collection: return nil
+        case .collection, .record: return nil
         }
     }
 

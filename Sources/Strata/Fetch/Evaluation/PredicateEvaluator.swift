@@ -34,6 +34,11 @@ final class PredicateEvaluator {
         return try holds(predicate, subject: .object(row.id))
     }
 
+    /// Whether `predicate` holds for a result dictionary (a having predicate).
+    func evaluate(_ predicate: FetchPredicate, onRecord record: [String: EvaluatedValue]) throws -> Bool {
+        try holds(predicate, subject: .record(record))
+    }
+
     /// The value of `expression` for `row` (for sorting and dictionary results).
     func value(of expression: FetchExpression, on row: StoreRow) throws -> EvaluatedValue {
         current = row
@@ -266,6 +271,11 @@ final class PredicateEvaluator {
                 if case .collection(let inner) = stepped { result.append(contentsOf: inner) } else { result.append(stepped) }
             }
             return .collection(result)
+        case .record(let values):
+            guard let value = values[key] else {
+                throw StrataError(.unknownKey, "the grouped result has no key '\(key)' (in a having predicate); it has \(values.keys.sorted())")
+            }
+            return value
         case .scalar(.null):
             return .null
         case .scalar(let scalar):
