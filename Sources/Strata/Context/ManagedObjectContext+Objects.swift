@@ -98,6 +98,13 @@ extension ManagedObjectContext {
         precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
                      "Strata: \(object.objectID) already belongs to another context")
         guard !object.isInsertedStorage else { return }
+        trackInserted(object)
+        undoManager?.registerUndo(withTarget: self) { context in context.delete(object) }
+        object.awakeFromInsert()
+    }
+
+    /// Registers a new object as inserted (numbered in insertion order, kept alive until saved).
+    func trackInserted(_ object: ManagedObject) {
         object.isInsertedStorage = true
         insertionCounter += 1
         object.insertionNumber = insertionCounter
@@ -105,8 +112,6 @@ extension ManagedObjectContext {
         insertedSet.insert(object)
         retain(object)
         pendingNotification.inserted.insert(object)
-        undoManager?.registerUndo(withTarget: self) { context in context.delete(object) }
-        object.awakeFromInsert()
     }
 
     /// Marks `object` deleted (inserted objects are simply removed) and applies its delete rules:
@@ -169,23 +174,25 @@ extension ManagedObjectContext {
 
     /// Called by every property write: tracks the object as updated and records undo.
     func objectDidChange(_ object: ManagedObject, slot: Int, from old: RowValue) {
-        if !object.isInsertedStorage && !object.isDeletedStorage {
-            if object.changedSlots.isEmpty { updatedSet.remove(object) } else { updatedSet.insert(object) }
-        }
-        retain(object)
-        pendingNotification.updated.insert(object)
+        trackUpdated(object)
         if let undoManager {
             undoManager.registerUndo(withTarget: self) { _ in object.setPrimitive(old, slot: slot) }
         }
     }
 
-    /// Called by the in-place to-many edits: tracks the object and records the inverse edit for undo.
-    func toManyDidChange(_ object: ManagedObject, slot: Int, added: ManagedObjectID?, removed: ManagedObjectID?) {
+    /// Files a changed object under updated (or out of it, when its values are back to the
+    /// committed ones) and keeps it alive until saved.
+    private func trackUpdated(_ object: ManagedObject) {
         if !object.isInsertedStorage && !object.isDeletedStorage {
             if object.changedSlots.isEmpty { updatedSet.remove(object) } else { updatedSet.insert(object) }
         }
         retain(object)
         pendingNotification.updated.insert(object)
+    }
+
+    /// Called by the in-place to-many edits: tracks the object and records the inverse edit for undo.
+    func toManyDidChange(_ object: ManagedObject, slot: Int, added: ManagedObjectID?, removed: ManagedObjectID?) {
+        trackUpdated(object)
         guard let undoManager else { return }
         let ordered = (object.entity.slots[slot] as? RelationshipDescription)?.isOrdered ?? false
         undoManager.registerUndo(withTarget: self) { _ in

@@ -41,13 +41,7 @@ extension ManagedObjectContext {
             let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
             object.objectID = id
             object.values = row.values.map(remapAliases)
-            object.isInsertedStorage = true
-            insertionCounter += 1
-            object.insertionNumber = insertionCounter
-            register(object)
-            insertedSet.insert(object)
-            retain(object)
-            pendingNotification.inserted.insert(object)
+            trackInserted(object)
         }
         for (row, slots) in changes.updated {
             let object = self.object(with: idAliases[row.id] ?? row.id)
