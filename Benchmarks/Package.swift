@@ -20,6 +20,7 @@ let package = Package(
             name: "strata-bench",
             dependencies: [
                 .product(name: "StrataStorage", package: "main"),
+                .product(name: "Strata", package: "main"),
                 "CSQLite", "CLMDB",
             ]
         ),

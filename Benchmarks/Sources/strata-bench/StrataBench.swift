@@ -2,6 +2,7 @@
 //
 //   swift run -c release --package-path Benchmarks strata-bench engine [--records N] [--json] [--dir PATH]
 //       [--systems strata,sqlite,lmdb] [--repeat R]
+//   swift run -c release --package-path Benchmarks strata-bench fetch [--records N] [--json]
 //
 // With --repeat R every phase runs R times and the table shows the median of each workload.
 //
@@ -46,7 +47,24 @@ enum StrataBench {
             }
             index += 1
         }
-        guard suite == "engine" else { fail("unknown suite \(suite) (available: engine)") }
+        guard suite == "engine" || suite == "fetch" else { fail("unknown suite \(suite) (available: engine, fetch)") }
+        if suite == "fetch" {
+            // In one process: the in-memory store against SQLite :memory: (no files, no fsync).
+            if !json { FileHandle.standardError.write(Data("running fetch suite (\(records) records)…\n".utf8)) }
+            do {
+                let results = try FetchSuite.run(records: records)
+                if json {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                    print(String(decoding: try! encoder.encode(results), as: UTF8.self))
+                } else {
+                    print(ResultTable.render(results, records: records))
+                }
+            } catch {
+                fail("fetch suite: \(error)")
+            }
+            return
+        }
         if directory.hasSuffix("/") { directory.removeLast() }
 
         if let child {

@@ -77,7 +77,8 @@ extension ManagedObjectContext {
         var rows = try filteredRows(for: request, entity: entity)
         if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
             let source = ContextRowSource(context: self, includesPendingChanges: request.includesPendingChanges)
-            rows = try sorted(rows, by: descriptors.map { try $0.fetchSortDescriptor() }, source: source)
+            let keep = request.fetchLimit > 0 ? request.fetchOffset + request.fetchLimit : nil
+            rows = try sorted(rows, by: descriptors.map { try $0.fetchSortDescriptor() }, source: source, keeping: keep)
         }
         if request.fetchOffset > 0 { rows = Array(rows.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 && rows.count > request.fetchLimit { rows = Array(rows.prefix(request.fetchLimit)) }
@@ -85,15 +86,38 @@ extension ManagedObjectContext {
     }
 
     /// `rows` in the order of `sorts`; equal rows keep their order (a stable sort).
-    private func sorted(_ rows: [StoreRow], by sorts: [FetchSortDescriptor], source: ContextRowSource) throws -> [StoreRow] {
-        let keyed = try rows.enumerated().map { index, row in (index, row, try sorts.map { try sortValue(of: row, path: $0.key, source: source) }) }
-        return keyed.sorted { a, b in
+    private func sorted(_ rows: [StoreRow], by sorts: [FetchSortDescriptor], source: ContextRowSource,
+                        keeping limit: Int?) throws -> [StoreRow] {
+        let paths = sorts.map { $0.key.split(separator: ".").map(String.init) }
+        typealias Keyed = (index: Int, row: StoreRow, keys: [RowValue])
+        func precedes(_ a: Keyed, _ b: Keyed) -> Bool {
             for (position, sort) in sorts.enumerated() {
-                let order = sort.order(a.2[position], b.2[position])
+                let order = sort.order(a.keys[position], b.keys[position])
                 if order != .orderedSame { return order == .orderedAscending }
             }
-            return a.0 < b.0
-        }.map(\.1)
+            return a.index < b.index
+        }
+        func keyed(_ index: Int, _ row: StoreRow) throws -> Keyed {
+            (index, row, try zip(sorts, paths).map { try sortValue(of: row, path: $1, key: $0.key, source: source) })
+        }
+        // A small limit keeps only the best `limit` rows (binary insertion: O(n log k) compares).
+        if let limit, limit * 8 < rows.count {
+            var best: [Keyed] = []
+            best.reserveCapacity(limit + 1)
+            for (index, row) in rows.enumerated() {
+                let candidate = try keyed(index, row)
+                if best.count == limit, let last = best.last, !precedes(candidate, last) { continue }
+                var low = 0, high = best.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if precedes(best[middle], candidate) { low = middle + 1 } else { high = middle }
+                }
+                best.insert(candidate, at: low)
+                if best.count > limit { best.removeLast() }
+            }
+            return best.map(\.row)
+        }
+        return try rows.enumerated().map { try keyed($0, $1) }.sorted(by: precedes).map(\.row)
     }
 
     /// The visible rows of the request's entity that satisfy its predicate.
@@ -120,8 +144,7 @@ extension ManagedObjectContext {
     }
 
     /// The value at a key path (attribute, or through to-one relationships) of a row.
-    private func sortValue(of row: StoreRow, path: String, source: ContextRowSource) throws -> RowValue {
-        let parts = path.split(separator: ".").map(String.init)
+    private func sortValue(of row: StoreRow, path parts: [String], key path: String, source: ContextRowSource) throws -> RowValue {
         guard let slot = row.id.entity.slotIndex[parts[0]] else {
             throw StrataError(.unknownKey, "sort key \(path): entity \(row.id.entity.name) has no property '\(parts[0])'")
         }

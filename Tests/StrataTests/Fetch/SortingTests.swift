@@ -35,6 +35,17 @@ final class SortingTests: XCTestCase {
         XCTAssertEqual(try codes(context, [FetchSortDescriptor(key: "place"), FetchSortDescriptor(key: "depth")], limit: 2, offset: 1), ["e", "c"])
     }
 
+    func testSmallLimitsKeepTheSameRowsAsAFullSort() throws {
+        var random = SystemRandomNumberGenerator()
+        let rows = (0..<300).map { i in ("c\(i)", "p\(Int.random(in: 0..<20, using: &random))", Double(Int.random(in: 0..<40, using: &random)) / 4, Optional(Double(i))) }
+        let context = try stack(rows)
+        let sorts: [any FetchSortDescribing] = [FetchSortDescriptor(key: "magnitude", ascending: false), FetchSortDescriptor(key: "place")]
+        let full = try codes(context, sorts)
+        for (limit, offset) in [(1, 0), (5, 3), (20, 10), (37, 0)] {
+            XCTAssertEqual(try codes(context, sorts, limit: limit, offset: offset), Array(full.dropFirst(offset).prefix(limit)), "limit \(limit) offset \(offset)")
+        }
+    }
+
     func testStringComparisons() throws {
         let context = try stack([("1", "b", 0, nil), ("2", "B", 0, nil), ("3", "a", 0, nil), ("4", "item 10", 0, nil), ("5", "item 9", 0, nil)])
         XCTAssertEqual(try codes(context, [FetchSortDescriptor(key: "place")]), ["2", "3", "1", "4", "5"], "binary: uppercase first")
