@@ -69,7 +69,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// The model that holds this entity.
     public internal(set) weak var managedObjectModel: ManagedObjectModel?
 
-    private weak var superentityStorage: EntityDescription?
+    // Unowned, not weak: a weak reference would give every entity a side table and put every
+    // retain of it (each copied object ID holds one) on the slow path. Entities outlive their
+    // relations inside one model.
+    private unowned var superentityStorage: EntityDescription?
     private var subentityStorage: [EntityDescription] = []
     internal var isFrozen = false
 

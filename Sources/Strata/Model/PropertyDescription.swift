@@ -26,7 +26,8 @@ public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
     public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
 
     /// The entity that declares this property (set when the property is added to an entity).
-    public internal(set) weak var entity: EntityDescription?
+    // Unowned, not weak (see EntityDescription.superentityStorage): the entity owns this property.
+    public internal(set) unowned var entity: EntityDescription?
 
     /// Set once by `ManagedObjectModel.freeze()`.
     internal var isFrozen = false
