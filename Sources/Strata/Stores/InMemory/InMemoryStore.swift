@@ -15,6 +15,8 @@ final class InMemoryStore: RowStore {
     let isReadOnly: Bool
     private let data: MemoryStoreData
     private let entitiesByName: [String: EntityDescription]
+    /// This coordinator's entities: rows already bound to them need no rebinding (the common case).
+    private let ownEntities: Set<ObjectIdentifier>
 
     /// Opens the store at `url`: `/dev/null` (or nil) is private, `/dev/null/<name>` is shared.
     init(url: URL?, configurationName: String?, entities: [EntityDescription], readOnly: Bool) throws {
@@ -31,6 +33,7 @@ final class InMemoryStore: RowStore {
         self.isReadOnly = readOnly
         self.identifier = data.identifier
         self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        self.ownEntities = Set(entities.map(ObjectIdentifier.init))
         try adoptLayouts(entities)
     }
 
@@ -103,6 +106,7 @@ final class InMemoryStore: RowStore {
     }
 
     private func rebind(_ row: StoreRow) -> StoreRow {
+        if ownEntities.contains(ObjectIdentifier(row.id.entity)) { return row }
         guard let mine = entitiesByName[row.id.entity.name], mine !== row.id.entity else { return row }
         var copy = row
         copy.id = rebind(row.id)
