@@ -11,6 +11,8 @@ final class MemoryStoreData: @unchecked Sendable {
     let identifier: String
     let lock = NSLock()
     private var rowsByEntity: [String: [Int64: StoreRow]] = [:] // guarded by lock
+    /// Each entity's rows in key order, dropped by every commit that changes the entity.
+    private var orderedRows: [String: [StoreRow]] = [:] // guarded by lock
     private var uniqueIndex: [String: [[RowValue]: ManagedObjectID]] = [:] // guarded by lock
     private var nextKey: Int64 = 1 // guarded by lock; only `allocateKeys` advances it
     var metadata: [String: any Sendable] = [:] // guarded by lock
@@ -39,11 +41,21 @@ final class MemoryStoreData: @unchecked Sendable {
         rowsByEntity[entityName]?[key]
     }
 
+    /// The rows of the entities in key order. Each entity's ordered array is built once after a
+    /// commit changes it and then shared (copy-on-write) by every fetch until the next change.
     func rowsUnlocked(ofEntities names: Set<String>) -> [StoreRow] {
+        if names.count == 1, let name = names.first { return orderedRowsUnlocked(of: name) }
         var result: [StoreRow] = []
-        for name in names { if let rows = rowsByEntity[name] { result.append(contentsOf: rows.values) } }
+        for name in names { result.append(contentsOf: orderedRowsUnlocked(of: name)) }
         result.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
         return result
+    }
+
+    private func orderedRowsUnlocked(of name: String) -> [StoreRow] {
+        if let cached = orderedRows[name] { return cached }
+        let rows = (rowsByEntity[name] ?? [:]).values.sorted { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
+        orderedRows[name] = rows
+        return rows
     }
 
     func countUnlocked(ofEntities names: Set<String>) -> Int {
@@ -58,6 +70,9 @@ final class MemoryStoreData: @unchecked Sendable {
         try checkVersions(changes)
         try checkConstraints(changes)
         var versions: [ManagedObjectID: Int64] = [:]
+        for id in changes.deletes.map(\.id) + changes.updates.map(\.id) + changes.inserts.map(\.id) {
+            orderedRows[id.entity.name] = nil
+        }
         for (id, _) in changes.deletes {
             guard let key = id.primaryKey, let old = rowsByEntity[id.entity.name]?.removeValue(forKey: key) else { continue }
             removeConstraintEntries(of: old)
