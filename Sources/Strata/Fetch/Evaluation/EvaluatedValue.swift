@@ -7,7 +7,7 @@
 import Foundation
 
 /// A value during predicate evaluation.
-indirect enum EvaluatedValue {
+enum EvaluatedValue {
     /// An attribute value or constant.
     case scalar(PredicateValue)
     /// An object: `SELF`, the destination of a to-one, an element of a to-many.
@@ -121,6 +121,10 @@ enum PredicateOrdering {
 
     /// Case- and/or diacritic-folded text (Unicode-aware), as `[c]`, `[d]`, `[cd]` ask.
     static func fold(_ text: String, _ options: PredicateComparison.Options) -> String {
+        // ASCII text has no diacritics: lower-casing is all the folding it needs (and much cheaper).
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            return options.contains(.caseInsensitive) ? text.lowercased() : text
+        }
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
