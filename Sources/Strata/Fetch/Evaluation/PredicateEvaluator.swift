@@ -64,6 +64,7 @@ final class PredicateEvaluator {
     }
 
     private func holds(_ comparison: PredicateComparison, subject: EvaluatedValue) throws -> Bool {
+        if let result = try fastHolds(comparison, subject: subject) { return result }
         let left = try value(comparison.left, subject: subject)
         let right = try value(comparison.right, subject: subject)
         switch comparison.modifier {
@@ -80,6 +81,21 @@ final class PredicateEvaluator {
             }
             return try compare(left, comparison, right)
         }
+    }
+
+    /// The common shape `key OP constant` on the row being evaluated, without walking the key
+    /// path machinery; nil when the comparison has another shape (the general path handles it).
+    private func fastHolds(_ comparison: PredicateComparison, subject: EvaluatedValue) throws -> Bool? {
+        guard comparison.modifier == .direct, case .constant(let constant) = comparison.right,
+              case .keyPath(.evaluatedObject, let path) = comparison.left, path.count == 1,
+              case .key(let key) = path[0], let row = current,
+              case .object(let id) = subject, id.key == row.id.key, id.entity === row.id.entity else { return nil }
+        guard let slot = row.id.entity.slotIndex[key] else {
+            throw StrataError(.unknownKey, "entity \(row.id.entity.name) has no property '\(key)' (in a predicate)")
+        }
+        let left = EvaluatedValue(row.values[slot])
+        if case .collection = left { return nil }
+        return try compare(left, comparison, .scalar(constant))
     }
 
     /// `{1, 2} == {1, 2}`: two collections compared as wholes.
