@@ -191,13 +191,14 @@ extension ManagedObjectContext {
     }
 
     /// Called by the in-place to-many edits: tracks the object and records the inverse edit for undo.
-    func toManyDidChange(_ object: ManagedObject, slot: Int, added: ManagedObjectID?, removed: ManagedObjectID?) {
+    func toManyDidChange(_ object: ManagedObject, slot: Int, added: ManagedObjectID?, removed: ManagedObjectID?,
+                         removedAt index: Int? = nil) {
         trackUpdated(object)
         guard let undoManager else { return }
         let ordered = (object.entity.slots[slot] as? RelationshipDescription)?.isOrdered ?? false
         undoManager.registerUndo(withTarget: self) { _ in
             if let added { object.removeFromToMany(added, slot: slot, ordered: ordered) }
-            if let removed { object.appendToMany(removed, slot: slot) }
+            if let removed { object.appendToMany(removed, slot: slot, at: index) }
         }
     }
 

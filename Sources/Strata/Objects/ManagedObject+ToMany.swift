@@ -28,14 +28,20 @@ extension ManagedObject {
         values[slot] = .objectIDs(ids)
     }
 
-    /// Adds `id` to the to-many at `slot` unless present; records the change.
-    func appendToMany(_ id: ManagedObjectID, slot: Int) {
+    /// Adds `id` to the to-many at `slot` unless present (at `index` when given — undo puts a removed
+    /// element of an ordered to-many back in place; else at the end); records the change.
+    func appendToMany(_ id: ManagedObjectID, slot: Int, at index: Int? = nil) {
         var positions = takePositions(slot)
         defer { toManyPositions[slot] = positions }
         guard positions[id] == nil else { return }
         editIDs(slot) { ids in
-            positions[id] = ids.count
-            ids.append(id)
+            guard let index, index < ids.count else {
+                positions[id] = ids.count
+                ids.append(id)
+                return
+            }
+            ids.insert(id, at: index)
+            for shifted in index..<ids.count { positions[ids[shifted]] = shifted }
         }
         noteToManyChange(slot, positions)
         managedObjectContext?.toManyDidChange(self, slot: slot, added: id, removed: nil)
@@ -59,7 +65,7 @@ extension ManagedObject {
             }
         }
         noteToManyChange(slot, positions)
-        managedObjectContext?.toManyDidChange(self, slot: slot, added: nil, removed: id)
+        managedObjectContext?.toManyDidChange(self, slot: slot, added: nil, removed: id, removedAt: ordered ? index : nil)
     }
 
     /// Marks `slot` changed unless it now holds the committed IDs again (compared only when the

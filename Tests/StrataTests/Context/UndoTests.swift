@@ -51,6 +51,24 @@ final class UndoTests: XCTestCase {
         }
     }
 
+    func testUndoPutsARemovedElementOfAnOrderedToManyBackInPlace() throws {
+        let (_, context) = try TestModels.stack(ManagedObjectModel(classes: [Station.self, Reading.self]))
+        try context.performAndWait {
+            let station = Station(context: context)
+            let readings = (0..<4).map { i -> Reading in let r = Reading(context: context); r.value = Double(i); return r }
+            station.readings = readings
+            try context.save()
+            let undo = UndoManager()
+            context.undoManager = undo
+            readings[1].station = nil
+            context.processPendingChanges()
+            XCTAssertEqual(station.readings.map(\.value), [0, 2, 3])
+            undo.undo()
+            XCTAssertEqual(station.readings.map(\.value), [0, 1, 2, 3])
+            XCTAssertTrue(readings[1].station === station)
+        }
+    }
+
     func testUndoDeleteBringsTheObjectBack() throws {
         let (_, context) = try TestModels.stack(TestModels.earthquakes())
         try context.performAndWait {
