@@ -52,14 +52,7 @@ enum StrataBench {
             // In one process: the in-memory store against SQLite :memory: (no files, no fsync).
             if !json { FileHandle.standardError.write(Data("running fetch suite (\(records) records)…\n".utf8)) }
             do {
-                let results = try FetchSuite.run(records: records)
-                if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                    print(String(decoding: try! encoder.encode(results), as: UTF8.self))
-                } else {
-                    print(ResultTable.render(results, records: records))
-                }
+                report(try FetchSuite.run(records: records), records: records, json: json)
             } catch {
                 fail("fetch suite: \(error)")
             }
@@ -112,6 +105,12 @@ enum StrataBench {
             }
             if let peakRSS { results.append(peakRSS) }
         }
+        report(results, records: records, json: json)
+        for note in notes { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
+    }
+
+    /// Prints the results as the table, or with `--json` as an array of measurements.
+    static func report(_ results: [Measurement], records: Int, json: Bool) {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -119,7 +118,6 @@ enum StrataBench {
         } else {
             print(ResultTable.render(results, records: records))
         }
-        for note in notes { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
     }
 
     static func runChild(_ system: String, phase: String, records: Int, directory: String) -> ([String], Int32) {
