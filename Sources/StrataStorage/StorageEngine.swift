@@ -34,6 +34,8 @@ public final class StorageEngine: Sendable {
     public let pageSize: Int
     /// The store's identity, written at creation.
     public let storeID: UUID
+    /// The longest key any tree of this store accepts (a quarter of a page, less cell overhead).
+    public var maxKeyLength: Int { pager.limits.maxKeyLength }
 
     let files: StoreFiles
     let pager: Pager

@@ -48,19 +48,10 @@ extension ManagedObjectContext {
     public func count<T: FetchRequestResult>(for request: FetchRequest<T>) throws -> Int {
         assertOnQueue("count(for:)")
         let entity = try resolveEntity(of: request)
-        let names = request.includesSubentities ? entity.kindNames : [entity.name]
-        var total: Int
-        if request.predicate == nil, parent == nil, !request.includesPendingChanges || !hasChanges,
-           let coordinator = persistentStoreCoordinator {
-            total = try coordinator.count(ofEntities: names, entity: entity)
-        } else {
-            total = try filteredRows(for: request, entity: entity).count
-        }
-        total = max(0, total - request.fetchOffset)
-        return request.fetchLimit > 0 ? min(total, request.fetchLimit) : total
+        return try planCount(try plan(for: request, entity: entity), includesPendingChanges: request.includesPendingChanges)
     }
 
-    private func resolveEntity<T>(of request: FetchRequest<T>) throws -> EntityDescription {
+    func resolveEntity<T>(of request: FetchRequest<T>) throws -> EntityDescription {
         guard let model else { throw StrataError(.noStore, "\(debugName) has no coordinator (set persistentStoreCoordinator or parent)") }
         if let entity = request.entity, let mine = model.entitiesByName[entity.name] { return mine }
         guard let name = request.entityName ?? request.entity?.name else {
@@ -72,66 +63,135 @@ extension ManagedObjectContext {
         return entity
     }
 
+    /// The store-facing plan of a request.
+    func plan<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> FetchPlan {
+        FetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
+                  sortDescriptors: try (request.sortDescriptors ?? []).map { try $0.fetchSortDescriptor() },
+                  offset: request.fetchOffset, limit: request.fetchLimit)
+    }
+
     /// The rows a request returns, sorted, offset and limited.
     func orderedRows<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> [StoreRow] {
-        var rows = try filteredRows(for: request, entity: entity)
-        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-            let source = ContextRowSource(context: self, includesPendingChanges: request.includesPendingChanges)
-            let keep = request.fetchLimit > 0 ? request.fetchOffset + request.fetchLimit : nil
-            rows = try sorted(rows, by: descriptors.map { try $0.fetchSortDescriptor() }, source: source, keeping: keep)
-        }
-        if request.fetchOffset > 0 { rows = Array(rows.dropFirst(request.fetchOffset)) }
-        if request.fetchLimit > 0 && rows.count > request.fetchLimit { rows = Array(rows.prefix(request.fetchLimit)) }
-        return rows
+        try planRows(try plan(for: request, entity: entity), includesPendingChanges: request.includesPendingChanges)
     }
 
-    /// `rows` in the order of `sorts`; equal rows keep their order (a stable sort).
-    private func sorted(_ rows: [StoreRow], by sorts: [FetchSortDescriptor], source: ContextRowSource,
-                        keeping limit: Int?) throws -> [StoreRow] {
-        let paths = sorts.map { $0.key.split(separator: ".").map(String.init) }
-        typealias Keyed = (index: Int, row: StoreRow, keys: [RowValue])
-        func precedes(_ a: Keyed, _ b: Keyed) -> Bool {
-            for (position, sort) in sorts.enumerated() {
-                let order = sort.order(a.keys[position], b.keys[position])
-                if order != .orderedSame { return order == .orderedAscending }
-            }
-            return a.index < b.index
-        }
-        func keyed(_ index: Int, _ row: StoreRow) throws -> Keyed {
-            (index, row, try zip(sorts, paths).map { try sortValue(of: row, path: $1, key: $0.key, source: source) })
-        }
-        // A small limit keeps only the best `limit` rows (binary insertion: O(n log k) compares).
-        if let limit, limit * 8 < rows.count {
-            var best: [Keyed] = []
-            best.reserveCapacity(limit + 1)
-            for (index, row) in rows.enumerated() {
-                let candidate = try keyed(index, row)
-                if best.count == limit, let last = best.last, !precedes(candidate, last) { continue }
-                var low = 0, high = best.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if precedes(best[middle], candidate) { low = middle + 1 } else { high = middle }
-                }
-                best.insert(candidate, at: low)
-                if best.count > limit { best.removeLast() }
-            }
-            return best.map(\.row)
-        }
-        return try rows.enumerated().map { try keyed($0, $1) }.sorted(by: precedes).map(\.row)
-    }
-
-    /// The visible rows of the request's entity that satisfy its predicate.
+    /// The visible rows of the request's entity that satisfy its predicate (unsorted, unlimited).
     func filteredRows<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> [StoreRow] {
-        let names = request.includesSubentities ? entity.kindNames : [entity.name]
-        let rows = try visibleRows(ofEntities: names, entity: entity, includesPendingChanges: request.includesPendingChanges)
-        guard let predicate = request.predicate else { return rows }
-        let evaluator = PredicateEvaluator(source: ContextRowSource(context: self, includesPendingChanges: request.includesPendingChanges))
-        do {
-            return try rows.filter { try evaluator.evaluate(predicate, on: $0) }
-        } catch var error as StrataError {
-            error.message += " — fetching \(entity.name) where \(predicate.predicateFormat)"
-            throw error
+        var plan = try plan(for: request, entity: entity)
+        plan.sortDescriptors = []
+        plan.offset = 0
+        plan.limit = 0
+        return try planRows(plan, includesPendingChanges: request.includesPendingChanges)
+    }
+
+    /// The rows of `plan` as this context sees them: the store's (or the parent's) answer, with
+    /// this context's unsaved changes laid over it when asked. Without changes here the whole
+    /// plan goes down; with changes, a predicate and order over the entity's own attributes still
+    /// go down (with the window widened by the number of changed objects), anything reaching
+    /// other objects is evaluated here, where their unsaved state is visible.
+    func planRows(_ plan: FetchPlan, includesPendingChanges: Bool) throws -> [StoreRow] {
+        let changed = includesPendingChanges ? changedObjects(in: plan.entityNames) : []
+        guard includesPendingChanges && hasChanges else { return try rowsBelow(plan) }
+        var lower = plan
+        lower.offset = 0
+        if plan.isAnsweredByOwnAttributes {
+            lower.limit = plan.limit > 0 ? plan.offset + plan.limit + changed.count : 0
+        } else {
+            lower.predicate = nil
+            lower.sortDescriptors = []
+            lower.limit = 0
         }
+        let rows = try overlay(try rowsBelow(lower), changed: changed, predicateApplied: lower.predicate != nil, plan: plan)
+        let source = ContextRowSource(context: self, includesPendingChanges: true)
+        var result = rows
+        if !plan.sortDescriptors.isEmpty {
+            result = try RowSorter.sorted(result, by: plan.sortDescriptors, source: source,
+                                          keeping: plan.limit > 0 ? plan.offset + plan.limit : nil)
+        }
+        return plan.window(result)
+    }
+
+    /// How many rows `plan` selects as this context sees them.
+    func planCount(_ plan: FetchPlan, includesPendingChanges: Bool) throws -> Int {
+        guard includesPendingChanges && hasChanges else {
+            if let parent {
+                return try parent.performAndWait {
+                    parent.hasChildren = true
+                    return try parent.planCount(plan, includesPendingChanges: true)
+                }
+            }
+            return try coordinatorForReads().count(matching: plan, pin: try readPin())
+        }
+        var unwindowed = plan
+        unwindowed.sortDescriptors = []
+        unwindowed.offset = 0
+        unwindowed.limit = 0
+        return plan.window(try planRows(unwindowed, includesPendingChanges: true).count)
+    }
+
+    /// The plan answered by the parent (with its unsaved changes) or by the store.
+    private func rowsBelow(_ plan: FetchPlan) throws -> [StoreRow] {
+        if let parent {
+            return try parent.performAndWait {
+                parent.hasChildren = true
+                return try parent.planRows(plan, includesPendingChanges: true)
+            }
+        }
+        return try coordinatorForReads().rows(matching: plan, pin: try readPin())
+    }
+
+    private func coordinatorForReads() throws -> PersistentStoreCoordinator {
+        guard let coordinator = persistentStoreCoordinator else {
+            throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent")
+        }
+        return coordinator
+    }
+
+    /// Inserted, updated and deleted objects of the entities, in a stable order.
+    private func changedObjects(in names: Set<String>) -> [ManagedObject] {
+        var result: [ManagedObject] = []
+        for object in updatedSet where names.contains(object.entity.name) { result.append(object) }
+        for object in deletedSet where names.contains(object.entity.name) { result.append(object) }
+        result.sort { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        result += insertedSet.filter { names.contains($0.entity.name) }.sorted { $0.insertionNumber < $1.insertionNumber }
+        return result
+    }
+
+    /// `rows` from below with this context's changes laid over them: deleted objects leave,
+    /// changed objects take their place (or join at the end) when they still (or now) match.
+    private func overlay(_ rows: [StoreRow], changed: [ManagedObject], predicateApplied: Bool, plan: FetchPlan) throws -> [StoreRow] {
+        let evaluator = PredicateEvaluator(source: ContextRowSource(context: self, includesPendingChanges: true))
+        func matches(_ row: StoreRow) throws -> Bool {
+            guard let predicate = plan.predicate else { return true }
+            do {
+                return try evaluator.evaluate(predicate, on: row)
+            } catch var error as StrataError {
+                error.message += " — fetching \(plan.entity.name) where \(predicate.predicateFormat)"
+                throw error
+            }
+        }
+        var mine: [ManagedObjectID: ManagedObject] = [:]
+        for object in changed { mine[object.objectID] = object }
+        var result: [StoreRow] = []
+        result.reserveCapacity(rows.count + changed.count)
+        var placed: Set<ManagedObjectID> = []
+        for row in rows {
+            let id = idAliases[row.id] ?? row.id
+            if let object = mine[id] ?? registry[id]?.object.flatMap({ $0.hasChanges || $0.isDeletedStorage ? $0 : nil }),
+               !object.isFaultStorage {
+                placed.insert(object.objectID)
+                if object.isDeletedStorage { continue }
+                let current = StoreRow(id: object.objectID, version: object.rowVersion, values: object.values)
+                if try matches(current) { result.append(current) }
+                continue
+            }
+            if try predicateApplied || matches(row) { result.append(row) }
+        }
+        for object in changed where !object.isDeletedStorage && !placed.contains(object.objectID) {
+            let current = StoreRow(id: object.objectID, version: object.isInserted ? 0 : object.rowVersion, values: object.values)
+            if try matches(current) { result.append(current) }
+        }
+        return result
     }
 
     /// The row of `id` as this context sees it: a loaded registered object's current values, else
@@ -141,57 +201,6 @@ extension ManagedObjectContext {
             return object.isDeletedStorage ? nil : StoreRow(id: object.objectID, version: object.rowVersion, values: object.values)
         }
         return try loadSnapshot(for: id)
-    }
-
-    /// The value at a key path (attribute, or through to-one relationships) of a row.
-    private func sortValue(of row: StoreRow, path parts: [String], key path: String, source: ContextRowSource) throws -> RowValue {
-        guard let slot = row.id.entity.slotIndex[parts[0]] else {
-            throw StrataError(.unknownKey, "sort key \(path): entity \(row.id.entity.name) has no property '\(parts[0])'")
-        }
-        var value = row.values[slot]
-        for part in parts.dropFirst() {
-            guard case .objectID(let id) = value, let related = try source.row(for: id) else { return .null }
-            guard let slot = related.id.entity.slotIndex[part] else {
-                throw StrataError(.unknownKey, "sort key \(path): entity \(related.id.entity.name) has no property '\(part)'")
-            }
-            value = related.values[slot]
-        }
-        return value
-    }
-
-    /// Store rows of the entities (through the parent, if any), overlaid with this context's
-    /// unsaved changes when asked.
-    func visibleRows(ofEntities names: Set<String>, entity: EntityDescription, includesPendingChanges: Bool) throws -> [StoreRow] {
-        var rows: [StoreRow]
-        if let parent {
-            rows = try parent.performAndWait {
-                parent.hasChildren = true
-                return try parent.visibleRows(ofEntities: names, entity: entity, includesPendingChanges: true)
-            }
-        } else if let coordinator = persistentStoreCoordinator {
-            rows = try coordinator.rows(ofEntities: names, entity: entity)
-        } else {
-            throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent")
-        }
-        guard includesPendingChanges, !(insertedSet.isEmpty && updatedSet.isEmpty && deletedSet.isEmpty) else { return rows }
-        var result: [StoreRow] = []
-        result.reserveCapacity(rows.count + insertedSet.count)
-        for row in rows {
-            if let object = registry[idAliases[row.id] ?? row.id]?.object, !object.isFaultStorage {
-                if object.isDeletedStorage { continue }
-                if object.hasChanges {
-                    result.append(StoreRow(id: object.objectID, version: object.rowVersion, values: object.values))
-                    continue
-                }
-            }
-            result.append(row)
-        }
-        // Inserted objects are in no store and not in the parent's rows (a child's inserts reach
-        // the parent only when the child saves, and then leave the child's inserted set).
-        for object in insertedSet.sorted(by: { $0.insertionNumber < $1.insertionNumber }) where !object.isDeletedStorage && names.contains(object.entity.name) {
-            result.append(StoreRow(id: object.objectID, version: 0, values: object.values))
-        }
-        return result
     }
 
     /// The registered object for a fetched row (filled from the row unless faults are asked for).

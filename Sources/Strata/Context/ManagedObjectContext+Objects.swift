@@ -235,7 +235,7 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else {
             throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent")
         }
-        return try coordinator.row(for: id)
+        return try coordinator.row(for: id, pin: try readPin())
     }
 
     /// The state of `id` in this context for a child: its unsaved values if registered and loaded.

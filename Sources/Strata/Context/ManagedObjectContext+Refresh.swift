@@ -47,6 +47,7 @@ extension ManagedObjectContext {
         idAliases = [:]
         pendingNotification = PendingChanges()
         undoManager?.removeAllActions()
+        advanceGeneration()
     }
 
     /// Updates `object` from its store. With `mergeChanges` false, unsaved changes are discarded
@@ -128,6 +129,7 @@ extension ManagedObjectContext {
 
     /// Merges a save of another context: refreshes registered updated objects, deletes deleted ones.
     func mergeSaved(_ changes: SavedChanges) {
+        advanceGeneration()
         for id in changes.updated {
             guard let object = registry[id]?.object, !object.isFaultStorage else { continue }
             refresh(object, mergeChanges: true)

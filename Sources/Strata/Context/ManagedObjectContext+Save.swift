@@ -29,6 +29,7 @@ extension ManagedObjectContext {
             try pushChanges(to: parent)
         } else {
             try commitToStores()
+            advanceGeneration()
         }
         finishSave(inserted: inserted, updated: updated, deleted: deleted)
     }

@@ -115,6 +115,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var hasChildren = false
     /// Child contexts, told about this context's saves (weak).
     var children: [WeakContext] = []
+    /// The query generation reads are pinned to.
+    var generationPin = GenerationPin.unpinned
 
     /// A context on a queue of `type`.
     public init(_ type: ConcurrencyType) {

@@ -61,11 +61,17 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             throw StrataError(.invalidArgument, "the model has no configuration named \(configuration ?? "")")
         }
         let readOnly = (options?[PersistentStoreDescription.readOnlyOptionKey] as? Bool) ?? false
+        if type != .inMemory, let existing = persistentStore(for: url) {
+            throw StrataError(.invalidArgument, "a store at \(url.path) is already added to this coordinator (\(existing.identifier))")
+        }
         let store: any RowStore
         switch type {
         case .inMemory:
             store = try InMemoryStore(url: url, configurationName: configuration, entities: entities, readOnly: readOnly)
-        case .native, .binary, .xml:
+        case .native:
+            store = try NativeStore(url: url, configurationName: configuration, entities: entities,
+                                    model: managedObjectModel, options: options ?? [:])
+        case .binary, .xml:
             throw StrataError(.storeNotAvailable, "the \(type) store type is not available yet (it arrives with its own issue); use .inMemory")
         default:
             throw StrataError(.storeNotAvailable, "unknown store type \(type)")
@@ -148,17 +154,37 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         state.withLock { $0.stores.first { $0.identifier == identifier } }
     }
 
-    func row(for id: ManagedObjectID) throws -> StoreRow? {
+    func row(for id: ManagedObjectID, pin: QueryGenerationToken? = nil) throws -> StoreRow? {
         guard !id.isTemporaryID, let store = store(identifier: id.storeIdentifier) else { return nil }
-        return try store.read { try $0.row(for: id) }
+        if let pin, !pin.visibleStores.contains(store.identifier) { return nil }
+        return try store.read(snapshot: pin?.snapshots[store.identifier]) { try $0.row(for: id) }
     }
 
-    func rows(ofEntities names: Set<String>, entity: EntityDescription) throws -> [StoreRow] {
-        try store(for: entity).read { try $0.rows(ofEntities: names) }
+    /// The rows `plan` selects from the store holding its entity (nothing from a store added after
+    /// the pinned generation was made).
+    func rows(matching plan: FetchPlan, pin: QueryGenerationToken? = nil) throws -> [StoreRow] {
+        let store = try store(for: plan.entity)
+        if let pin, !pin.visibleStores.contains(store.identifier) { return [] }
+        return try store.read(snapshot: pin?.snapshots[store.identifier]) { try $0.rows(matching: plan) }
     }
 
-    func count(ofEntities names: Set<String>, entity: EntityDescription) throws -> Int {
-        try store(for: entity).read { try $0.count(ofEntities: names) }
+    func count(matching plan: FetchPlan, pin: QueryGenerationToken? = nil) throws -> Int {
+        let store = try store(for: plan.entity)
+        if let pin, !pin.visibleStores.contains(store.identifier) { return 0 }
+        return try store.read(snapshot: pin?.snapshots[store.identifier]) { try $0.count(matching: plan) }
+    }
+
+    /// A token pinning every store that keeps generations at its latest generation; nil when no
+    /// store keeps generations.
+    func pinCurrentGenerations() throws -> QueryGenerationToken? {
+        let stores = state.withLock { $0.stores }
+        var snapshots: [String: any StoreSnapshot] = [:]
+        for store in stores where store.supportsGenerations {
+            if let snapshot = try store.beginSnapshot() { snapshots[store.identifier] = snapshot }
+        }
+        if snapshots.isEmpty { return nil }
+        return QueryGenerationToken(coordinator: ObjectIdentifier(self), snapshots: snapshots,
+                                    visibleStores: Set(stores.map(\.identifier)))
     }
 
     func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {

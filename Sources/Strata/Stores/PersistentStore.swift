@@ -44,6 +44,39 @@ protocol StoreReadView {
     func rows(ofEntities entityNames: Set<String>) throws -> [StoreRow]
     /// How many rows have one of `entityNames` as entity.
     func count(ofEntities entityNames: Set<String>) throws -> Int
+    /// The rows `plan` selects, in its order, after its offset and limit. Stores with indexes
+    /// answer from them; the default scans `rows(ofEntities:)` and evaluates in memory.
+    func rows(matching plan: FetchPlan) throws -> [StoreRow]
+    /// How many rows `plan` selects (offset and limit applied), without materializing objects.
+    func count(matching plan: FetchPlan) throws -> Int
+}
+
+extension StoreReadView {
+    func rows(matching plan: FetchPlan) throws -> [StoreRow] {
+        try plan.evaluateInMemory(try rows(ofEntities: plan.entityNames), source: ViewRowSource(view: self))
+    }
+
+    func count(matching plan: FetchPlan) throws -> Int {
+        if plan.predicate == nil { return plan.window(try count(ofEntities: plan.entityNames)) }
+        var unlimited = plan
+        unlimited.sortDescriptors = []
+        unlimited.offset = 0
+        unlimited.limit = 0
+        return plan.window(try rows(matching: unlimited).count)
+    }
+}
+
+/// Related rows for predicate evaluation inside one store read.
+struct ViewRowSource: PredicateRowSource {
+    let view: any StoreReadView
+    func row(for id: ManagedObjectID) throws -> StoreRow? { try view.row(for: id) }
+}
+
+/// One store's generation, pinned for a query generation token while this object lives.
+protocol StoreSnapshot: AnyObject, Sendable {
+    var storeIdentifier: String { get }
+    /// The pinned generation (for messages and tests).
+    var generation: UInt64 { get }
 }
 
 /// What one save writes into one store.
@@ -91,8 +124,13 @@ enum CommitRefusal: Error {
 protocol RowStore: PersistentStore {
     /// Permanent IDs for rows about to be inserted, one per entity given.
     func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID]
-    /// Runs `body` with a consistent view of the store.
-    func read<R>(_ body: (any StoreReadView) throws -> R) throws -> R
+    /// Whether reads can be pinned to a generation (query generations).
+    var supportsGenerations: Bool { get }
+    /// Pins the latest generation (nil for stores without generations).
+    func beginSnapshot() throws -> (any StoreSnapshot)?
+    /// Runs `body` with a consistent view of the store: of `snapshot`'s generation when given,
+    /// else of the latest.
+    func read<R>(snapshot: (any StoreSnapshot)?, _ body: (any StoreReadView) throws -> R) throws -> R
     /// Applies `changes` atomically after checking versions and constraints; returns the new
     /// version of every inserted and updated row.
     func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64]
@@ -100,4 +138,9 @@ protocol RowStore: PersistentStore {
     func close()
     /// Replaces the application part of the metadata.
     func setMetadata(_ metadata: [String: any Sendable]) throws
+}
+
+extension RowStore {
+    /// Runs `body` with a view of the latest state.
+    func read<R>(_ body: (any StoreReadView) throws -> R) throws -> R { try read(snapshot: nil, body) }
 }

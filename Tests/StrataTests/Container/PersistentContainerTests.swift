@@ -21,15 +21,31 @@ final class PersistentContainerTests: XCTestCase {
         XCTAssertTrue(description.shouldInferMappingModelAutomatically)
     }
 
-    func testNativeStoreIsNotAvailableYetAndSaysSo() throws {
-        let container = PersistentContainer(name: "Quakes", managedObjectModel: try TestModels.earthquakes())
-        var reported: (any Error)?
-        var calls = 0
-        container.loadPersistentStores { _, error in reported = error; calls += 1 }
-        XCTAssertEqual(calls, 1)
-        let error = try XCTUnwrap(reported as? StrataError)
-        XCTAssertEqual(error.code, .storeNotAvailable)
-        XCTAssertTrue(error.message.contains("not available yet"), error.message)
+    func testDefaultNativeStoreLoadsIntoTheDefaultDirectoryAndKeepsSavesAcrossContainers() async throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("xdg-\(UUID().uuidString)")
+        setenv("XDG_DATA_HOME", base.path, 1)
+        defer { unsetenv("XDG_DATA_HOME"); try? FileManager.default.removeItem(at: base) }
+        do {
+            let container = PersistentContainer(name: "Quakes", managedObjectModel: try TestModels.earthquakes())
+            var reported: (any Error)?
+            var calls = 0
+            container.loadPersistentStores { _, error in reported = error; calls += 1 }
+            XCTAssertEqual(calls, 1)
+            XCTAssertNil(reported)
+            let store = try XCTUnwrap(container.persistentStoreCoordinator.persistentStores.first)
+            XCTAssertEqual(store.type, .native)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: store.url!.path))
+            try await container.performBackgroundTask { context in
+                let quake = Quake(context: context)
+                quake.code = "nc1"
+                quake.magnitude = 3.5
+                try context.save()
+            }
+        }
+        let reopened = PersistentContainer(name: "Quakes", managedObjectModel: try TestModels.earthquakes())
+        try await reopened.loadPersistentStores()
+        let codes = try await reopened.performBackgroundTask { context in try context.fetch(Quake.fetchRequest()).map(\.code) }
+        XCTAssertEqual(codes, ["nc1"])
     }
 
     func testDefaultDirectoryFollowsXDGDataHome() throws {

@@ -603,8 +603,8 @@ final class ContextConcurrencyTests: XCTestCase {
 
     func testPerformBackgroundTaskReturnsValuesAndRethrows() async throws {
         let container = PersistentContainer(name: "ContextConcurrencyTests", managedObjectModel: try TestModels.earthquakes())
-        let description = PersistentStoreDescription(url: URL(fileURLWithPath: "/dev/null"))
-        description.type = .inMemory
+        let description = PersistentStoreDescription(url: TestStores.url())
+        description.type = TestStores.type
         container.persistentStoreDescriptions = [description]
         try await container.loadPersistentStores()
         XCTAssertEqual(container.persistentStoreCoordinator.persistentStores.count, 1)

@@ -36,7 +36,7 @@ import _StrataTestSupport
 final class ContextModelTests: XCTestCase {
     func testRandomOperationsOnThreeContextsOfOneCoordinatorMatchTheOracle() throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
-        try coordinator.addPersistentStore(type: .inMemory, configuration: nil, at: URL(fileURLWithPath: "/dev/null"), options: nil)
+        try TestStores.add(to: coordinator)
         let simulation = ContextSimulation(seed: SeededRandom.environmentSeed(), coordinators: [coordinator],
                                            contextCoordinators: [0, 0, 0])
         simulation.run(steps: iterations(300, stress: 5_000))
@@ -47,8 +47,8 @@ final class ContextModelTests: XCTestCase {
         let url = URL(fileURLWithPath: "/dev/null/context-model-\(UUID().uuidString)")
         let first = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
         let second = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
-        try first.addPersistentStore(type: .inMemory, configuration: nil, at: url, options: nil)
-        try second.addPersistentStore(type: .inMemory, configuration: nil, at: url, options: nil)
+        try TestStores.add(to: first, path: url.path)
+        try TestStores.add(to: second, path: url.path)
         let simulation = ContextSimulation(seed: SeededRandom.environmentSeed(), coordinators: [first, second],
                                            contextCoordinators: [0, 1, 1])
         simulation.run(steps: iterations(300, stress: 5_000))
@@ -56,7 +56,7 @@ final class ContextModelTests: XCTestCase {
 
     func testRandomOperationsOnARootItsChildAndAnotherRootMatchTheOracle() throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
-        try coordinator.addPersistentStore(type: .inMemory, configuration: nil, at: URL(fileURLWithPath: "/dev/null"), options: nil)
+        try TestStores.add(to: coordinator)
         let simulation = ContextSimulation(seed: SeededRandom.environmentSeed(), coordinators: [coordinator],
                                            contextCoordinators: [0, 0, 0], parents: [nil, 0, nil])
         simulation.run(steps: iterations(300, stress: 5_000))

@@ -15,8 +15,8 @@ final class CoordinatorTests: XCTestCase {
         let model = try configuredModel()
         XCTAssertEqual(model.configurations, ["Media", "Text"])
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let text = try coordinator.addPersistentStore(type: .inMemory, configuration: "Text", at: URL(fileURLWithPath: "/dev/null/text-\(UUID())"))
-        let media = try coordinator.addPersistentStore(type: .inMemory, configuration: "Media", at: URL(fileURLWithPath: "/dev/null/media-\(UUID())"))
+        let text = try TestStores.add(to: coordinator, path: "/dev/null/text-\(UUID())", configuration: "Text")
+        let media = try TestStores.add(to: coordinator, path: "/dev/null/media-\(UUID())", configuration: "Media")
         XCTAssertNotEqual(text.identifier, media.identifier)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator

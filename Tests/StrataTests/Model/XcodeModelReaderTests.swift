@@ -92,7 +92,7 @@ final class XcodeModelReaderTests: XCTestCase {
     func testModelLoadedFromFixtureSavesAndFetchesOnInMemoryStore() throws {
         let model = try ManagedObjectModel(contentsOf: fixture("Earthquakes.xcdatamodeld"))
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .inMemory, configuration: nil, at: URL(fileURLWithPath: "/dev/null"))
+        try TestStores.add(to: coordinator)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
         let quake = try XCTUnwrap(model.entitiesByName["Quake"])
@@ -240,7 +240,7 @@ final class XcodeModelReaderTests: XCTestCase {
     func testPostsModelFromFileSavesRelationshipsAndDerivesPostCount() throws {
         let model = try ManagedObjectModel(contentsOf: fixture("Posts.xcdatamodel"))
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .inMemory, configuration: nil, at: URL(fileURLWithPath: "/dev/null"))
+        try TestStores.add(to: coordinator)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
         let entities = model.entitiesByName
@@ -411,7 +411,7 @@ final class XcodeModelReaderTests: XCTestCase {
                 let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: path).appendingPathComponent(name))
                 print("\(name): \(model.entities.count) entities, \(model.warnings.count) warnings")
                 let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-                try coordinator.addPersistentStore(type: .inMemory, configuration: nil, at: URL(fileURLWithPath: "/dev/null"))
+                try TestStores.add(to: coordinator)
                 for warning in model.warnings { print("  \(warning)") }
             } catch {
                 XCTFail("\(name): \(error)")

@@ -18,7 +18,7 @@ final class NamedInMemoryStoreTests: XCTestCase {
 
     /// A coordinator with its own, freshly built model, and a private-queue context on it.
     private func stack(at url: URL) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
-        try TestModels.stack(TestModels.earthquakes(), url: url.path)
+        try TestModels.stack(TestModels.earthquakes(), url: url.path, storeType: .inMemory)
     }
 
     private func insertQuake(_ code: String, magnitude: Double, region name: String? = nil,
@@ -118,8 +118,8 @@ final class NamedInMemoryStoreTests: XCTestCase {
     // MARK: Privacy and names
 
     func testDevNullStoresArePrivateToTheirCoordinator() throws {
-        let (first, writer) = try TestModels.stack(TestModels.earthquakes(), url: "/dev/null")
-        let (second, reader) = try TestModels.stack(TestModels.earthquakes(), url: "/dev/null")
+        let (first, writer) = try TestModels.stack(TestModels.earthquakes(), url: "/dev/null", storeType: .inMemory)
+        let (second, reader) = try TestModels.stack(TestModels.earthquakes(), url: "/dev/null", storeType: .inMemory)
         XCTAssertNotEqual(first.persistentStores.first?.identifier, second.persistentStores.first?.identifier)
         let id = try insertQuake("private", magnitude: 3, in: writer)
         try reader.performAndWait {

@@ -67,11 +67,13 @@ enum TestModels {
         return model
     }
 
-    /// A stack on a fresh in-memory store (private to the coordinator unless `url` names one).
+    /// A stack on a fresh store of the suites' type (`TestStores.type`): private to the
+    /// coordinator unless `url` names one (`/dev/null/<name>`).
     static func stack(_ model: ManagedObjectModel, url: String = "/dev/null",
-                      type: ManagedObjectContext.ConcurrencyType = .privateQueue) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
+                      type: ManagedObjectContext.ConcurrencyType = .privateQueue,
+                      storeType: StoreType = TestStores.type) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .inMemory, configuration: nil, at: URL(fileURLWithPath: url), options: nil)
+        try TestStores.add(to: coordinator, path: url, type: storeType)
         let context = ManagedObjectContext(type)
         context.persistentStoreCoordinator = coordinator
         return (coordinator, context)

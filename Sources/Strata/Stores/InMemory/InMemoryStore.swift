@@ -74,7 +74,11 @@ final class InMemoryStore: RowStore {
         return zip(entities, keys).map { ManagedObjectID(entity: $0, storeIdentifier: identifier, key: .permanent($1)) }
     }
 
-    func read<R>(_ body: (any StoreReadView) throws -> R) throws -> R {
+    var supportsGenerations: Bool { false }
+
+    func beginSnapshot() throws -> (any StoreSnapshot)? { nil }
+
+    func read<R>(snapshot: (any StoreSnapshot)?, _ body: (any StoreReadView) throws -> R) throws -> R {
         try body(View(store: self))
     }
 

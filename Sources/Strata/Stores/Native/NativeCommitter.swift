@@ -1,0 +1,248 @@
+// NativeCommitter: one save applied to a native store inside one write transaction.
+//
+// Owns: the order of a commit: (1) optimistic-lock checks of every update and delete against the
+// stored versions, before anything is written; (2) deletes, removing the row and every index,
+// foreign-key and link entry it had; (3) updates, removing the index entries whose values changed;
+// (4) new index entries of updates and inserts, where uniqueness constraints are checked, so a
+// save may swap unique values between its own rows; (5) records, foreign keys and links.
+// Any refusal throws before the transaction commits, so a refused save leaves no trace. Index
+// entries are `elements…, primary key(8)` → entity number(2) (FORMAT.md §17.4). Never decides
+// what to save (the context does) and never reads outside its transaction.
+
+import Foundation
+import StrataStorage
+
+struct NativeCommitter {
+    let store: NativeStore
+    let tx: WriteTransaction
+    /// Rows whose cached state this commit invalidates: every row written or deleted, and every
+    /// row whose to-many (read from a foreign-key tree) gained or lost a member.
+    private(set) var touchedKeys: Set<Int64> = []
+    private var versions: [ManagedObjectID: Int64] = [:]
+    private var stored: [ManagedObjectID: StoreRow] = [:]
+    /// Index entries to add once every removal is done: (index, key bytes, element bytes, row).
+    private var additions: [(index: IndexLayout, key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool, row: StoreRow)] = []
+    private var savedKeys: Set<Int64> = []
+
+    init(store: NativeStore, tx: WriteTransaction) {
+        self.store = store
+        self.tx = tx
+    }
+
+    private var reader: NativeRowReader {
+        NativeRowReader(store: store, tree: { [tx] name in try tx.openTree(name) })
+    }
+
+    private func tree(_ name: TreeName) throws -> WritableTree { try tx.openTree(name) }
+
+    mutating func apply(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+        try checkVersions(changes)
+        savedKeys = Set((changes.updates + changes.inserts).compactMap(\.id.primaryKey))
+        for (id, _) in changes.deletes { try delete(id) }
+        for row in changes.updates { try update(row) }
+        for row in changes.inserts { try insert(row) }
+        try addIndexEntries()
+        return versions
+    }
+
+    // MARK: (1) Versions
+
+    private mutating func checkVersions(_ changes: StoreChangeSet) throws {
+        var conflicts: [RowVersionConflict] = []
+        func check(_ id: ManagedObjectID, _ expected: Int64) throws {
+            guard let key = id.primaryKey else { return }
+            let row = try reader.row(key: key, layout: try store.layout(of: id.entity))
+            if let row { stored[id] = row }
+            if !changes.forceUpdates.contains(id) && row?.version != expected {
+                conflicts.append(RowVersionConflict(id: id, expectedVersion: expected, stored: row))
+            }
+        }
+        for row in changes.updates { try check(row.id, row.version) }
+        for (id, version) in changes.deletes { try check(id, version) }
+        if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
+    }
+
+    // MARK: (2) Deletes
+
+    private mutating func delete(_ id: ManagedObjectID) throws {
+        guard let key = id.primaryKey, let old = stored[id] else { return }
+        let layout = try store.layout(of: id.entity)
+        for index in layout.indexes {
+            try tree(index.tree).delete(indexKey(index, values: old.values, key: key).key)
+        }
+        for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: old.values[slot], to: .null, owner: key, layout: layout) }
+        for (_, name, _) in layout.links { try removeLinks(tree: name, owner: key) }
+        try tree(layout.rowsTree).delete(NativeStoreFile.encodeKey(key))
+        touchedKeys.insert(key)
+    }
+
+    // MARK: (3) Updates
+
+    private mutating func update(_ row: StoreRow) throws {
+        guard let key = row.id.primaryKey else { return }
+        let layout = try store.layout(of: row.id.entity)
+        let old = stored[row.id]
+        for index in layout.indexes {
+            let new = indexKey(index, values: row.values, key: key)
+            if let old {
+                let previous = indexKey(index, values: old.values, key: key)
+                if previous.key == new.key { continue }
+                try tree(index.tree).delete(previous.key)
+            }
+            additions.append((index, new.key, new.elements, new.truncated, new.hasNull, row))
+        }
+        for (slot, name) in layout.foreignKeys {
+            try setForeignKey(tree: name, from: old?.values[slot] ?? .null, to: row.values[slot], owner: key, layout: layout)
+        }
+        for (slot, name, ordered) in layout.links {
+            try setLinks(tree: name, owner: key, from: old?.values[slot], to: row.values[slot], ordered: ordered)
+        }
+        let version = (old?.version ?? 0) + 1
+        try writeRecord(row, version: version, layout: layout)
+    }
+
+    // MARK: Inserts
+
+    private mutating func insert(_ row: StoreRow) throws {
+        guard let key = row.id.primaryKey else { return }
+        let layout = try store.layout(of: row.id.entity)
+        for index in layout.indexes {
+            let new = indexKey(index, values: row.values, key: key)
+            additions.append((index, new.key, new.elements, new.truncated, new.hasNull, row))
+        }
+        for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: .null, to: row.values[slot], owner: key, layout: layout) }
+        for (slot, name, ordered) in layout.links { try setLinks(tree: name, owner: key, from: nil, to: row.values[slot], ordered: ordered) }
+        try writeRecord(row, version: 1, layout: layout)
+    }
+
+    private mutating func writeRecord(_ row: StoreRow, version: Int64, layout: EntityLayout) throws {
+        let key = row.id.primaryKey!
+        let record = RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf)
+        try tree(layout.rowsTree).put(NativeStoreFile.encodeKey(key), record)
+        versions[row.id] = version
+        touchedKeys.insert(key)
+    }
+
+    // MARK: (4) Index entries and uniqueness
+
+    private mutating func addIndexEntries() throws {
+        var conflicts: [String: RowConstraintConflict] = [:]
+        for addition in additions {
+            let index = addition.index
+            let indexTree = try tree(index.tree)
+            if index.isUnique && !addition.hasNull,
+               let holder = try otherHolder(of: addition.key, elements: addition.elements, truncated: addition.truncated,
+                                            index: index, row: addition.row, in: indexTree) {
+                let values = index.slots.map { addition.row.values[$0] }
+                let name = index.tree.rawValue + "|\(values)"
+                let inSave = holder.primaryKey.map { savedKeys.contains($0) } ?? false
+                var conflict = conflicts[name] ?? RowConstraintConflict(
+                    entityName: addition.row.id.entity.name, constraint: index.elementNames, values: values,
+                    conflictingIDs: inSave ? [holder] : [], storedID: inSave ? nil : holder)
+                conflict.conflictingIDs.append(addition.row.id)
+                conflicts[name] = conflict
+                continue
+            }
+            try indexTree.put(addition.key, Self.entityNumberBytes(store.numberOf(addition.row.id.entity)))
+        }
+        if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
+    }
+
+    /// Another row already holding the unique values of `key` (its elements part), if any.
+    private func otherHolder(of key: [UInt8], elements: Int, truncated: Bool, index: IndexLayout, row: StoreRow,
+                             in indexTree: WritableTree) throws -> ManagedObjectID? {
+        let prefix = Array(key[..<elements])
+        var holders: [ManagedObjectID] = []
+        let own = row.id.primaryKey
+        try indexTree.forEach(from: prefix, to: prefix + [0xFF]) { entryKey, value in
+            guard entryKey.count == elements + 8, value.count >= 2 else { throw reader.corrupt(index.tree, "an index entry of \(entryKey.count)+\(value.count) bytes") }
+            let holderKey = Int64(bitPattern: KeyEncoding.readBigEndian(entryKey, at: elements))
+            if holderKey != own {
+                holders.append(try reader.objectID(number: UInt16(value[0]) << 8 | UInt16(value[1]), key: holderKey, in: index.tree))
+            }
+            return true
+        }
+        guard truncated else { return holders.first }
+        // Long values share a cut key: compare the actual values.
+        let mine = index.slots.map { row.values[$0] }
+        for holder in holders {
+            guard let layout = store.layouts[holder.entity.name], let other = try reader.row(key: holder.primaryKey!, layout: layout) else { continue }
+            let theirs = index.elementNames.map { name in layout.entity.slotIndex[name].map { other.values[$0] } ?? .null }
+            if theirs == mine { return holder }
+        }
+        return nil
+    }
+
+    /// The index key of a row: every element, then the primary key.
+    func indexKey(_ index: IndexLayout, values: [RowValue], key: Int64) -> (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool) {
+        var bytes: [UInt8] = []
+        var truncated = false
+        var hasNull = false
+        for (slot, kind) in zip(index.slots, index.kinds) {
+            if values[slot].isNull { hasNull = true }
+            if KeyEncoding.append(values[slot], kind: kind, cap: index.cap, to: &bytes) { truncated = true }
+        }
+        let elements = bytes.count
+        KeyEncoding.appendPrimaryKey(key, to: &bytes)
+        return (bytes, elements, truncated, hasNull)
+    }
+
+    static func entityNumberBytes(_ number: UInt16) -> [UInt8] { [UInt8(number >> 8), UInt8(number & 0xFF)] }
+
+    // MARK: (5) Relationships
+
+    /// Moves `owner`'s entry in a foreign-key tree from the old target to the new one.
+    private mutating func setForeignKey(tree name: TreeName, from old: RowValue, to new: RowValue, owner: Int64, layout: EntityLayout) throws {
+        let oldTarget: Int64? = { if case .objectID(let id) = old { return id.primaryKey }; return nil }()
+        let newTarget: Int64? = { if case .objectID(let id) = new { return id.primaryKey }; return nil }()
+        guard oldTarget != newTarget else { return }
+        let fk = try tree(name)
+        if let oldTarget {
+            try fk.delete(NativeStoreFile.encodeKey(oldTarget) + NativeStoreFile.encodeKey(owner))
+            touchedKeys.insert(oldTarget)
+        }
+        if let newTarget {
+            try fk.put(NativeStoreFile.encodeKey(newTarget) + NativeStoreFile.encodeKey(owner), Self.entityNumberBytes(layout.number))
+            touchedKeys.insert(newTarget)
+        }
+    }
+
+    /// Rewrites an owner's link entries: unordered by difference, ordered (positions) in full.
+    private mutating func setLinks(tree name: TreeName, owner: Int64, from old: RowValue?, to new: RowValue, ordered: Bool) throws {
+        guard case .objectIDs(let targets) = new else { return }
+        let previous: [ManagedObjectID]
+        if old == nil { previous = [] } else { previous = try reader.linkTargets(tree: name, owner: owner, ordered: ordered) }
+        if previous == targets { return }
+        let links = try tree(name)
+        if ordered {
+            try removeLinks(tree: name, owner: owner)
+            for (position, target) in targets.enumerated() {
+                guard let targetKey = target.primaryKey else { continue }
+                var key = NativeStoreFile.encodeKey(owner)
+                key += [UInt8(position >> 24 & 0xFF), UInt8(position >> 16 & 0xFF), UInt8(position >> 8 & 0xFF), UInt8(position & 0xFF)]
+                try links.put(key, NativeStoreFile.encodeKey(targetKey) + Self.entityNumberBytes(store.numberOf(target.entity)))
+            }
+            return
+        }
+        let before = Set(previous), after = Set(targets)
+        for target in before.subtracting(after) {
+            guard let targetKey = target.primaryKey else { continue }
+            try links.delete(NativeStoreFile.encodeKey(owner) + NativeStoreFile.encodeKey(targetKey))
+        }
+        for target in after.subtracting(before) {
+            guard let targetKey = target.primaryKey else { continue }
+            try links.put(NativeStoreFile.encodeKey(owner) + NativeStoreFile.encodeKey(targetKey), Self.entityNumberBytes(store.numberOf(target.entity)))
+        }
+    }
+
+    private func removeLinks(tree name: TreeName, owner: Int64) throws {
+        let links = try tree(name)
+        var keys: [[UInt8]] = []
+        let (lower, upper) = NativeRowReader.prefixRange(owner)
+        try links.forEach(from: lower, to: upper) { key, _ in
+            keys.append(Array(key))
+            return true
+        }
+        for key in keys { try links.delete(key) }
+    }
+}

@@ -1,0 +1,251 @@
+// NativeStore: the default persistent store: rows, indexes and relationships in StrataStorage
+// trees, one `.strata` file (plus its WAL) per store (FORMAT.md §17).
+//
+// Owns: one coordinator's handle on a store file: opening (creating the layout, checking the
+// stored schema against the model, migrating when allowed), the entity layouts, metadata, key
+// allocation, reads (each in a read transaction of the latest generation, or of a pinned one)
+// and commits (one write transaction per save, so a save is atomic and durable). Reads never
+// take a lock that a commit holds. Never holds managed objects.
+
+import Foundation
+import StrataStorage
+
+final class NativeStore: RowStore {
+    let identifier: String
+    let type = StoreType.native
+    let url: URL?
+    let configurationName: String?
+    let isReadOnly: Bool
+    let file: NativeStoreFile
+    var engine: StorageEngine { file.engine }
+    /// Layouts of this coordinator's entities, by name and by stored number.
+    let layouts: [String: EntityLayout]
+    let layoutsByNumber: [UInt16: EntityLayout]
+    let model: ManagedObjectModel
+    let rowCache: RowCache
+    let pool: ConnectionPool
+    private let metadataState: Lock<[String: any Sendable]> // guards the cached metadata
+
+    static let schemaKey = Array("schema".utf8)
+    static let metadataKey = Array("metadata".utf8)
+
+    /// Opens (or creates) the store at `url` for `entities`, migrating an older layout when
+    /// `migrate` allows it.
+    init(url: URL, configurationName: String?, entities: [EntityDescription], model: ManagedObjectModel,
+         options: [String: Any]) throws {
+        let readOnly = (options[PersistentStoreDescription.readOnlyOptionKey] as? Bool) ?? false
+        var storage = StorageOptions()
+        storage.readOnly = readOnly
+        storage.createIfMissing = !readOnly
+        if let timeout = options[PersistentStoreDescription.timeoutOptionKey] as? TimeInterval { storage.busyTimeout = timeout }
+        let path = url.path
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        self.file = try NativeStoreFile.file(at: path, options: storage)
+        self.url = url
+        self.configurationName = configurationName
+        self.isReadOnly = readOnly
+        self.model = model
+        self.identifier = file.engine.storeID.uuidString
+        let migrate = Self.flag(options[MigratePersistentStoresAutomaticallyOption])
+        let infer = Self.flag(options[InferMappingModelAutomaticallyOption])
+        let schema = try Self.prepareSchema(file: file, entities: entities, identifier: identifier,
+                                            readOnly: readOnly, migrate: migrate && infer)
+        let maxKey = file.engine.maxKeyLength
+        var layouts: [String: EntityLayout] = [:]
+        for entity in entities { layouts[entity.name] = try EntityLayout(entity: entity, schema: schema, maxKeyLength: maxKey) }
+        self.layouts = layouts
+        self.layoutsByNumber = Dictionary(layouts.values.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
+        self.metadataState = Lock(try Self.readMetadata(file: file))
+        self.rowCache = RowCache(budgetBytes: Self.integer(options[RowCacheSizeOptionKey]) ?? 32 << 20)
+        self.pool = ConnectionPool(size: max(1, Self.integer(options[PersistentStoreConnectionPoolMaxSizeKey]) ?? 4))
+    }
+
+    private static func flag(_ value: Any?) -> Bool {
+        if let bool = value as? Bool { return bool }
+        if let number = value as? NSNumber { return number.boolValue }
+        return false
+    }
+
+    private static func integer(_ value: Any?) -> Int? {
+        if let int = value as? Int { return int }
+        if let number = value as? NSNumber { return number.intValue }
+        return nil
+    }
+
+    /// Creates the layout of a new store, or checks (and if allowed migrates) an existing one.
+    private static func prepareSchema(file: NativeStoreFile, entities: [EntityDescription], identifier: String,
+                                      readOnly: Bool, migrate: Bool) throws -> NativeSchema {
+        let stored: NativeSchema? = try file.engine.read { tx in
+            guard let meta = try tx.treeIfPresent(NativeSchema.metaTree), let bytes = try meta.get(schemaKey) else { return nil }
+            return try decodeSchema(bytes, path: file.path)
+        }
+        guard let stored else {
+            if readOnly { throw StrataError(.invalidArgument, "\(file.path) is not a Strata store and cannot be created read-only") }
+            let schema = NativeSchema.describing(entities)
+            try file.engine.write { tx in
+                // Another process may have created it meanwhile: then check it as usual.
+                if try tx.treeIfPresentForMigration(NativeSchema.metaTree)?.get(schemaKey) != nil { return }
+                try create(schema, entities: entities, identifier: identifier, path: file.path, in: tx)
+            }
+            return try prepareSchema(file: file, entities: entities, identifier: identifier, readOnly: readOnly, migrate: migrate)
+        }
+        let wanted = NativeSchema.describing(entities, keepingNumbersOf: stored)
+        if NativeMigration.sameLayout(stored, wanted) { return stored }
+        guard migrate, !readOnly else {
+            throw StrataError(.incompatibleModel, "\(file.path): the store was written with a different model (\(NativeMigration.summary(from: stored, to: wanted))); add it with MigratePersistentStoresAutomaticallyOption and InferMappingModelAutomaticallyOption to migrate it")
+        }
+        return try NativeMigration.migrate(file: file, from: stored, to: entities, identifier: identifier)
+    }
+
+    static func decodeSchema(_ bytes: [UInt8], path: String) throws -> NativeSchema {
+        let schema: NativeSchema
+        do {
+            schema = try JSONDecoder().decode(NativeSchema.self, from: Data(bytes))
+        } catch {
+            throw StrataError(.corrupt, "\(path): the stored schema (meta tree, key \"schema\") is not valid: \(error)")
+        }
+        guard schema.layoutVersion <= NativeSchema.currentLayoutVersion else {
+            throw StrataError(.incompatibleFormat, "\(path): the store uses layout version \(schema.layoutVersion); this Strata reads up to \(NativeSchema.currentLayoutVersion)")
+        }
+        return schema
+    }
+
+    static func encodeSchema(_ schema: NativeSchema) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Array(try encoder.encode(schema))
+    }
+
+    /// Writes the meta tree and creates every tree of `schema`.
+    static func create(_ schema: NativeSchema, entities: [EntityDescription], identifier: String, path: String, in tx: WriteTransaction) throws {
+        let meta = try tx.openTree(NativeSchema.metaTree)
+        try meta.put(schemaKey, try encodeSchema(schema))
+        if try meta.get(NativeStoreFile.nextKeyName) == nil { try meta.put(NativeStoreFile.nextKeyName, NativeStoreFile.encodeKey(1)) }
+        var metadata: [String: any Sendable] = [:]
+        if let bytes = try meta.get(metadataKey) { metadata = try MetadataCodec.decode(bytes, store: path) }
+        metadata[StoreMetadataKey.versionHashes] = Dictionary(entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { a, _ in a })
+        metadata[StoreMetadataKey.storeUUID] = identifier
+        metadata[StoreMetadataKey.storeType] = StoreType.native.rawValue
+        try meta.put(metadataKey, try MetadataCodec.encode(metadata))
+        for name in schema.treeNames.sorted() { _ = try tx.openTree(TreeName(name)) }
+    }
+
+    private static func readMetadata(file: NativeStoreFile) throws -> [String: any Sendable] {
+        try file.engine.read { tx in
+            guard let bytes = try tx.treeIfPresent(NativeSchema.metaTree)?.get(metadataKey) else { return [:] }
+            return try MetadataCodec.decode(bytes, store: file.path)
+        }
+    }
+
+    // MARK: Metadata
+
+    var metadata: [String: any Sendable] { metadataState.withLock { $0 } }
+
+    func setMetadata(_ metadata: [String: any Sendable]) throws {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        var merged = metadata
+        let current = self.metadata
+        for key in [StoreMetadataKey.versionHashes, StoreMetadataKey.storeUUID, StoreMetadataKey.storeType] { merged[key] = current[key] }
+        let bytes = try MetadataCodec.encode(merged)
+        try engine.write { tx in try tx.openTree(NativeSchema.metaTree).put(Self.metadataKey, bytes) }
+        metadataState.withLock { $0 = merged }
+    }
+
+    // MARK: Keys
+
+    func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        let first = try file.allocate(entities.count)
+        return entities.enumerated().map { offset, entity in
+            ManagedObjectID(entity: entity, storeIdentifier: identifier, key: .permanent(first + Int64(offset)))
+        }
+    }
+
+    func numberOf(_ entity: EntityDescription) -> UInt16 {
+        layouts[entity.name]?.number ?? 0
+    }
+
+    func layout(of entity: EntityDescription) throws -> EntityLayout {
+        guard let layout = layouts[entity.name] else {
+            throw StrataError(.noStore, "native store \(file.path) does not hold entity \(entity.name)")
+        }
+        return layout
+    }
+
+    // MARK: Reads
+
+    var supportsGenerations: Bool { true }
+
+    func beginSnapshot() throws -> (any StoreSnapshot)? {
+        NativeSnapshot(storeIdentifier: identifier, transaction: try engine.beginRead())
+    }
+
+    func read<R>(snapshot: (any StoreSnapshot)?, _ body: (any StoreReadView) throws -> R) throws -> R {
+        try pool.withConnection {
+            if let pinned = snapshot as? NativeSnapshot {
+                return try body(NativeReadView(store: self, transaction: pinned.transaction))
+            }
+            let tx = try engine.beginRead()
+            defer { tx.end() }
+            return try body(NativeReadView(store: self, transaction: tx))
+        }
+    }
+
+    // MARK: Commits
+
+    func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        return try pool.withWriter {
+            var invalidated: Set<Int64> = []
+            var committedAt = Generation.zero
+            let versions = try engine.write { tx in
+                var committer = NativeCommitter(store: self, tx: tx)
+                let versions = try committer.apply(changes)
+                invalidated = committer.touchedKeys
+                committedAt = tx.generation
+                return versions
+            }
+            rowCache.didCommit(at: committedAt.rawValue, changedKeys: invalidated)
+            return versions
+        }
+    }
+
+    func close() {}
+
+    /// The references resolver for decoding records of this store.
+    var references: RowCodec.References {
+        RowCodec.References(
+            storeIdentifier: identifier,
+            entity: { [layoutsByNumber] number in layoutsByNumber[number]?.entity },
+            objectID: { [model] url in Self.objectID(from: url, model: model) })
+    }
+
+    private static func objectID(from url: URL, model: ManagedObjectModel) -> ManagedObjectID? {
+        guard url.scheme == "x-strata", let host = url.host, !host.isEmpty else { return nil }
+        let parts = url.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, parts[1].hasPrefix("p"), let key = Int64(parts[1].dropFirst()),
+              let entity = model.entitiesByName[parts[0]] else { return nil }
+        return ManagedObjectID(entity: entity, storeIdentifier: host, key: .permanent(key))
+    }
+}
+
+/// A native store's pinned generation: a read transaction kept open for a query generation.
+final class NativeSnapshot: StoreSnapshot {
+    let storeIdentifier: String
+    let transaction: ReadTransaction
+    var generation: UInt64 { transaction.generation.rawValue }
+
+    init(storeIdentifier: String, transaction: ReadTransaction) {
+        self.storeIdentifier = storeIdentifier
+        self.transaction = transaction
+    }
+
+    deinit { transaction.end() }
+}
+
+/// Option key: migrate a store written with another model version when it is added (NSNumber Bool).
+public let MigratePersistentStoresAutomaticallyOption = "MigratePersistentStoresAutomaticallyOption"
+/// Option key: infer the mapping between the two models for such a migration (NSNumber Bool).
+public let InferMappingModelAutomaticallyOption = "InferMappingModelAutomaticallyOption"
+/// Option key: the native store's row cache budget in bytes (NSNumber Int; default 32 MiB).
+public let RowCacheSizeOptionKey = "StrataRowCacheSize"

@@ -1,0 +1,216 @@
+// RowCodec: the bytes of a row record, the value stored under a primary key in `rows/<Entity>`
+// (FORMAT.md §17.3 "Row records").
+//
+// Owns: the one encoder and decoder of records: a varint version, then one tagged value per
+// record slot, in the order the schema lists the entity's stored properties. Decoding checks
+// every length against the buffer and throws `.corrupt` naming the entity and key; it never traps
+// on file contents. Never decides which slots are stored (NativeSchema does).
+
+import Foundation
+import StrataStorage
+
+enum RowCodec {
+    enum Tag: UInt8 {
+        case null = 0x00, integer = 0x01, double = 0x02, float = 0x03, decimal = 0x04, string = 0x05
+        case falseValue = 0x06, trueValue = 0x07, date = 0x08, data = 0x09, uuid = 0x0A, uri = 0x0B
+        case reference = 0x0C, objectIDURI = 0x0D
+    }
+
+    /// The record of a row: its version and the values of the layout's record slots.
+    static func encode(version: Int64, values: [RowValue], layout: EntityLayout, numberOf: (EntityDescription) -> UInt16) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16 + layout.recordSlots.count * 9)
+        appendVarint(UInt64(bitPattern: version), to: &bytes)
+        for slot in layout.recordSlots {
+            append(values[slot], isRelationship: layout.entity.slots[slot] is RelationshipDescription, numberOf: numberOf, to: &bytes)
+        }
+        return bytes
+    }
+
+    private static func append(_ value: RowValue, isRelationship: Bool, numberOf: (EntityDescription) -> UInt16, to bytes: inout [UInt8]) {
+        switch value {
+        case .null, .objectIDs: bytes.append(Tag.null.rawValue)
+        case .integer(let v):
+            bytes.append(Tag.integer.rawValue)
+            appendVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63)), to: &bytes)
+        case .double(let v):
+            bytes.append(Tag.double.rawValue)
+            appendLittleEndian(v.bitPattern, count: 8, to: &bytes)
+        case .float(let v):
+            bytes.append(Tag.float.rawValue)
+            appendLittleEndian(UInt64(v.bitPattern), count: 4, to: &bytes)
+        case .decimal(let v): appendText(Tag.decimal, v.description, to: &bytes)
+        case .string(let v): appendText(Tag.string, v, to: &bytes)
+        case .boolean(let v): bytes.append(v ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
+        case .date(let v):
+            bytes.append(Tag.date.rawValue)
+            appendLittleEndian(v.timeIntervalSinceReferenceDate.bitPattern, count: 8, to: &bytes)
+        case .data(let v):
+            bytes.append(Tag.data.rawValue)
+            appendVarint(UInt64(v.count), to: &bytes)
+            bytes.append(contentsOf: v)
+        case .uuid(let v):
+            bytes.append(Tag.uuid.rawValue)
+            withUnsafeBytes(of: v.uuid) { bytes.append(contentsOf: $0) }
+        case .uri(let v): appendText(Tag.uri, v.absoluteString, to: &bytes)
+        case .objectID(let id):
+            if isRelationship, let key = id.primaryKey {
+                bytes.append(Tag.reference.rawValue)
+                appendVarint(UInt64(numberOf(id.entity)), to: &bytes)
+                appendVarint(UInt64(bitPattern: key), to: &bytes)
+            } else {
+                appendText(Tag.objectIDURI, id.uriRepresentation().absoluteString, to: &bytes)
+            }
+        }
+    }
+
+    private static func appendText(_ tag: Tag, _ text: String, to bytes: inout [UInt8]) {
+        bytes.append(tag.rawValue)
+        var text = text
+        text.withUTF8 { utf8 in
+            appendVarint(UInt64(utf8.count), to: &bytes)
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    private static func appendLittleEndian(_ value: UInt64, count: Int, to bytes: inout [UInt8]) {
+        for index in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) }
+    }
+
+    /// Resolves references while decoding.
+    struct References {
+        let storeIdentifier: String
+        /// The entity of a stored entity number (nil: unknown, a corrupt record).
+        let entity: (UInt16) -> EntityDescription?
+        /// The object ID named by a URI (objectID attributes).
+        let objectID: (URL) -> ManagedObjectID?
+        /// Whether a reference to an unknown entity number reads as nil (during a migration that
+        /// removed the entity) instead of failing as corrupt.
+        var unknownEntityIsNull = false
+    }
+
+    /// Decodes a record into `values` (one slot per entity slot, pre-filled by the caller) and
+    /// returns the version.
+    static func decode(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64, references: References,
+                       into values: inout [RowValue]) throws -> Int64 {
+        try decode(record, recordSlots: layout.recordSlots, entityName: layout.entity.name, key: key, references: references, into: &values)
+    }
+
+    /// Decodes a record whose stored slots are `recordSlots` (positions in `values`).
+    static func decode(_ record: UnsafeRawBufferPointer, recordSlots: [Int], entityName: String, key: Int64,
+                       references: References, into values: inout [RowValue]) throws -> Int64 {
+        var reader = RecordReader(bytes: record, entity: entityName, key: key)
+        let version = Int64(bitPattern: try reader.varint())
+        for slot in recordSlots {
+            values[slot] = try reader.value(references: references)
+        }
+        return version
+    }
+}
+
+/// A bounds-checked cursor over one record.
+struct RecordReader {
+    let bytes: UnsafeRawBufferPointer
+    let entity: String
+    let key: Int64
+    var offset = 0
+
+    init(bytes: UnsafeRawBufferPointer, entity: String, key: Int64) {
+        self.bytes = bytes
+        self.entity = entity
+        self.key = key
+    }
+
+    func corrupt(_ what: String) -> StrataError {
+        StrataError(.corrupt, "row \(key) of \(entity): \(what) at byte \(offset) of \(bytes.count)")
+    }
+
+    mutating func byte() throws -> UInt8 {
+        guard offset < bytes.count else { throw corrupt("record ends early") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try byte()
+            if shift == 63 && byte > 1 { throw corrupt("varint overflows 64 bits") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+            if shift > 63 { throw corrupt("varint longer than 10 bytes") }
+        }
+    }
+
+    mutating func fixed(_ count: Int) throws -> UInt64 {
+        guard offset + count <= bytes.count else { throw corrupt("record ends early") }
+        var value: UInt64 = 0
+        for index in (0..<count).reversed() { value = value << 8 | UInt64(bytes[offset + index]) }
+        offset += count
+        return value
+    }
+
+    mutating func slice() throws -> UnsafeRawBufferPointer {
+        let length = try varint()
+        guard length <= UInt64(bytes.count - offset) else { throw corrupt("length \(length) runs past the record") }
+        defer { offset += Int(length) }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(length)])
+    }
+
+    mutating func text() throws -> String { String(decoding: try slice(), as: UTF8.self) }
+
+    mutating func value(references: RowCodec.References) throws -> RowValue {
+        let tagByte = try byte()
+        guard let tag = RowCodec.Tag(rawValue: tagByte) else { throw corrupt("unknown value tag 0x\(String(tagByte, radix: 16))") }
+        switch tag {
+        case .null: return .null
+        case .integer:
+            let raw = try varint()
+            return .integer(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
+        case .double: return .double(Double(bitPattern: try fixed(8)))
+        case .float: return .float(Float(bitPattern: UInt32(try fixed(4))))
+        case .decimal:
+            let text = try text()
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { throw corrupt("bad decimal \"\(text.prefix(40))\"") }
+            return .decimal(decimal)
+        case .string: return .string(try text())
+        case .falseValue: return .boolean(false)
+        case .trueValue: return .boolean(true)
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed(8))))
+        case .data: return .data(Data(try slice()))
+        case .uuid:
+            guard offset + 16 <= bytes.count else { throw corrupt("record ends early") }
+            var uuid = UUID().uuid
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 16])) }
+            offset += 16
+            return .uuid(UUID(uuid: uuid))
+        case .uri:
+            let text = try text()
+            guard let url = URL(string: text) else { throw corrupt("bad URI \"\(text.prefix(40))\"") }
+            return .uri(url)
+        case .reference:
+            let number = try varint()
+            let key = Int64(bitPattern: try varint())
+            guard number <= UInt64(UInt16.max), let entity = references.entity(UInt16(number)) else {
+                if references.unknownEntityIsNull { return .null }
+                throw corrupt("reference to unknown entity number \(number)")
+            }
+            return .objectID(ManagedObjectID(entity: entity, storeIdentifier: references.storeIdentifier, key: .permanent(key)))
+        case .objectIDURI:
+            let text = try text()
+            guard let url = URL(string: text), let id = references.objectID(url) else { return .null }
+            return .objectID(id)
+        }
+    }
+}

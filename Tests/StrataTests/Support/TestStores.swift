@@ -1,0 +1,53 @@
+// TestStores: which store type the object-layer suites run against, and where its files go.
+//
+// `STRATA_TEST_STORE=native` runs every suite that builds its stack through here on `.native`
+// stores (the README's test command runs the object-layer suites once per store type). In-memory
+// URLs map to files: `/dev/null` to a fresh file, `/dev/null/<name>` to one file per name, so
+// coordinators sharing a named store share the file. Files live in one directory per process,
+// removed when the test bundle finishes.
+
+import Foundation
+import XCTest
+import Strata
+
+enum TestStores {
+    /// The store type the suites run against.
+    static let type: StoreType = ProcessInfo.processInfo.environment["STRATA_TEST_STORE"] == "native" ? .native : .inMemory
+
+    /// A directory for this process's store files.
+    static let directory: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tests-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        XCTestObservationCenter.shared.addTestObserver(Cleanup())
+        return url
+    }()
+
+    /// The URL for a store of `type` standing in for the in-memory `path`.
+    static func url(for path: String = "/dev/null", type: StoreType = TestStores.type) -> URL {
+        guard type == .native else { return URL(fileURLWithPath: path) }
+        if path.hasPrefix("/dev/null/") {
+            let name = path.dropFirst("/dev/null/".count).replacingOccurrences(of: "/", with: "_")
+            return directory.appendingPathComponent("\(name).strata")
+        }
+        if path == "/dev/null" { return freshFile() }
+        return URL(fileURLWithPath: path)
+    }
+
+    /// A new, not yet existing store file.
+    static func freshFile(_ name: String = "store") -> URL {
+        directory.appendingPathComponent("\(name)-\(UUID().uuidString).strata")
+    }
+
+    /// Adds a store of the suites' type standing in for the in-memory `path`.
+    @discardableResult
+    static func add(to coordinator: PersistentStoreCoordinator, path: String = "/dev/null", configuration: String? = nil,
+                    options: [String: Any]? = nil, type: StoreType = TestStores.type) throws -> any PersistentStore {
+        try coordinator.addPersistentStore(type: type, configuration: configuration, at: url(for: path, type: type), options: options)
+    }
+
+    private final class Cleanup: NSObject, XCTestObservation {
+        func testBundleDidFinish(_ testBundle: Bundle) {
+            try? FileManager.default.removeItem(at: TestStores.directory)
+        }
+    }
+}
