@@ -14,7 +14,7 @@ let package = Package(
     targets: [
         .target(name: "StrataStorage"),
         .target(name: "Strata", dependencies: ["StrataStorage"]),
-        .executableTarget(name: "storectl", dependencies: ["StrataStorage"]),
+        .executableTarget(name: "storectl", dependencies: ["StrataStorage", "Strata"]),
         .executableTarget(
             name: "strata-demo",
             dependencies: ["StrataStorage"],

@@ -14,7 +14,7 @@ struct Arguments {
     private var consumed: Set<String> = []
 
     /// Options that take a value.
-    static let valued: Set<String> = ["--tree", "--entity"]
+    static let valued: Set<String> = ["--tree", "--entity", "--sort", "--limit"]
 
     init(_ raw: [String]) throws {
         var index = 0
@@ -45,10 +45,23 @@ struct Arguments {
         return values[name]
     }
 
-    /// The single PATH positional, after checking nothing undeclared was given.
-    func path() throws -> String {
+    /// PATH and one more positional (named `second` in errors), after checking options.
+    func pathAndOne(_ second: String) throws -> (String, String) {
+        try checkOptions()
+        guard positionals.count == 2 else {
+            throw ArgumentError(message: positionals.isEmpty ? "missing PATH" : "expected PATH and \(second), got \(positionals.count) arguments")
+        }
+        return (positionals[0], positionals[1])
+    }
+
+    private func checkOptions() throws {
         let unknown = flags.union(values.keys).subtracting(consumed)
         if let first = unknown.sorted().first { throw ArgumentError(message: "unknown option \(first)") }
+    }
+
+    /// The single PATH positional, after checking nothing undeclared was given.
+    func path() throws -> String {
+        try checkOptions()
         guard positionals.count == 1 else {
             throw ArgumentError(message: positionals.isEmpty ? "missing PATH" : "expected one PATH, got \(positionals.count) arguments")
         }

@@ -285,7 +285,11 @@ extension RowValue {
     func remapped(_ mapping: [ManagedObjectID: ManagedObjectID]) -> RowValue {
         switch self {
         case .objectID(let id): return mapping[id].map(RowValue.objectID) ?? self
-        case .objectIDs(let ids): return .objectIDs(ids.map { mapping[$0] ?? $0 })
+        case .objectIDs(let ids):
+            guard ids.contains(where: { mapping[$0] != nil }) else { return self }
+            // Two IDs may now name the same object (a duplicate folded into a stored row).
+            var seen: Set<ManagedObjectID> = []
+            return .objectIDs(ids.map { mapping[$0] ?? $0 }.filter { seen.insert($0).inserted })
         default: return self
         }
     }

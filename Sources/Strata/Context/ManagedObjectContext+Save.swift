@@ -24,12 +24,17 @@ extension ManagedObjectContext {
         for object in insertedSet.union(updatedSet).union(deletedSet) { object.willSave() }
         try updateDerivedAttributes()
         try validatePendingChanges()
-        let inserted = insertedSet, updated = updatedSet, deleted = deletedSet
+        var inserted = insertedSet, updated = updatedSet
+        let deleted = deletedSet
         if let parent {
             try pushChanges(to: parent)
         } else {
             try commitToStores()
             advanceGeneration()
+            // Inserts folded into existing rows by a uniqueness conflict are updates now.
+            let folded = inserted.filter { !$0.isInsertedStorage }
+            inserted.subtract(folded)
+            updated.formUnion(folded.filter { $0.managedObjectContext === self })
         }
         finishSave(inserted: inserted, updated: updated, deleted: deleted)
     }
@@ -52,7 +57,9 @@ extension ManagedObjectContext {
                 if attempt == 4 || mergePolicy == .error { throw mergeConflictError(conflicts) }
                 try resolve(conflicts, forced: &forced)
             } catch CommitRefusal.constraintConflicts(let conflicts) {
-                throw constraintConflictError(conflicts)
+                if attempt == 4 || mergePolicy == .error { throw constraintConflictError(conflicts) }
+                try resolveConstraintConflicts(conflicts) { constraintConflictError(conflicts) }
+                try obtainPermanentIDs(for: insertedSet.sorted { $0.insertionNumber < $1.insertionNumber })
             }
         }
     }

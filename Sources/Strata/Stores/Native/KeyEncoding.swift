@@ -74,6 +74,22 @@ enum KeyEncoding {
         return false
     }
 
+    /// The start of every text key beginning with `text`: the value tag and the escaped bytes,
+    /// without terminator (cut at `cap` as stored keys are).
+    static func appendTextPrefix(_ text: String, cap: Int, to key: inout [UInt8]) {
+        key.append(valueTag)
+        var bytes = textBytes(of: .string(text))
+        if bytes.count > cap {
+            var end = cap
+            while end > 0 && bytes[end] & 0xC0 == 0x80 { end -= 1 }
+            bytes = Array(bytes[..<end])
+        }
+        for byte in bytes {
+            key.append(byte)
+            if byte == 0 { key.append(0xFF) }
+        }
+    }
+
     /// A signed integer as 8 big-endian bytes with the sign bit flipped (negative numbers first).
     static func appendInteger(_ value: Int64, to key: inout [UInt8]) {
         appendBigEndian(UInt64(bitPattern: value) ^ (1 << 63), to: &key)

@@ -1,0 +1,222 @@
+// NativeQueryExecution: a native store answering fetch plans: the access path QueryPlanner
+// chose, run over the store's trees.
+//
+// Owns: index key ranges built from an access path (equality prefixes × one range, FORMAT.md
+// §17.4 key order), forward and backward index scans with the residual predicate checked on each
+// row, early stop at offset + limit when the index gives the order (or no order is asked),
+// counting index entries without reading rows when the path is exact, and streaming full scans.
+// Unsorted fetches return rows in access order (key order for scans, index order for index
+// scans). Never writes.
+
+import Foundation
+import StrataStorage
+
+extension NativeReadView {
+    func rows(matching plan: FetchPlan) throws -> [StoreRow] {
+        let path = store.accessPath(for: plan)
+        let needed = plan.limit > 0 ? plan.offset + plan.limit : nil
+        let stopsEarly = needed != nil && (plan.sortDescriptors.isEmpty || path.providesOrder)
+        var rows: [StoreRow] = []
+        try forEachMatch(plan, path: path) { row in
+            rows.append(row)
+            return !(stopsEarly && rows.count >= needed!)
+        }
+        if !path.isIndexScan && plan.entityNames.count > 1 && !stopsEarly {
+            rows.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
+        }
+        if !plan.sortDescriptors.isEmpty && !path.providesOrder {
+            rows = try RowSorter.sorted(rows, by: plan.sortDescriptors, source: ViewRowSource(view: self), keeping: needed)
+        }
+        return plan.window(rows)
+    }
+
+    func count(matching plan: FetchPlan) throws -> Int {
+        if plan.predicate == nil { return plan.window(try count(ofEntities: plan.entityNames)) }
+        let path = store.accessPath(for: plan)
+        let needed = plan.limit > 0 ? plan.offset + plan.limit : Int.max
+        var total = 0
+        if let index = path.index, path.residual == nil, let layout = store.layouts[plan.entity.name],
+           let indexLayout = layout.indexes.first(where: { $0.name == index.name && $0.declaringEntity == index.declaringEntity }) {
+            try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { _, _ in
+                total += 1
+                return total < needed
+            }
+            return plan.window(total)
+        }
+        try forEachMatch(plan, path: path) { _ in
+            total += 1
+            return total < needed
+        }
+        return plan.window(total)
+    }
+
+    /// Calls `body` with each row the plan's predicate selects, in access order, until it returns false.
+    func forEachMatch(_ plan: FetchPlan, path: AccessPath, _ body: (StoreRow) throws -> Bool) throws {
+        let evaluator = PredicateEvaluator(source: ViewRowSource(view: self))
+        func matches(_ row: StoreRow) throws -> Bool {
+            guard let residual = path.residual else { return true }
+            do {
+                return try evaluator.evaluate(residual, on: row)
+            } catch var error as StrataError {
+                error.message += " — fetching \(plan.entity.name) where \(plan.predicate?.predicateFormat ?? "")"
+                throw error
+            }
+        }
+        if let index = path.index, let layout = store.layouts[plan.entity.name],
+           let indexLayout = layout.indexes.first(where: { $0.name == index.name && $0.declaringEntity == index.declaringEntity }) {
+            let reader = self.reader
+            try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { key, number in
+                guard let rowLayout = store.layoutsByNumber[number] else {
+                    throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
+                }
+                guard let row = try cachedRow(key: key, layout: rowLayout) else {
+                    throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
+                }
+                return try matches(row) ? try body(row) : true
+            }
+            return
+        }
+        for name in plan.entityNames.sorted() {
+            guard let layout = store.layouts[name] else { continue }
+            var stopped = false
+            try scan(layout) { row in
+                guard try matches(row) else { return true }
+                if try !body(row) { stopped = true; return false }
+                return true
+            }
+            if stopped { return }
+        }
+    }
+
+    /// A row through the row cache.
+    func cachedRow(key: Int64, layout: EntityLayout) throws -> StoreRow? {
+        if let cached = store.rowCache.row(key, at: generation), cached.id.entity === layout.entity { return cached }
+        guard let row = try reader.row(key: key, layout: layout) else { return nil }
+        store.rowCache.insert(row, key: key, at: generation)
+        return row
+    }
+
+    /// Calls `body` with (primary key, entity number) of each index entry in the path's ranges, in
+    /// the path's direction (ties in primary-key order either way), skipping other entities.
+    func forEachIndexEntry(path: AccessPath, index: IndexLayout, plan: FetchPlan, _ body: (Int64, UInt16) throws -> Bool) throws {
+        guard let tree = try transaction.treeIfPresent(index.tree) else { return }
+        let wanted = Set(plan.entityNames.compactMap { store.layouts[$0]?.number })
+        let ranges = keyRanges(path, index: index)
+        func entry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> (Int64, UInt16)? {
+            guard key.count >= 8, value.count >= 2 else { throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes") }
+            let number = UInt16(value[0]) << 8 | UInt16(value[1])
+            if path.filtersEntities && !wanted.contains(number) { return nil }
+            return (Int64(bitPattern: KeyEncoding.readBigEndian(key, at: key.count - 8)), number)
+        }
+        if !path.reverse {
+            for range in ranges {
+                var keepGoing = true
+                try tree.forEach(from: range.lower, to: range.upper) { key, value in
+                    guard let (pk, number) = try entry(key, value) else { return true }
+                    keepGoing = try body(pk, number)
+                    return keepGoing
+                }
+                if !keepGoing { return }
+            }
+            return
+        }
+        for range in ranges.reversed() {
+            let cursor = try tree.makeCursor()
+            var more = try cursor.seek(toFirstKeyAtLeast: range.upper)
+            more = more ? try cursor.previous() : try cursor.last()
+            // Entries with equal values come out of a backward scan in descending key order;
+            // each such group is handed on in ascending primary-key order.
+            var group: [(Int64, UInt16)] = []
+            var groupValues: [UInt8]? = nil
+            func flush() throws -> Bool {
+                defer { group.removeAll(keepingCapacity: true) }
+                for (pk, number) in group.reversed() where try !body(pk, number) { return false }
+                return true
+            }
+            while more, let key = cursor.key, key.lexicographicallyPrecedes(range.lower) == false {
+                let value = try cursor.value() ?? []
+                let found = try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try entry(k, v) } }
+                let values = Array(key.dropLast(8))
+                if values != groupValues {
+                    if try !flush() { return }
+                    groupValues = values
+                }
+                if let found { group.append(found) }
+                more = try cursor.previous()
+            }
+            if try !flush() { return }
+        }
+    }
+
+    /// The key ranges `[lower, upper)` of an access path over `index`, in ascending key order.
+    func keyRanges(_ path: AccessPath, index: IndexLayout) -> [(lower: [UInt8], upper: [UInt8])] {
+        var prefixes: [[UInt8]] = [[]]
+        for (position, values) in path.equalities.enumerated() {
+            let kind = index.kinds[position]
+            let encoded = values.map { value -> [UInt8] in
+                var bytes: [UInt8] = []
+                KeyEncoding.append(Self.rowValue(value), kind: kind, cap: index.cap, to: &bytes)
+                return bytes
+            }.sorted { $0.lexicographicallyPrecedes($1) }
+            prefixes = prefixes.flatMap { prefix in encoded.map { prefix + $0 } }
+        }
+        guard path.rangesNextElement else { return prefixes.map { ($0, $0 + [0xFF]) } }
+        let kind = index.kinds[path.equalities.count]
+        func encodeBound(_ value: PredicateValue) -> [UInt8] {
+            var bytes: [UInt8] = []
+            if kind == .decimal {
+                bytes.append(KeyEncoding.valueTag)
+                KeyEncoding.appendReal(KeyEncoding.real(of: Self.rowValue(value)), to: &bytes)
+            } else {
+                KeyEncoding.append(Self.rowValue(value), kind: kind, cap: index.cap, to: &bytes)
+            }
+            return bytes
+        }
+        return prefixes.compactMap { prefix in
+            var lower = prefix + [KeyEncoding.valueTag]
+            var upper = prefix + [0xFF]
+            if let bound = path.lower { lower = prefix + encodeBound(bound.value) + (bound.inclusive ? [] : [0xFF]) }
+            if let bound = path.upper { upper = prefix + encodeBound(bound.value) + (bound.inclusive || kind == .decimal ? [0xFF] : []) }
+            if let text = path.prefix {
+                var start = prefix
+                KeyEncoding.appendTextPrefix(text, cap: index.cap, to: &start)
+                if lower.lexicographicallyPrecedes(start) { lower = start }
+                let end = start + [0xFF]
+                if end.lexicographicallyPrecedes(upper) { upper = end }
+            }
+            return lower.lexicographicallyPrecedes(upper) ? (lower, upper) : nil
+        }
+    }
+
+    /// A predicate constant as the row value keys are built from.
+    static func rowValue(_ value: PredicateValue) -> RowValue {
+        switch value {
+        case .null: return .null
+        case .bool(let v): return .boolean(v)
+        case .integer(let v): return .integer(v)
+        case .double(let v): return .double(v)
+        case .decimal(let v): return .decimal(v)
+        case .string(let v): return .string(v)
+        case .date(let v): return .date(v)
+        case .data(let v): return .data(v)
+        case .uuid(let v): return .uuid(v)
+        case .url(let v): return .uri(v)
+        case .objectID(let v): return .objectID(v)
+        }
+    }
+}
+
+extension NativeStore {
+    /// The indexes the planner may use for fetches of `entity`.
+    func indexCandidates(for entity: EntityDescription) -> [IndexCandidate] {
+        guard let layout = layouts[entity.name] else { return [] }
+        return layout.indexes.map {
+            IndexCandidate(name: $0.name, elements: $0.elementNames, kinds: $0.kinds, isUnique: $0.isUnique,
+                           declaringEntity: $0.declaringEntity, textCap: $0.cap)
+        }
+    }
+
+    func accessPath(for plan: FetchPlan) -> AccessPath {
+        QueryPlanner.accessPath(for: plan, indexes: indexCandidates(for: plan.entity))
+    }
+}
