@@ -63,6 +63,15 @@ public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvert
     public var havingPredicate: FetchPredicate?
     /// For dictionary results: whether equal dictionaries are returned once.
     public var returnsDistinctResults = false
+    /// Relationship key paths (`"region"`, `"tags"`, `"region.quakes"`) whose related objects the
+    /// fetch loads together with the results: after the fetch they are registered and filled
+    /// (not faults), and each result keeps the objects it prefetched alive. An unknown key or a
+    /// key that is not a relationship makes the fetch throw.
+    /// ```swift
+    /// request.relationshipKeyPathsForPrefetching = ["region"]
+    /// let quakes = try context.fetch(request)   // quakes[0].region is loaded
+    /// ```
+    public var relationshipKeyPathsForPrefetching: [String]?
 
     /// A request for objects of the entity named `entityName`.
     public init(entityName: String) {

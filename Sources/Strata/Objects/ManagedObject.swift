@@ -50,6 +50,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var isInaccessible = false
     /// The order of insertion into the context: saves give permanent keys in this order.
     var insertionNumber: UInt64 = 0
+    /// Related objects a fetch prefetched for this one (relationshipKeyPathsForPrefetching), kept
+    /// alive as long as this object: the registry holds unchanged objects weakly. Only objects
+    /// created after this one are added (ManagedObjectContext+Prefetch.swift), so these references
+    /// never form a cycle. Cleared when the object turns into a fault.
+    var prefetchedObjects: [ManagedObject] = []
 
     /// Model-from-classes support: prototypes answer property reads with the wrapper's default and
     /// record the name read (see `Managed`). Never set on objects users see.
