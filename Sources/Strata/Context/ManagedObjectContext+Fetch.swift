@@ -61,7 +61,7 @@ extension ManagedObjectContext {
         return request.fetchLimit > 0 ? min(total, request.fetchLimit) : total
     }
 
-    private func resolveEntity<T>(of request: FetchRequest<T>) throws -> EntityDescription {
+    func resolveEntity<T>(of request: FetchRequest<T>) throws -> EntityDescription {
         guard let model else { throw StrataError(.noStore, "\(debugName) has no coordinator (set persistentStoreCoordinator or parent)") }
         if let entity = request.entity, let mine = model.entitiesByName[entity.name] { return mine }
         guard let name = request.entityName ?? request.entity?.name else {

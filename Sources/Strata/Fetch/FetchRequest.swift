@@ -44,6 +44,16 @@ public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvert
     /// Skip this many results first.
     public var fetchOffset = 0
     /// Materialize objects this many at a time (0: all at once).
+    ///
+    /// `fetch(_:)` returns an array, so it always materializes every object; use
+    /// ``ManagedObjectContext/fetchBatched(_:)`` for a collection that holds only the object IDs
+    /// and fills objects one batch of this size at a time as they are read:
+    /// ```swift
+    /// let request = Quake.fetchRequest()
+    /// request.fetchBatchSize = 100
+    /// for quake in try context.fetchBatched(request) { total += quake.magnitude }   // ≤ a few batches alive
+    /// ```
+    /// Asynchronous fetches (``AsynchronousFetchRequest``) report progress per batch of this size.
     public var fetchBatchSize = 0
     /// Whether unsaved inserts, changes and deletes of the context are reflected. Default true.
     public var includesPendingChanges = true

@@ -167,4 +167,19 @@ final class PrefetchingTests: XCTestCase {
             XCTAssertThrowsError(try context.fetch(empty), "checked even when nothing matches")
         }
     }
+
+    func testPrefetchOnABatchedFetchFillsEachBatchsRelatedObjects() throws {
+        let context = try earthquakes()
+        try context.performAndWait {
+            let request = quakeRequest(["region"])
+            request.fetchBatchSize = 5
+            let quakes = try context.fetchBatched(request)
+            XCTAssertEqual(quakes.count, 12)
+            for quake in quakes {
+                XCTAssertFalse(quake.isFault)
+                XCTAssertEqual(quake.region?.isFault, false, "\(quake.code)")
+            }
+            XCTAssertThrowsError(try context.fetchBatched(quakeRequest(["nope"])))
+        }
+    }
 }
