@@ -76,7 +76,9 @@ extension ManagedObjectContext {
     /// A cancellable progress, a child of the calling thread's current progress if there is one.
     private static func makeProgress<T>(for request: AsynchronousFetchRequest<T>) -> AsynchronousProgress {
         let estimate = request.estimatedResultCount
-        let progress = AsynchronousProgress(totalUnitCount: estimate > 0 ? Int64(estimate) + 1 : -1)
+        // The designated initializer (subclasses do not inherit Darwin's `init(totalUnitCount:)`).
+        let progress = AsynchronousProgress(parent: Progress.current(), userInfo: nil)
+        progress.totalUnitCount = estimate > 0 ? Int64(estimate) + 1 : -1
         progress.isCancellable = true
         return progress
     }
