@@ -28,4 +28,7 @@ extension StrataError.Code {
     public static let storeNotAvailable = StrataError.Code("store not available")
     /// The store was written with a different model and cannot be migrated automatically.
     public static let incompatibleModel = StrataError.Code("incompatible model")
+    /// The operation was cancelled before it finished (an asynchronous fetch whose `Progress` or
+    /// result was cancelled, or whose Swift `Task` was cancelled); it produced no results.
+    public static let cancelled = StrataError.Code("cancelled")
 }

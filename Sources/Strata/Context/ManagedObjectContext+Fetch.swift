@@ -40,6 +40,7 @@ extension ManagedObjectContext {
                 }
                 results.append(typed)
             }
+            try prefetchRelationships(for: request, entity: entity, rows: rows)
             return results
         }
     }

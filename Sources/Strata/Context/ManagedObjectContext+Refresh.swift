@@ -62,6 +62,7 @@ extension ManagedObjectContext {
             object.changedSlots = []
             object.values = []
             object.committedValues = nil
+            object.prefetchedObjects = []
             object.isFaultStorage = true
             if !retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
             object.didTurnIntoFault()

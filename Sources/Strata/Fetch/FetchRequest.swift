@@ -44,6 +44,16 @@ public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvert
     /// Skip this many results first.
     public var fetchOffset = 0
     /// Materialize objects this many at a time (0: all at once).
+    ///
+    /// `fetch(_:)` returns an array, so it always materializes every object; use
+    /// ``ManagedObjectContext/fetchBatched(_:)`` for a collection that holds only the object IDs
+    /// and fills objects one batch of this size at a time as they are read:
+    /// ```swift
+    /// let request = Quake.fetchRequest()
+    /// request.fetchBatchSize = 100
+    /// for quake in try context.fetchBatched(request) { total += quake.magnitude }   // ≤ a few batches alive
+    /// ```
+    /// Asynchronous fetches (``AsynchronousFetchRequest``) report progress per batch of this size.
     public var fetchBatchSize = 0
     /// Whether unsaved inserts, changes and deletes of the context are reflected. Default true.
     public var includesPendingChanges = true
@@ -63,6 +73,15 @@ public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvert
     public var havingPredicate: FetchPredicate?
     /// For dictionary results: whether equal dictionaries are returned once.
     public var returnsDistinctResults = false
+    /// Relationship key paths (`"region"`, `"tags"`, `"region.quakes"`) whose related objects the
+    /// fetch loads together with the results: after the fetch they are registered and filled
+    /// (not faults), and each result keeps the objects it prefetched alive. An unknown key or a
+    /// key that is not a relationship makes the fetch throw.
+    /// ```swift
+    /// request.relationshipKeyPathsForPrefetching = ["region"]
+    /// let quakes = try context.fetch(request)   // quakes[0].region is loaded
+    /// ```
+    public var relationshipKeyPathsForPrefetching: [String]?
 
     /// A request for objects of the entity named `entityName`.
     public init(entityName: String) {

@@ -7,6 +7,7 @@
 // Sendable. It never talks to a store directly (faults fire through its context).
 
 import Foundation
+import Synchronization
 
 /// An object of the graph, of one entity of the model.
 ///
@@ -50,6 +51,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var isInaccessible = false
     /// The order of insertion into the context: saves give permanent keys in this order.
     var insertionNumber: UInt64 = 0
+    /// Related objects a fetch prefetched for this one (relationshipKeyPathsForPrefetching), kept
+    /// alive as long as this object: the registry holds unchanged objects weakly. Only objects
+    /// created after this one are added (ManagedObjectContext+Prefetch.swift), so these references
+    /// never form a cycle. Cleared when the object turns into a fault.
+    var prefetchedObjects: [ManagedObject] = []
 
     /// Model-from-classes support: prototypes answer property reads with the wrapper's default and
     /// record the name read (see `Managed`). Never set on objects users see.
@@ -62,10 +68,24 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.entity = entity
         self.objectID = ManagedObjectID.temporary(for: entity)
         self.values = entity.defaultRow
+        ManagedObject.liveCount.wrappingAdd(1, ordering: .relaxed)
         if let context {
             context.insert(self)
         }
     }
+
+    deinit {
+        ManagedObject.liveCount.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Counts ManagedObject instances alive in the process (one relaxed atomic add in init and
+    /// deinit). Only `init(entity:insertInto:)` and `deinit` change it.
+    private static let liveCount = Atomic<Int>(0)
+
+    /// How many managed objects (of any context, faults included) are alive in the process right
+    /// now. Not API: for tests and diagnostics that check objects are released, for example
+    /// while iterating ``BatchedFetchResults``.
+    public static var _liveInstanceCount: Int { liveCount.load(ordering: .relaxed) }
 
     /// Creates an object of this class's entity in `context` and inserts it.
     ///
