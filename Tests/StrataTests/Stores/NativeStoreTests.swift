@@ -1,0 +1,256 @@
+import XCTest
+import Foundation
+@testable import Strata
+import StrataStorage
+import _StrataTestSupport
+
+/// The native store on its own: what survives closing and reopening, the file staying sound,
+/// metadata, keys, and corrupt records reported as errors.
+final class NativeStoreTests: XCTestCase {
+    private func open(_ model: ManagedObjectModel, at url: URL, options: [String: Any]? = nil) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .native, configuration: nil, at: url, options: options)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        return (coordinator, context)
+    }
+
+    /// Runs the engine's integrity check on a closed store file.
+    private func assertSound(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
+        var options = StorageOptions()
+        options.readOnly = true
+        options.createIfMissing = false
+        let engine = try StorageEngine(path: url.path, options: options)
+        defer { engine.close() }
+        XCTAssertEqual(try engine.check().map { "\($0)" }, [], file: file, line: line)
+    }
+
+    func testRowsAndEveryKindOfRelationshipSurviveReopening() throws {
+        let url = TestStores.freshFile()
+        do {
+            let (_, context) = try open(try TestModels.posts(), at: url)
+            try context.performAndWait {
+                let swift = Tag(context: context); swift.name = "swift"
+                let data = Tag(context: context); data.name = "data"
+                for number in 0..<20 {
+                    let post = Post(context: context)
+                    post.title = "post \(number)"
+                    post.rating = number % 5
+                    post.tags = number % 2 == 0 ? [swift, data] : [swift]
+                    for part in 0..<(number % 3) {
+                        let attachment = Attachment(context: context)
+                        attachment.identifier = "a\(number).\(part)"
+                        attachment.post = post
+                        if part == 0 {
+                            let image = ImageData(context: context)
+                            image.bytes = Data([UInt8(number), 0, 255])
+                            attachment.imageData = image
+                        }
+                    }
+                }
+                try context.save()
+            }
+        }
+        try assertSound(url)
+        let (_, context) = try open(try TestModels.posts(), at: url)
+        try context.performAndWait {
+            let request = Post.fetchRequest()
+            request.sortDescriptors = [FetchSortDescriptor(key: "title")]
+            let posts = try context.fetch(request)
+            XCTAssertEqual(posts.count, 20)
+            for post in posts {
+                let number = Int(post.title.split(separator: " ")[1])!
+                XCTAssertEqual(post.rating, number % 5)
+                XCTAssertEqual(Set(post.tags.map(\.name)), number % 2 == 0 ? ["swift", "data"] : ["swift"])
+                XCTAssertEqual(Set(post.attachments.map(\.identifier)), Set((0..<(number % 3)).map { "a\(number).\($0)" }))
+                for attachment in post.attachments {
+                    XCTAssertTrue(attachment.post === post)
+                    if attachment.identifier.hasSuffix(".0") {
+                        XCTAssertEqual(attachment.imageData?.bytes, Data([UInt8(number), 0, 255]))
+                        XCTAssertTrue(attachment.imageData?.attachment === attachment)
+                    } else {
+                        XCTAssertNil(attachment.imageData)
+                    }
+                }
+            }
+            let swift = try XCTUnwrap(try context.fetch(Tag.fetchRequest()).first { $0.name == "swift" })
+            XCTAssertEqual(swift.posts.count, 20)
+            // Deleting with cascade rules and many-to-many removal, then reopening again.
+            let doomed = posts.filter { $0.rating == 0 }
+            for post in doomed { context.delete(post) }
+            try context.save()
+        }
+        let (_, again) = try open(try TestModels.posts(), at: url)
+        try again.performAndWait {
+            XCTAssertEqual(try again.count(for: Post.fetchRequest()), 16)
+            // 19 attachments, 3 of them on the deleted posts 5 and 10 (cascade), with 2 of 13 images.
+            XCTAssertEqual(try again.count(for: Attachment.fetchRequest()), 16)
+            XCTAssertEqual(try again.count(for: ImageData.fetchRequest()), 11)
+            let swift = try XCTUnwrap(try again.fetch(Tag.fetchRequest()).first { $0.name == "swift" })
+            XCTAssertEqual(swift.posts.count, 16)
+            XCTAssertTrue(try again.fetch(Attachment.fetchRequest()).allSatisfy { $0.post != nil && $0.post!.rating != 0 })
+        }
+    }
+
+    func testOrderedToManyKeepsItsOrderAcrossReopening() throws {
+        let playlist = EntityDescription(name: "Playlist")
+        let song = EntityDescription(name: "Song")
+        let songs = RelationshipDescription(name: "songs", destination: song, toMany: true)
+        songs.isOrdered = true
+        let lists = RelationshipDescription(name: "playlist", destination: playlist)
+        songs.inverseRelationship = lists
+        lists.inverseRelationship = songs
+        playlist.properties = [AttributeDescription(name: "name", type: .string), songs]
+        song.properties = [AttributeDescription(name: "title", type: .string), lists]
+        let model = ManagedObjectModel(entities: [playlist, song])
+        let url = TestStores.freshFile()
+        let titles = ["d", "a", "c", "b", "e"]
+        do {
+            let (_, context) = try open(model, at: url)
+            try context.performAndWait {
+                let list = ManagedObject(entity: model.entitiesByName["Playlist"]!, insertInto: context)
+                list.setValue("mix", forKey: "name")
+                let items = titles.map { title -> ManagedObject in
+                    let item = ManagedObject(entity: model.entitiesByName["Song"]!, insertInto: context)
+                    item.setValue(title, forKey: "title")
+                    return item
+                }
+                list.setValue(items, forKey: "songs")
+                try context.save()
+                // Reorder and save again.
+                list.setValue(Array(items.reversed()), forKey: "songs")
+                try context.save()
+            }
+        }
+        let (_, context) = try open(model, at: url)
+        try context.performAndWait {
+            let list = try XCTUnwrap(try context.fetch(FetchRequest<ManagedObject>(entityName: "Playlist")).first)
+            let items = try XCTUnwrap(list.value(forKey: "songs") as? [ManagedObject])
+            XCTAssertEqual(items.map { $0.value(forKey: "title") as? String }, titles.reversed())
+        }
+        try assertSound(url)
+    }
+
+    func testEveryAttributeTypeSurvivesReopening() throws {
+        let entity = EntityDescription(name: "Sample")
+        let types: [AttributeDescription.AttributeType] = [.integer16, .integer32, .integer64, .decimal, .double, .float, .string, .boolean, .date, .binaryData, .uuid, .uri]
+        entity.properties = types.map { AttributeDescription(name: "\($0)", type: $0) }
+        let model = ManagedObjectModel(entities: [entity])
+        let values: [String: Any] = [
+            "integer16": Int16(-12), "integer32": Int32(1 << 30), "integer64": Int64.min + 1, "decimal": Decimal(string: "12345.6789")!,
+            "double": -0.25, "float": Float(3.5), "string": "naïve 日本 \u{0}end", "boolean": true,
+            "date": Date(timeIntervalSinceReferenceDate: 123_456.789), "binaryData": Data([0, 1, 2, 255]),
+            "uuid": UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, "uri": URL(string: "https://example.com/a?b=c")!,
+        ]
+        let url = TestStores.freshFile()
+        do {
+            let (_, context) = try open(model, at: url)
+            try context.performAndWait {
+                let object = ManagedObject(entity: model.entitiesByName["Sample"]!, insertInto: context)
+                for (key, value) in values { object.setValue(value, forKey: key) }
+                _ = ManagedObject(entity: model.entitiesByName["Sample"]!, insertInto: context)   // all nil
+                try context.save()
+            }
+        }
+        let (_, context) = try open(model, at: url)
+        try context.performAndWait {
+            let objects = try context.fetch(FetchRequest<ManagedObject>(entityName: "Sample"))
+            XCTAssertEqual(objects.count, 2)
+            let full = try XCTUnwrap(objects.first { $0.value(forKey: "string") != nil })
+            let empty = try XCTUnwrap(objects.first { $0.value(forKey: "string") == nil })
+            for (key, value) in values {
+                XCTAssertEqual("\(full.value(forKey: key).map { "\($0)" } ?? "nil")", "\(value)", key)
+                XCTAssertNil(empty.value(forKey: key), key)
+            }
+        }
+    }
+
+    func testMetadataAndStoreIdentifierSurviveReopening() throws {
+        let url = TestStores.freshFile()
+        let identifier: String
+        do {
+            let (coordinator, _) = try open(try TestModels.earthquakes(), at: url)
+            let store = try XCTUnwrap(coordinator.persistentStores.first)
+            identifier = store.identifier
+            try coordinator.setMetadata(["lastImport": "2026-11-22", "count": 42, "flags": [true, false]], for: store)
+        }
+        let (coordinator, _) = try open(try TestModels.earthquakes(), at: url)
+        let store = try XCTUnwrap(coordinator.persistentStores.first)
+        XCTAssertEqual(store.identifier, identifier)
+        let metadata = coordinator.metadata(for: store)
+        XCTAssertEqual(metadata["lastImport"] as? String, "2026-11-22")
+        XCTAssertEqual(metadata["count"] as? Int, 42)
+        XCTAssertEqual(metadata["flags"] as? [Bool], [true, false])
+        XCTAssertEqual(metadata[StoreMetadataKey.storeUUID] as? String, identifier)
+        let hashes = try XCTUnwrap(metadata[StoreMetadataKey.versionHashes] as? [String: Data])
+        XCTAssertEqual(hashes["Quake"], coordinator.managedObjectModel.entitiesByName["Quake"]!.versionHash)
+    }
+
+    func testTwoCoordinatorsOnOneFileNeverShareAKeyAndSeeEachOthersSaves() throws {
+        let url = TestStores.freshFile()
+        let (_, first) = try open(try TestModels.earthquakes(), at: url)
+        let (_, second) = try open(try TestModels.earthquakes(), at: url)
+        var ids: Set<ManagedObjectID> = []
+        for round in 0..<5 {
+            for (name, context) in [("a", first), ("b", second)] {
+                try context.performAndWait {
+                    let quakes = (0..<30).map { index -> Quake in
+                        let quake = Quake(context: context)
+                        quake.code = "\(name)\(round).\(index)"
+                        return quake
+                    }
+                    try context.save()
+                    for quake in quakes { ids.insert(quake.objectID) }
+                }
+            }
+        }
+        XCTAssertEqual(ids.count, 300)
+        try first.performAndWait { XCTAssertEqual(try first.count(for: Quake.fetchRequest()), 300) }
+    }
+
+    func testACorruptRowRecordIsAnErrorNamingTheRowNotACrash() throws {
+        let url = TestStores.freshFile()
+        do {
+            let (_, context) = try open(try TestModels.earthquakes(), at: url)
+            try context.performAndWait {
+                let quake = Quake(context: context)
+                quake.code = "x"
+                quake.place = "somewhere"
+                try context.save()
+            }
+        }
+        do {
+            let engine = try StorageEngine(path: url.path)
+            try engine.write { tx in
+                let rows = try tx.tree("rows/Quake")
+                var key: [UInt8] = []
+                try rows.forEach { k, _ in key = Array(k); return false }
+                try rows.put(key, [0x01, 0x05, 0xFF, 0x10])   // version 1, then a string running past the end
+            }
+            engine.close()
+        }
+        let (_, context) = try open(try TestModels.earthquakes(), at: url)
+        XCTAssertThrowsError(try context.performAndWait { try context.fetch(Quake.fetchRequest()) }) { error in
+            let strata = error as? StrataError
+            XCTAssertEqual(strata?.code, .corrupt)
+            XCTAssertTrue(strata?.message.contains("of Quake") ?? false, "\(error)")
+        }
+    }
+
+    func testStoresOfOtherKindsAndGarbageFilesAreRefusedClearly() throws {
+        let url = TestStores.freshFile()
+        try Data("not a store at all, just text".utf8).write(to: url)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
+        XCTAssertThrowsError(try coordinator.addPersistentStore(type: .native, at: url)) { error in
+            XCTAssertTrue([StrataError.Code.corrupt, .incompatibleFormat].contains((error as? StrataError)?.code), "\(error)")
+        }
+        // A StrataStorage file without the object layer's schema.
+        let bare = TestStores.freshFile()
+        let engine = try StorageEngine(path: bare.path)
+        try engine.write { tx in _ = try tx.openTree("other") }
+        engine.close()
+        XCTAssertThrowsError(try ManagedObjectModel.modelOfNativeStore(at: bare)) { error in
+            XCTAssertTrue("\(error)".contains("not a native store"), "\(error)")
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import XCTest
+import Foundation
+@testable import Strata
+
+/// Which access path the native store chooses, asserted through `explain`, with the results.
+final class QueryPlannerTests: XCTestCase {
+    static func indexedModel() throws -> ManagedObjectModel {
+        let model = try TestModels.earthquakes()
+        let quake = model.entitiesByName["Quake"]!
+        func element(_ name: String) -> FetchIndexElementDescription { FetchIndexElementDescription(property: quake.attributesByName[name]!) }
+        quake.indexes = [
+            FetchIndexDescription(name: "byTime", elements: [element("time")]),
+            FetchIndexDescription(name: "byMagnitude", elements: [element("magnitude")]),
+            FetchIndexDescription(name: "byPlaceAndDepth", elements: [element("place"), element("depth")]),
+        ]
+        return model
+    }
+
+    private var coordinator: PersistentStoreCoordinator!
+    private var context: ManagedObjectContext!
+
+    override func setUpWithError() throws {
+        coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.indexedModel())
+        try coordinator.addPersistentStore(type: .native, at: TestStores.freshFile())
+        context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            for index in 0..<200 {
+                let quake = Quake(context: context)
+                quake.code = String(format: "c%03d", index)
+                quake.magnitude = Double(index % 50) / 5
+                quake.time = Date(timeIntervalSinceReferenceDate: Double(index * 60))
+                quake.place = ["Alaska", "Chile", "Japan", "Peru"][index % 4]
+                quake.depth = index % 7 == 0 ? nil : Double(index % 13)
+            }
+            try context.save()
+        }
+    }
+
+    private func explain(_ format: String, sort: [FetchSortDescriptor] = [], limit: Int = 0) throws -> (String, [Quake]) {
+        let request = Quake.fetchRequest()
+        request.predicate = format.isEmpty ? nil : try FetchPredicate(format: format)
+        request.sortDescriptors = sort
+        request.fetchLimit = limit
+        let text = try coordinator.explain(request)
+        let results = try context.performAndWait { try context.fetch(request) }
+        return (text, results)
+    }
+
+    func testUniqueEqualityIsAPointLookup() throws {
+        let (text, results) = try explain("code == 'c042'")
+        XCTAssertTrue(text.contains("access: unique index scan code (code) on code == \"c042\""), text)
+        XCTAssertTrue(text.contains("filter: none"), text)
+        XCTAssertEqual(results.map(\.code), ["c042"])
+    }
+
+    func testRangeUsesTheIndexAndCountsWithoutRows() throws {
+        let (text, results) = try explain("magnitude > 8.5")
+        XCTAssertTrue(text.contains("index scan byMagnitude (magnitude) on magnitude > 8.5"), text)
+        XCTAssertTrue(text.contains("filter: none"), text)
+        XCTAssertEqual(results.count, 200 / 50 * 7)     // magnitudes 8.6 … 9.8
+        let request = Quake.fetchRequest()
+        request.predicate = try FetchPredicate(format: "magnitude BETWEEN {2, 3}")
+        XCTAssertEqual(try context.performAndWait { try context.count(for: request) }, 4 * 6)
+    }
+
+    func testUnindexedPredicateIsAFullScanWithAFilter() throws {
+        let (text, results) = try explain("code ENDSWITH '7'")
+        XCTAssertTrue(text.contains("access: full scan of Quake"), text)
+        XCTAssertTrue(text.contains("filter: code ENDSWITH \"7\""), text)
+        XCTAssertEqual(results.count, 20)
+    }
+
+    func testSortedFetchWithALimitReadsTheIndexBackwardsAndStopsEarly() throws {
+        let (text, results) = try explain("", sort: [FetchSortDescriptor(key: "time", ascending: false)], limit: 5)
+        XCTAssertTrue(text.contains("index scan byTime (time) on every entry, backwards"), text)
+        XCTAssertTrue(text.contains("order: from the index"), text)
+        XCTAssertTrue(text.contains("the scan stops early"), text)
+        XCTAssertEqual(results.map(\.code), ["c199", "c198", "c197", "c196", "c195"])
+    }
+
+    func testCompoundIndexTakesAnEqualityThenARangeAndTheRestIsFiltered() throws {
+        let (text, results) = try explain("place == 'Japan' AND depth >= 10 AND magnitude < 5")
+        XCTAssertTrue(text.contains("index scan byPlaceAndDepth (place, depth) on place == \"Japan\" AND depth >= 10"), text)
+        XCTAssertTrue(text.contains("filter: magnitude < 5"), text)
+        let expected = (0..<200).filter { (index: Int) -> Bool in
+            let japan = index % 4 == 2, hasDepth = index % 7 != 0
+            return japan && hasDepth && index % 13 >= 10 && Double(index % 50) / 5 < 5
+        }
+        XCTAssertEqual(Set(results.map(\.code)), Set(expected.map { String(format: "c%03d", $0) }))
+    }
+
+    func testInListsAndNilChecksUseTheIndex() throws {
+        let (text, results) = try explain("code IN {'c001', 'c100', 'zzz'}")
+        XCTAssertTrue(text.contains("code IN {"), text)
+        XCTAssertEqual(Set(results.map(\.code)), ["c001", "c100"])
+        let (nilText, nilResults) = try explain("place == 'Chile' AND depth == nil")
+        XCTAssertTrue(nilText.contains("place == \"Chile\" AND depth == nil") || nilText.contains("depth == nil"), nilText)
+        XCTAssertEqual(nilResults.count, (0..<200).filter { $0 % 4 == 1 && $0 % 7 == 0 }.count)
+    }
+
+    func testAFractionAgainstAnIntegerIndexStillFindsTheRightRows() throws {
+        let model = try Self.indexedModel()
+        let region = model.entitiesByName["Region"]!
+        region.properties.append(AttributeDescription(name: "rank", type: .integer64))
+        region.indexes = [FetchIndexDescription(name: "byRank", elements: [FetchIndexElementDescription(property: region.attributesByName["rank"]!)])]
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .native, at: TestStores.freshFile())
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            for rank in -5...5 {
+                let object = ManagedObject(entity: model.entitiesByName["Region"]!, insertInto: context)
+                object.setValue(Int64(rank), forKey: "rank")
+            }
+            try context.save()
+            func ranks(_ format: String) throws -> [Int64] {
+                let request = FetchRequest<ManagedObject>(entityName: "Region")
+                request.predicate = try FetchPredicate(format: format)
+                request.sortDescriptors = [FetchSortDescriptor(key: "rank")]
+                return try context.fetch(request).compactMap { $0.value(forKey: "rank") as? Int64 }
+            }
+            XCTAssertEqual(try ranks("rank > 2.5"), [3, 4, 5])
+            XCTAssertEqual(try ranks("rank <= -3.5"), [-5, -4])
+            XCTAssertEqual(try ranks("rank == 1.5"), [])
+            XCTAssertEqual(try ranks("rank IN {1.0, 2.5, -5}"), [-5, 1])
+        }
+    }
+}
