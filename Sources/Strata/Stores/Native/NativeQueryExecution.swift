@@ -21,7 +21,9 @@ extension NativeReadView {
             rows.append(row)
             return !(stopsEarly && rows.count >= needed!)
         }
-        if !path.isIndexScan && plan.entityNames.count > 1 && !stopsEarly {
+        // Rows in key order, so a sort breaks ties the same way with or without an index.
+        if (path.isIndexScan && !path.providesOrder && !plan.sortDescriptors.isEmpty)
+            || (!path.isIndexScan && plan.entityNames.count > 1 && !stopsEarly) {
             rows.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
         }
         if !plan.sortDescriptors.isEmpty && !path.providesOrder {
