@@ -7,6 +7,9 @@
 //   strata-test-helper big PATH TREE KEY BYTES         stores a value of BYTES bytes (overflow)
 //   strata-test-helper concurrency-violation object|context   touches an object (or a context) off
 //                                                 its queue; traps when STRATA_CONCURRENCY_DEBUG=1
+//   strata-test-helper object-save-loop PATH FIRST BATCH   saves batches FIRST, FIRST+1, … of BATCH
+//                                                 quakes into a native store (CrashModel) forever,
+//                                                 printing "saved N" after each save returns
 // With STRATA_HELPER_ABANDON=1 it exits without closing the store (commits stay in the WAL).
 // Prints "ok" on success, "error: …" and exits 1 on failure.
 
@@ -23,6 +26,40 @@ func argument(_ index: Int) -> String {
         exit(2)
     }
     return arguments[index]
+}
+
+if arguments.first == "object-save-loop" {
+    // Killed with SIGKILL by the test: every save that printed must survive, none may be partial.
+    do {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: CrashModel.make())
+        try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: argument(1)))
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        let batchSize = Int(argument(3))!
+        var batch = Int64(argument(2))!
+        while true {
+            try context.performAndWait {
+                let region = ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Region"]!, insertInto: context)
+                region.setValue("region \(batch)", forKey: "name")
+                var quakes: [ManagedObject] = []
+                for index in 0..<batchSize {
+                    let quake = ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Quake"]!, insertInto: context)
+                    quake.setValue("b\(batch).\(index)", forKey: "code")
+                    quake.setValue(batch, forKey: "batch")
+                    quake.setValue(Double(index) / 10, forKey: "magnitude")
+                    quakes.append(quake)
+                }
+                region.setValue(Set(quakes), forKey: "quakes")
+                try context.save()
+                context.reset()
+            }
+            FileHandle.standardOutput.write(Data("saved \(batch)\n".utf8))
+            batch += 1
+        }
+    } catch {
+        print("error: \(error)")
+        exit(1)
+    }
 }
 
 if arguments.first == "concurrency-violation" {
@@ -94,4 +131,22 @@ do {
 } catch {
     FileHandle.standardOutput.write(Data("error: \(error)\n".utf8))
     exit(1)
+}
+
+/// The model of the object-level crash test (the test builds the same one).
+enum CrashModel {
+    static func make() -> ManagedObjectModel {
+        let quake = EntityDescription(name: "Quake")
+        let region = EntityDescription(name: "Region")
+        let quakes = RelationshipDescription(name: "quakes", destination: quake, toMany: true)
+        let owner = RelationshipDescription(name: "region", destination: region)
+        quakes.inverseRelationship = owner
+        owner.inverseRelationship = quakes
+        quake.properties = [AttributeDescription(name: "code", type: .string), AttributeDescription(name: "batch", type: .integer64),
+                            AttributeDescription(name: "magnitude", type: .double), owner]
+        quake.uniquenessConstraints = [["code"]]
+        quake.indexes = [FetchIndexDescription(name: "byBatch", elements: [FetchIndexElementDescription(property: quake.properties[1])])]
+        region.properties = [AttributeDescription(name: "name", type: .string), quakes]
+        return ManagedObjectModel(entities: [quake, region])
+    }
 }
