@@ -86,12 +86,21 @@ extension ManagedObjectModel {
     }
 
     /// The name of the `@Managed` property a key path on `cls` reads.
+    ///
+    /// The key path is applied to a prototype object, whose `@Managed` properties record what is
+    /// read. A computed property that reads one (`var deep: Bool { depth > 10 }`) is refused: its
+    /// key path differs from the property's own (subclasses' key paths to inherited properties
+    /// differ too, so the check applies only when the key path's root is the declaring class).
     static func propertyName(of keyPath: AnyKeyPath, on cls: ManagedObject.Type, from origin: String) throws -> String {
         let prototype = makePrototype(cls)
         prototype.probedName = nil
+        prototype.probedKeyPath = nil
         _ = prototype[keyPath: keyPath]
         guard let name = prototype.probedName else {
-            throw StrataError(.invalidModel, "\(origin): the inverse key path \(keyPath) does not name an @Managed property of \(cls)")
+            throw StrataError(.invalidModel, "\(origin): the key path \(keyPath) does not name an @Managed property of \(cls)")
+        }
+        if let probed = prototype.probedKeyPath, type(of: probed).rootType == type(of: keyPath).rootType, probed != keyPath {
+            throw StrataError(.invalidModel, "\(origin): the key path \(keyPath) is not an @Managed property of \(cls) (it is computed, and reads '\(name)')")
         }
         return name
     }

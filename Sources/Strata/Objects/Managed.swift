@@ -42,6 +42,7 @@ public struct Managed<Value> {
             let wrapper = object[keyPath: storageKeyPath]
             if object.isPrototype {
                 object.probedName = name
+                object.probedKeyPath = wrappedKeyPath
                 return wrapper.defaultValue
             }
             return wrapper.read(from: object, key: name)

@@ -58,9 +58,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var prefetchedObjects: [ManagedObject] = []
 
     /// Model-from-classes support: prototypes answer property reads with the wrapper's default and
-    /// record the name read (see `Managed`). Never set on objects users see.
+    /// record the name and wrapped key path read (see `Managed`). Never set on objects users see.
     var isPrototype = false
     var probedName: String?
+    var probedKeyPath: AnyKeyPath?
 
     /// Creates an object of `entity` and, when `context` is given, inserts it there.
     /// Subclasses inherit this initializer; override ``awakeFromInsert()`` to set up new objects.
