@@ -6,10 +6,14 @@
 // Never nests: a holder of a slot must not ask for another (the store never does).
 
 import Dispatch
+import Synchronization
 
 final class ConnectionPool: Sendable {
     let size: Int
     private let slots: DispatchSemaphore
+    private let busy = Atomic<Int>(0)
+    /// The most slots ever in use at once (for tests and statistics).
+    let highWaterMark = Atomic<Int>(0)
 
     init(size: Int) {
         self.size = size
@@ -18,7 +22,12 @@ final class ConnectionPool: Sendable {
 
     func withConnection<R>(_ body: () throws -> R) rethrows -> R {
         slots.wait()
-        defer { slots.signal() }
+        let now = busy.add(1, ordering: .relaxed).newValue
+        highWaterMark.max(now, ordering: .relaxed)
+        defer {
+            busy.subtract(1, ordering: .relaxed)
+            slots.signal()
+        }
         return try body()
     }
 
