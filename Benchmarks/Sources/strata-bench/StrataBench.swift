@@ -3,6 +3,7 @@
 //   swift run -c release --package-path Benchmarks strata-bench engine [--records N] [--json] [--dir PATH]
 //       [--systems strata,sqlite,lmdb] [--repeat R]
 //   swift run -c release --package-path Benchmarks strata-bench fetch [--records N] [--json]
+//   swift run -c release --package-path Benchmarks strata-bench objects [--records N] [--json] [--dir PATH]
 //
 // With --repeat R every phase runs R times and the table shows the median of each workload.
 //
@@ -47,7 +48,7 @@ enum StrataBench {
             }
             index += 1
         }
-        guard suite == "engine" || suite == "fetch" else { fail("unknown suite \(suite) (available: engine, fetch)") }
+        guard ["engine", "fetch", "objects"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects)") }
         if suite == "fetch" {
             // In one process: the in-memory store against SQLite :memory: (no files, no fsync).
             if !json { FileHandle.standardError.write(Data("running fetch suite (\(records) records)…\n".utf8)) }
@@ -59,6 +60,10 @@ enum StrataBench {
             return
         }
         if directory.hasSuffix("/") { directory.removeLast() }
+        if suite == "objects" {
+            runObjects(records: records, directory: directory, child: child, json: json)
+            return
+        }
 
         if let child {
             guard let peer = systems.first(where: { $0.0 == child })?.1 else { fail("unknown system \(child)") }
@@ -120,10 +125,38 @@ enum StrataBench {
         }
     }
 
-    static func runChild(_ system: String, phase: String, records: Int, directory: String) -> ([String], Int32) {
+    /// The objects suite: each system's workloads in a child process of its own.
+    static func runObjects(records: Int, directory: String, child: String?, json: Bool) {
+        if let child {
+            do {
+                try ObjectsSuite.run(system: child, records: records, directory: directory) { m in
+                    let line = String(decoding: try! JSONEncoder().encode(m), as: UTF8.self)
+                    FileHandle.standardOutput.write(Data("RESULT \(line)\n".utf8))
+                }
+            } catch {
+                FileHandle.standardOutput.write(Data("SKIP \(error)\n".utf8))
+            }
+            return
+        }
+        var results: [Measurement] = []
+        for system in ["strata", "sqlite"] {
+            if !json { FileHandle.standardError.write(Data("running \(system) objects (\(records) records)…\n".utf8)) }
+            let (lines, status) = runChild(system, phase: "all", records: records, directory: directory, suite: "objects")
+            for line in lines {
+                if line.hasPrefix("RESULT "), let m = try? JSONDecoder().decode(Measurement.self, from: Data(line.dropFirst(7).utf8)) { results.append(m) }
+                else if line.hasPrefix("SKIP ") { FileHandle.standardError.write(Data("note: \(system): \(line.dropFirst(5))\n".utf8)) }
+            }
+            if status != 0 { FileHandle.standardError.write(Data("note: \(system) exited with status \(status)\n".utf8)) }
+        }
+        let order = ObjectsSuite.workloads
+        results.sort { (order.firstIndex(of: $0.workload) ?? 99) < (order.firstIndex(of: $1.workload) ?? 99) }
+        report(results, records: records, json: json)
+    }
+
+    static func runChild(_ system: String, phase: String, records: Int, directory: String, suite: String = "engine") -> ([String], Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        process.arguments = ["engine", "--child", system, "--phase", phase, "--records", "\(records)", "--dir", directory]
+        process.arguments = [suite, "--child", system, "--phase", phase, "--records", "\(records)", "--dir", directory]
         let pipe = Pipe()
         process.standardOutput = pipe
         do { try process.run() } catch { return (["SKIP cannot start child: \(error)"], 1) }

@@ -1,0 +1,340 @@
+// ObjectsSuite: the `objects` workloads: the Earthquakes model through Strata's object layer on a
+// .native store, against SQLite used the way Core Data uses it (a ZQUAKE table with Z_PK, an index
+// on ZTIME and ZMAGNITUDE, a unique index on ZCODE, prepared statements, WAL, synchronous=FULL
+// since Strata syncs every commit).
+//
+// Each system runs in a child process of its own (own peak RSS). Workloads: insert 100,000 quakes
+// through a context and one save; insert the rest up to N in batches of 5,000 (contexts; SQLite
+// one transaction per batch); count magnitude > 5 with the index and over an unindexed copy
+// (depth); fetch the 50 latest (index order); fire 100,000 faults; fetch by unique code 100,000
+// times; update 10% and save; delete 10% and save; open time; file size; peak RSS.
+import Foundation
+import Strata
+import CSQLite
+
+final class ObjectQuake: ManagedObject {
+    @Managed var code: String = ""
+    @Managed var magnitude: Double = 0
+    @Managed var depth: Double = 0
+    @Managed var place: String = ""
+    @Managed var time: Date = .distantPast
+}
+
+enum ObjectsSuite {
+    static let workloads = [
+        "insert 100,000 (one save)", "insert in batches of 5,000", "count magnitude > 5 (indexed)",
+        "count depth > 5 (not indexed)", "fetch 50 latest (index order)", "fire 100,000 faults",
+        "fetch by unique code", "update 10% and save", "delete 10% and save", "open store",
+        "store size", "peak RSS",
+    ]
+
+    static func quake(_ i: Int) -> (code: String, magnitude: Double, place: String, time: Double) {
+        ("ci\(i)", Double((i &* 7919) % 100) / 10, FetchSuite.places[(i &* 31) % FetchSuite.places.count], Double(i))
+    }
+
+    static func measurement(_ workload: String, _ system: String, _ value: Double, _ unit: String) -> Measurement {
+        Measurement(suite: "objects", workload: workload, system: system, value: value, unit: unit)
+    }
+
+    /// Runs one system's workloads (in the current process), reporting each measurement.
+    static func run(system: String, records: Int, directory: String, report: (Measurement) -> Void) throws {
+        let records = max(records, 100_000)
+        switch system {
+        case "strata": try runStrata(records: records, path: directory + "/objects-bench.strata", report: report)
+        case "sqlite": try runSQLite(records: records, path: directory + "/objects-bench.sqlite", report: report)
+        default: throw BenchError("the objects suite compares strata and sqlite; not \(system)")
+        }
+        report(measurement("peak RSS", system, Double(peakRSSBytes()), "bytes"))
+    }
+
+    // MARK: Strata
+
+    static func model() throws -> ManagedObjectModel {
+        let model = try ManagedObjectModel(classes: [ObjectQuake.self])
+        let quake = model.entitiesByName["ObjectQuake"]!
+        quake.uniquenessConstraints = [["code"]]
+        quake.indexes = [
+            FetchIndexDescription(name: "byTime", elements: [FetchIndexElementDescription(property: quake.attributesByName["time"]!)]),
+            FetchIndexDescription(name: "byMagnitude", elements: [FetchIndexElementDescription(property: quake.attributesByName["magnitude"]!)]),
+        ]
+        return model
+    }
+
+    static func openStrata(path: String) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
+        try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: path))
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        return (coordinator, context)
+    }
+
+    static func runStrata(records: Int, path: String, report: (Measurement) -> Void) throws {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        func insert(_ range: Range<Int>, into context: ManagedObjectContext) throws {
+            for i in range {
+                let q = quake(i)
+                let object = ObjectQuake(context: context)
+                object.code = q.code; object.magnitude = q.magnitude; object.depth = q.magnitude
+                object.place = q.place; object.time = Date(timeIntervalSinceReferenceDate: q.time)
+            }
+            try context.save()
+            context.reset()
+        }
+        do {
+            let (_, context) = try openStrata(path: path)
+            try context.performAndWait {
+                let first = try Clock.time { try insert(0..<100_000, into: context) }
+                report(measurement(workloads[0], "strata", 100_000 / first, "objects/s"))
+                let rest = try Clock.time {
+                    var start = 100_000
+                    while start < records {
+                        try insert(start..<min(records, start + 5_000), into: context)
+                        start += 5_000
+                    }
+                }
+                if records > 100_000 { report(measurement(workloads[1], "strata", Double(records - 100_000) / rest, "objects/s")) }
+            }
+        }
+        var coordinator: PersistentStoreCoordinator?
+        var context: ManagedObjectContext!
+        let open = try Clock.time {
+            let (c, ctx) = try openStrata(path: path)
+            coordinator = c
+            context = ctx
+            try context.performAndWait { blackHole(try context.count(for: FetchRequest<ObjectQuake>(entityName: "ObjectQuake"))) }
+        }
+        _ = coordinator
+        try context.performAndWait {
+            let indexed = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+            indexed.predicate = try FetchPredicate(format: "magnitude > 5")
+            report(measurement(workloads[2], "strata", try FetchSuite.rate { blackHole(try context.count(for: indexed)) }, "queries/s"))
+            let scan = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+            scan.predicate = try FetchPredicate(format: "depth > 5")
+            report(measurement(workloads[3], "strata", try FetchSuite.rate { blackHole(try context.count(for: scan)) }, "queries/s"))
+
+            let latest = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+            latest.sortDescriptors = [FetchSortDescriptor(key: "time", ascending: false)]
+            latest.fetchLimit = 50
+            report(measurement(workloads[4], "strata", try FetchSuite.rate {
+                blackHole(try context.fetch(latest).reduce(0.0) { $0 + $1.magnitude })
+                context.reset()
+            }, "queries/s"))
+
+            let faults = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+            faults.predicate = try FetchPredicate(format: "time < %@", Date(timeIntervalSinceReferenceDate: 100_000))
+            let objects = try context.fetch(faults)
+            let fire = Clock.time { blackHole(objects.reduce(0.0) { $0 + $1.magnitude }) }
+            report(measurement(workloads[5], "strata", Double(objects.count) / fire, "faults/s"))
+            context.reset()
+
+            var random = SplitMix(seed: 42)
+            let lookups = 100_000
+            let codes = (0..<lookups).map { _ in "ci\(Int(random.next() % UInt64(records)))" }
+            let byCode = try Clock.time {
+                for code in codes {
+                    let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                    request.predicate = FetchPredicate(leftExpression: FetchExpression(forKeyPath: "code"),
+                                                       rightExpression: try FetchExpression(forConstantValue: code), type: .equalTo)
+                    blackHole(try context.fetch(request).first?.magnitude)
+                }
+                context.reset()
+            }
+            report(measurement(workloads[6], "strata", Double(lookups) / byCode, "lookups/s"))
+
+            let tenth = Double(records / 10)
+            let update = try Clock.time {
+                let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                request.predicate = try FetchPredicate(format: "time < %@", Date(timeIntervalSinceReferenceDate: tenth))
+                for object in try context.fetch(request) { object.magnitude += 0.5 }
+                try context.save()
+                context.reset()
+            }
+            report(measurement(workloads[7], "strata", tenth / update, "objects/s"))
+            let delete = try Clock.time {
+                let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                request.predicate = try FetchPredicate(format: "time >= %@ AND time < %@",
+                                                       Date(timeIntervalSinceReferenceDate: tenth), Date(timeIntervalSinceReferenceDate: 2 * tenth))
+                for object in try context.fetch(request) { context.delete(object) }
+                try context.save()
+                context.reset()
+            }
+            report(measurement(workloads[8], "strata", tenth / delete, "objects/s"))
+        }
+        report(measurement(workloads[9], "strata", 1 / open, "opens/s"))
+        report(measurement(workloads[10], "strata", Double(fileSize(path) + fileSize(path + "-wal")), "bytes"))
+    }
+
+    // MARK: SQLite
+
+    static func runSQLite(records: Int, path: String, report: (Measurement) -> Void) throws {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        var db = try SQLiteConnection(path: path)
+        try db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
+        try db.exec("CREATE TABLE ZQUAKE (Z_PK INTEGER PRIMARY KEY, Z_OPT INTEGER, ZCODE TEXT, ZMAGNITUDE REAL, ZDEPTH REAL, ZPLACE TEXT, ZTIME REAL)")
+        try db.exec("CREATE UNIQUE INDEX ZQUAKE_ZCODE ON ZQUAKE (ZCODE); CREATE INDEX ZQUAKE_ZTIME ON ZQUAKE (ZTIME); CREATE INDEX ZQUAKE_ZMAGNITUDE ON ZQUAKE (ZMAGNITUDE)")
+        let insert = try db.prepare("INSERT INTO ZQUAKE (Z_PK, Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME) VALUES (?, 1, ?, ?, ?, ?, ?)")
+        func insertRange(_ range: Range<Int>) throws {
+            try db.exec("BEGIN")
+            for i in range {
+                let q = quake(i)
+                sqlite3_bind_int64(insert, 1, Int64(i + 1))
+                sqlite3_bind_text(insert, 2, q.code, -1, csqlite_transient())
+                sqlite3_bind_double(insert, 3, q.magnitude)
+                sqlite3_bind_double(insert, 4, q.magnitude)
+                sqlite3_bind_text(insert, 5, q.place, -1, csqlite_transient())
+                sqlite3_bind_double(insert, 6, q.time)
+                guard sqlite3_step(insert) == SQLITE_DONE else { throw BenchError("insert: \(db.message)") }
+                sqlite3_reset(insert)
+            }
+            try db.exec("COMMIT")
+        }
+        let first = try Clock.time { try insertRange(0..<100_000) }
+        report(measurement(workloads[0], "sqlite", 100_000 / first, "objects/s"))
+        let rest = try Clock.time {
+            var start = 100_000
+            while start < records {
+                try insertRange(start..<min(records, start + 5_000))
+                start += 5_000
+            }
+        }
+        if records > 100_000 { report(measurement(workloads[1], "sqlite", Double(records - 100_000) / rest, "objects/s")) }
+        sqlite3_finalize(insert)
+        db.close()
+
+        let open = try Clock.time {
+            db = try SQLiteConnection(path: path)
+            try db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
+            let count = try db.prepare("SELECT count(*) FROM ZQUAKE")
+            blackHole(db.drain(count))
+            sqlite3_finalize(count)
+        }
+        for (name, sql) in [(workloads[2], "SELECT count(*) FROM ZQUAKE WHERE ZMAGNITUDE > 5"), (workloads[3], "SELECT count(*) FROM ZQUAKE WHERE ZDEPTH > 5")] {
+            let statement = try db.prepare(sql)
+            report(measurement(name, "sqlite", FetchSuite.rate { blackHole(db.drain(statement)) }, "queries/s"))
+            sqlite3_finalize(statement)
+        }
+        let latest = try db.prepare("SELECT Z_PK, Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME FROM ZQUAKE ORDER BY ZTIME DESC LIMIT 50")
+        report(measurement(workloads[4], "sqlite", FetchSuite.rate { blackHole(db.drainRows(latest)) }, "queries/s"))
+        sqlite3_finalize(latest)
+
+        // Faults: Core Data fetches the primary keys, then each fault selects its row by Z_PK.
+        let keys = try db.prepare("SELECT Z_PK FROM ZQUAKE WHERE ZTIME < 100000")
+        var pks: [Int64] = []
+        while sqlite3_step(keys) == SQLITE_ROW { pks.append(sqlite3_column_int64(keys, 0)) }
+        sqlite3_finalize(keys)
+        let row = try db.prepare("SELECT Z_PK, Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME FROM ZQUAKE WHERE Z_PK = ?")
+        let fire = Clock.time {
+            for pk in pks {
+                sqlite3_bind_int64(row, 1, pk)
+                blackHole(db.drainRows(row))
+            }
+        }
+        report(measurement(workloads[5], "sqlite", Double(pks.count) / fire, "faults/s"))
+        sqlite3_finalize(row)
+
+        var random = SplitMix(seed: 42)
+        let lookups = 100_000
+        let codes = (0..<lookups).map { _ in "ci\(Int(random.next() % UInt64(records)))" }
+        let byCode = try db.prepare("SELECT Z_PK, Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME FROM ZQUAKE WHERE ZCODE = ?")
+        let lookup = Clock.time {
+            for code in codes {
+                sqlite3_bind_text(byCode, 1, code, -1, csqlite_transient())
+                blackHole(db.drainRows(byCode))
+            }
+        }
+        report(measurement(workloads[6], "sqlite", Double(lookups) / lookup, "lookups/s"))
+        sqlite3_finalize(byCode)
+
+        // Update and delete as Core Data does: select the rows, then one statement per row.
+        let tenth = Double(records / 10)
+        let update = try Clock.time {
+            let select = try db.prepare("SELECT Z_PK, Z_OPT, ZMAGNITUDE FROM ZQUAKE WHERE ZTIME < ?")
+            sqlite3_bind_double(select, 1, tenth)
+            var rows: [(Int64, Int64, Double)] = []
+            while sqlite3_step(select) == SQLITE_ROW { rows.append((sqlite3_column_int64(select, 0), sqlite3_column_int64(select, 1), sqlite3_column_double(select, 2))) }
+            sqlite3_finalize(select)
+            let statement = try db.prepare("UPDATE ZQUAKE SET ZMAGNITUDE = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?")
+            try db.exec("BEGIN")
+            for (pk, version, magnitude) in rows {
+                sqlite3_bind_double(statement, 1, magnitude + 0.5)
+                sqlite3_bind_int64(statement, 2, version + 1)
+                sqlite3_bind_int64(statement, 3, pk)
+                sqlite3_bind_int64(statement, 4, version)
+                guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchError("update: \(db.message)") }
+                sqlite3_reset(statement)
+            }
+            try db.exec("COMMIT")
+            sqlite3_finalize(statement)
+        }
+        report(measurement(workloads[7], "sqlite", tenth / update, "objects/s"))
+        let delete = try Clock.time {
+            let select = try db.prepare("SELECT Z_PK FROM ZQUAKE WHERE ZTIME >= ? AND ZTIME < ?")
+            sqlite3_bind_double(select, 1, tenth)
+            sqlite3_bind_double(select, 2, 2 * tenth)
+            var rows: [Int64] = []
+            while sqlite3_step(select) == SQLITE_ROW { rows.append(sqlite3_column_int64(select, 0)) }
+            sqlite3_finalize(select)
+            let statement = try db.prepare("DELETE FROM ZQUAKE WHERE Z_PK = ?")
+            try db.exec("BEGIN")
+            for pk in rows {
+                sqlite3_bind_int64(statement, 1, pk)
+                guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchError("delete: \(db.message)") }
+                sqlite3_reset(statement)
+            }
+            try db.exec("COMMIT")
+            sqlite3_finalize(statement)
+        }
+        report(measurement(workloads[8], "sqlite", tenth / delete, "objects/s"))
+        db.close()
+        report(measurement(workloads[9], "sqlite", 1 / open, "opens/s"))
+        report(measurement(workloads[10], "sqlite", Double(fileSize(path) + fileSize(path + "-wal")), "bytes"))
+    }
+}
+
+/// One SQLite connection with the few helpers the suite needs.
+struct SQLiteConnection {
+    var db: OpaquePointer?
+
+    init(path: String) throws {
+        guard sqlite3_open(path, &db) == SQLITE_OK else { throw BenchError("sqlite3_open(\(path)) failed") }
+    }
+
+    var message: String { String(cString: sqlite3_errmsg(db)) }
+
+    func exec(_ sql: String) throws {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchError("\(sql): \(message)") }
+    }
+
+    func prepare(_ sql: String) throws -> OpaquePointer {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else { throw BenchError("\(sql): \(message)") }
+        return statement
+    }
+
+    /// Steps a statement to the end; returns the first column of the last row.
+    func drain(_ statement: OpaquePointer) -> Int64 {
+        var value: Int64 = 0
+        while sqlite3_step(statement) == SQLITE_ROW { value = sqlite3_column_int64(statement, 0) }
+        sqlite3_reset(statement)
+        return value
+    }
+
+    /// Steps a statement to the end reading every column of each row as an object would.
+    func drainRows(_ statement: OpaquePointer) -> Int {
+        var rows = 0
+        while sqlite3_step(statement) == SQLITE_ROW {
+            rows += 1
+            blackHole((sqlite3_column_int64(statement, 0), sqlite3_column_int64(statement, 1),
+                       sqlite3_column_text(statement, 2).map { String(cString: $0) }, sqlite3_column_double(statement, 3),
+                       sqlite3_column_double(statement, 4), sqlite3_column_text(statement, 5).map { String(cString: $0) },
+                       sqlite3_column_double(statement, 6)))
+        }
+        sqlite3_reset(statement)
+        return rows
+    }
+
+    mutating func close() {
+        sqlite3_close(db)
+        db = nil
+    }
+}
