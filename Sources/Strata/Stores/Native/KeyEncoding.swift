@@ -1,5 +1,5 @@
 // KeyEncoding: order-preserving byte encodings of values, for index and uniqueness keys
-// (FORMAT.md §17.4 "Index keys").
+// (FORMAT.md §19.4 "Index keys").
 //
 // Owns: the one rule a reader needs: for two values a and b of the same attribute,
 // `encode(a) < encode(b)` bytewise exactly when a sorts before b in a fetch (nil first, numbers

@@ -1,4 +1,4 @@
-// MetadataCodec: the bytes of a store's metadata dictionary (FORMAT.md §17.2, key "metadata").
+// MetadataCodec: the bytes of a store's metadata dictionary (FORMAT.md §19.2, key "metadata").
 //
 // Owns: a small tagged encoding of property-list-like values (strings, integers, doubles,
 // booleans, dates, data, UUIDs, arrays, dictionaries with string keys). Decoding is bounds-checked

@@ -6,7 +6,7 @@
 // (4) new index entries of updates and inserts, where uniqueness constraints are checked, so a
 // save may swap unique values between its own rows; (5) records, foreign keys and links.
 // Any refusal throws before the transaction commits, so a refused save leaves no trace. Index
-// entries are `elements…, primary key(8)` → entity number(2) (FORMAT.md §17.4). Never decides
+// entries are `elements…, primary key(8)` → entity number(2) (FORMAT.md §19.4). Never decides
 // what to save (the context does) and never reads outside its transaction.
 
 import Foundation

@@ -2,7 +2,7 @@
 // chose, run over the store's trees.
 //
 // Owns: index key ranges built from an access path (equality prefixes × one range, FORMAT.md
-// §17.4 key order), forward and backward index scans with the residual predicate checked on each
+// §19.4 key order), forward and backward index scans with the residual predicate checked on each
 // row, early stop at offset + limit when the index gives the order (or no order is asked),
 // counting index entries without reading rows when the path is exact, and streaming full scans.
 // Unsorted fetches return rows in access order (key order for scans, index order for index

@@ -1,7 +1,7 @@
 // NativeRowReader: rows out of a native store's trees, in a read or in the write transaction.
 //
 // Owns: turning a row record plus its to-many trees into a `StoreRow` (records through RowCodec;
-// to-manys from the inverse's foreign-key tree or the relationship's link tree, FORMAT.md §17.5),
+// to-manys from the inverse's foreign-key tree or the relationship's link tree, FORMAT.md §19.1),
 // and the key formats of those trees. Works on any `TreeReading` source so reads and commits share
 // one decoder. Never writes.
 

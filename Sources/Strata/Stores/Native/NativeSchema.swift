@@ -1,4 +1,4 @@
-// NativeSchema: the store's own description of the entities it holds (FORMAT.md §17.2), and the
+// NativeSchema: the store's own description of the entities it holds (FORMAT.md §19.2), and the
 // layout of each entity in engine trees that follows from it.
 //
 // Owns: entity numbers (stable for the life of a store, kept across migrations), tree names, and

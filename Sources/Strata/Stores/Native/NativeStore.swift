@@ -1,5 +1,5 @@
 // NativeStore: the default persistent store: rows, indexes and relationships in StrataStorage
-// trees, one `.strata` file (plus its WAL) per store (FORMAT.md §17).
+// trees, one `.strata` file (plus its WAL) per store (FORMAT.md §19).
 //
 // Owns: one coordinator's handle on a store file: opening (creating the layout, checking the
 // stored schema against the model, migrating when allowed), the entity layouts, metadata, key

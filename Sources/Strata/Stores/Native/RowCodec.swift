@@ -1,5 +1,5 @@
 // RowCodec: the bytes of a row record, the value stored under a primary key in `rows/<Entity>`
-// (FORMAT.md §17.3 "Row records").
+// (FORMAT.md §19.3 "Row records").
 //
 // Owns: the one encoder and decoder of records: a varint version, then one tagged value per
 // record slot, in the order the schema lists the entity's stored properties. Decoding checks
