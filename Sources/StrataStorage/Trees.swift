@@ -46,6 +46,18 @@ public struct ReadableTree {
         return Cursor(snapshot: NodeCursor(reader: reader), transaction: transaction)
     }
 
+    /// The number of records whose key is in `lower..<upper` (nil bounds are open), counted a
+    /// leaf at a time (keys are compared only where the range starts and ends).
+    public func count(from lower: [UInt8]?, to upper: [UInt8]?) throws -> Int {
+        try transaction.checkUsable()
+        var cursor = NodeCursor(reader: reader)
+        let positioned: Bool
+        if let lower { positioned = try lower.withUnsafeBytes { try cursor.seek(atLeast: $0.baseAddress == nil ? .emptyBytes : $0) } } else { positioned = try cursor.first() }
+        guard positioned else { return 0 }
+        guard let upper else { return try cursor.countForward(until: nil) }
+        return try upper.withUnsafeBytes { try cursor.countForward(until: $0.baseAddress == nil ? .emptyBytes : $0) }
+    }
+
     /// Calls `body` with each record whose key is in `lower..<upper` (nil bounds are open), in
     /// key order, until it returns false. The buffers are valid only during each call.
     public func forEach(

@@ -157,6 +157,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     func row(for id: ManagedObjectID, pin: QueryGenerationToken? = nil) throws -> StoreRow? {
         guard !id.isTemporaryID, let store = store(identifier: id.storeIdentifier) else { return nil }
         if let pin, !pin.visibleStores.contains(store.identifier) { return nil }
+        if let native = store as? NativeStore { return try native.row(for: id, snapshot: pin?.snapshots[store.identifier]) }
         return try store.read(snapshot: pin?.snapshots[store.identifier]) { try $0.row(for: id) }
     }
 

@@ -143,4 +143,9 @@ protocol RowStore: PersistentStore {
 extension RowStore {
     /// Runs `body` with a view of the latest state.
     func read<R>(_ body: (any StoreReadView) throws -> R) throws -> R { try read(snapshot: nil, body) }
+
+    /// The row of `id` (a fault firing), as of `snapshot` or the latest state.
+    func row(for id: ManagedObjectID, snapshot: (any StoreSnapshot)?) throws -> StoreRow? {
+        try read(snapshot: snapshot) { try $0.row(for: id) }
+    }
 }

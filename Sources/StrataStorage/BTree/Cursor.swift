@@ -99,6 +99,21 @@ struct NodeCursor<Source: PageSource> {
         return try advanceLeaf(forward: false)
     }
 
+    /// The number of records from the current one up to (not including) the first key ≥ `upper`
+    /// (to the end without `upper`). Counts whole leaves at a time, comparing keys only in the
+    /// leaf where the range ends. Leaves the cursor unpositioned or past the range.
+    mutating func countForward(until upper: UnsafeRawBufferPointer?) throws -> Int {
+        var total = 0
+        while let page = leaf {
+            let end = upper.map { page.lowerBound($0) } ?? page.cellCount
+            if end > index { total += end - index }
+            if end < page.cellCount { return total }
+            index = page.cellCount - 1
+            if try !advanceLeaf(forward: true) { return total }
+        }
+        return total
+    }
+
     /// Moves to the first record of the next (or last of the previous) non-empty leaf.
     private mutating func advanceLeaf(forward: Bool) throws -> Bool {
         while true {

@@ -29,7 +29,10 @@ extension NativeReadView {
         if !plan.sortDescriptors.isEmpty && !path.providesOrder {
             rows = try RowSorter.sorted(rows, by: plan.sortDescriptors, source: ViewRowSource(view: self), keeping: needed)
         }
-        return plan.window(rows)
+        rows = plan.window(rows)
+        // Fetched objects are faults: keep their rows where firing them will look first.
+        if !path.isIndexScan { for row in rows.prefix(20_000) { store.rowCache.insert(row, key: row.id.primaryKey!, at: generation) } }
+        return rows
     }
 
     func count(matching plan: FetchPlan) throws -> Int {
@@ -39,9 +42,24 @@ extension NativeReadView {
         var total = 0
         if let index = path.index, path.residual == nil, let layout = store.layouts[plan.entity.name],
            let indexLayout = layout.indexes.first(where: { $0.name == index.name && $0.declaringEntity == index.declaringEntity }) {
+            if !path.filtersEntities, let tree = try transaction.treeIfPresent(indexLayout.tree) {
+                // Whole leaves at a time: no entry is looked at except at the range ends.
+                for range in keyRanges(path, index: indexLayout) { total += try tree.count(from: range.lower, to: range.upper) }
+                return plan.window(total)
+            }
             try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { _, _ in
                 total += 1
                 return total < needed
+            }
+            return plan.window(total)
+        }
+        if !path.isIndexScan {
+            for name in plan.entityNames.sorted() {
+                guard let layout = store.layouts[name] else { continue }
+                try scan(layout, matching: path.residual, needsRows: false) { _ in
+                    total += 1
+                    return total < needed
+                }
             }
             return plan.window(total)
         }
@@ -81,9 +99,8 @@ extension NativeReadView {
         for name in plan.entityNames.sorted() {
             guard let layout = store.layouts[name] else { continue }
             var stopped = false
-            try scan(layout) { row in
-                guard try matches(row) else { return true }
-                if try !body(row) { stopped = true; return false }
+            try scan(layout, matching: path.residual, needsRows: true) { row in
+                if try !body(row!) { stopped = true; return false }
                 return true
             }
             if stopped { return }

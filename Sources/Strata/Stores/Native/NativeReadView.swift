@@ -50,32 +50,73 @@ struct NativeReadView: StoreReadView {
 
     /// Calls `body` with every row of `layout`'s entity in key order until it returns false.
     func scan(_ layout: EntityLayout, _ body: (StoreRow) throws -> Bool) throws {
+        try scan(layout, matching: nil, needsRows: true) { row in try body(row!) }
+    }
+
+    /// Calls `body` with each row of `layout` that `predicate` selects, in key order, until it
+    /// returns false. A predicate over the entity's own stored attributes is evaluated on just
+    /// those values, decoded from the record; the whole row (with to-manys) is built only for
+    /// matches, and only when `needsRows` (else `body` gets nil).
+    func scan(_ layout: EntityLayout, matching predicate: FetchPredicate?, needsRows: Bool,
+              _ body: (StoreRow?) throws -> Bool) throws {
         guard let tree = try transaction.treeIfPresent(layout.rowsTree) else { return }
         let reader = self.reader
-        var decoded: [(Int64, Int64, [RowValue])] = []
-        var finished = false
-        // Records are decoded inside the scan; to-manys (other trees) are read after each batch.
-        var lower: [UInt8]? = nil
-        while !finished {
-            decoded.removeAll(keepingCapacity: true)
-            var lastKey: Int64 = 0
-            var more = false
-            try tree.forEach(from: lower, to: nil) { keyBytes, record in
-                guard keyBytes.count == 8 else { throw reader.corrupt(layout.rowsTree, "a row key of \(keyBytes.count) bytes") }
-                let key = Int64(bitPattern: KeyEncoding.readBigEndian(keyBytes, at: 0))
-                let (version, values) = try reader.decodeRecord(record, key: key, layout: layout)
-                decoded.append((key, version, values))
-                lastKey = key
-                if decoded.count >= 256 { more = true; return false }
-                return true
+        let evaluator = PredicateEvaluator(source: ViewRowSource(view: self))
+        let wanted = predicate.flatMap { Self.recordPositions(read: $0, layout: layout) }
+        var scratch = layout.emptyRow
+        try tree.forEach(from: nil, to: nil) { keyBytes, record in
+            guard keyBytes.count == 8 else { throw reader.corrupt(layout.rowsTree, "a row key of \(keyBytes.count) bytes") }
+            let key = Int64(bitPattern: KeyEncoding.readBigEndian(keyBytes, at: 0))
+            let id = ManagedObjectID(entity: layout.entity, storeIdentifier: store.identifier, key: .permanent(key))
+            func holds(_ row: StoreRow) throws -> Bool {
+                do {
+                    return try evaluator.evaluate(predicate!, on: row)
+                } catch var error as StrataError {
+                    error.message += " — fetching \(layout.entity.name) where \(predicate!.predicateFormat)"
+                    throw error
+                }
             }
-            for (key, version, values) in decoded {
-                let row = try layout.hasToMany ? reader.complete(version: version, values: values, key: key, layout: layout)
-                    : StoreRow(id: ManagedObjectID(entity: layout.entity, storeIdentifier: store.identifier, key: .permanent(key)), version: version, values: values)
-                if !(try body(row)) { return }
+            if predicate != nil, let wanted {
+                try RowCodec.decode(record, layout: layout, key: key, references: store.references, into: &scratch, only: wanted)
+                guard try holds(StoreRow(id: id, version: 0, values: scratch)) else { return true }
+                guard needsRows else { return try body(nil) }
             }
-            finished = !more
-            lower = NativeStoreFile.encodeKey(lastKey &+ 1)
+            let (version, values) = try reader.decodeRecord(record, key: key, layout: layout)
+            let row = try layout.hasToMany ? reader.complete(version: version, values: values, key: key, layout: layout)
+                : StoreRow(id: id, version: version, values: values)
+            if predicate != nil, wanted == nil, try !holds(row) { return true }
+            return try body(needsRows ? row : nil)
         }
+    }
+
+    /// For a predicate that reads only stored attributes of the entity: which record positions it
+    /// reads; nil when it reads anything else (relationships, variables, subqueries).
+    static func recordPositions(read predicate: FetchPredicate, layout: EntityLayout) -> [Bool]? {
+        var wanted = [Bool](repeating: false, count: layout.recordSlots.count)
+        func mark(_ expression: FetchExpression) -> Bool {
+            switch expression {
+            case .constant: return true
+            case .evaluatedObject: return true
+            case .keyPath(.evaluatedObject, let path):
+                guard path.count == 1, case .key(let key) = path[0], let slot = layout.entity.slotIndex[key],
+                      layout.entity.slots[slot] is AttributeDescription, case .record(let position) = layout.storage[slot] else { return false }
+                wanted[position] = true
+                return true
+            case .keyPath, .variable, .subquery: return false
+            case .aggregate(let items): return items.allSatisfy(mark)
+            case .function(_, let arguments): return arguments.allSatisfy(mark)
+            case .cast(let inner, _): return mark(inner)
+            }
+        }
+        func mark(_ predicate: FetchPredicate) -> Bool {
+            switch predicate.node {
+            case .constant: return true
+            case .not(let inner): return mark(inner)
+            case .and(let parts), .or(let parts): return parts.allSatisfy(mark)
+            case .comparison(let comparison):
+                return comparison.modifier == .direct && mark(comparison.left) && mark(comparison.right)
+            }
+        }
+        return mark(predicate) ? wanted : nil
     }
 }

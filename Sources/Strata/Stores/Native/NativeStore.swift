@@ -191,6 +191,16 @@ final class NativeStore: RowStore {
         }
     }
 
+    /// A fault firing: from the row cache when it holds the row at the generation read (no read
+    /// transaction at all), else from the tree.
+    func row(for id: ManagedObjectID, snapshot: (any StoreSnapshot)?) throws -> StoreRow? {
+        if let key = id.primaryKey {
+            let generation = try (snapshot as? NativeSnapshot)?.generation ?? engine.latestGeneration.rawValue
+            if let cached = rowCache.row(key, at: generation), cached.id.entity.name == id.entity.name { return cached }
+        }
+        return try read(snapshot: snapshot) { try $0.row(for: id) }
+    }
+
     // MARK: Commits
 
     func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {

@@ -105,6 +105,17 @@ enum RowCodec {
         try decode(record, recordSlots: layout.recordSlots, entityName: layout.entity.name, key: key, references: references, into: &values)
     }
 
+    /// Decodes only the record values whose position is marked in `wanted` (the others are skipped
+    /// and left as they are in `values`).
+    static func decode(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64, references: References,
+                       into values: inout [RowValue], only wanted: [Bool]) throws {
+        var reader = RecordReader(bytes: record, entity: layout.entity.name, key: key)
+        _ = try reader.varint()
+        for (position, slot) in layout.recordSlots.enumerated() {
+            if wanted[position] { values[slot] = try reader.value(references: references) } else { try reader.skipValue() }
+        }
+    }
+
     /// Decodes a record whose stored slots are `recordSlots` (positions in `values`).
     static func decode(_ record: UnsafeRawBufferPointer, recordSlots: [Int], entityName: String, key: Int64,
                        references: References, into values: inout [RowValue]) throws -> Int64 {
@@ -169,6 +180,25 @@ struct RecordReader {
     }
 
     mutating func text() throws -> String { String(decoding: try slice(), as: UTF8.self) }
+
+    /// Moves past one tagged value without building it.
+    mutating func skipValue() throws {
+        let tagByte = try byte()
+        guard let tag = RowCodec.Tag(rawValue: tagByte) else { throw corrupt("unknown value tag 0x\(String(tagByte, radix: 16))") }
+        switch tag {
+        case .null, .falseValue, .trueValue: return
+        case .integer: _ = try varint()
+        case .double, .date: _ = try fixed(8)
+        case .float: _ = try fixed(4)
+        case .decimal, .string, .data, .uri, .objectIDURI: _ = try slice()
+        case .uuid:
+            guard offset + 16 <= bytes.count else { throw corrupt("record ends early") }
+            offset += 16
+        case .reference:
+            _ = try varint()
+            _ = try varint()
+        }
+    }
 
     mutating func value(references: RowCodec.References) throws -> RowValue {
         let tagByte = try byte()
