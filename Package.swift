@@ -38,6 +38,6 @@ let package = Package(
             dependencies: ["StrataStorage", "_StrataTestSupport", "strata-test-helper"]
         ),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "_StrataTestSupport", "strata-test-helper"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "storectlTests", dependencies: ["storectl", "StrataStorage", "_StrataTestSupport"]),
+        .testTarget(name: "storectlTests", dependencies: ["storectl", "StrataStorage", "Strata", "_StrataTestSupport"]),
     ]
 )

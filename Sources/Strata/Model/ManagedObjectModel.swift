@@ -47,10 +47,13 @@ public final class ManagedObjectModel: @unchecked Sendable {
         precondition(!isFrozen, "Strata: the model is already in use by a coordinator and can no longer change")
     }
 
-    /// Every entity by name.
+    /// Every entity by name (built once when the model is frozen, on every call before).
     public var entitiesByName: [String: EntityDescription] {
-        Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        if isFrozen { return frozenEntitiesByName }
+        return Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
+    /// Written once by `freeze()` before `isFrozen` is set; read-only afterwards.
+    private var frozenEntitiesByName: [String: EntityDescription] = [:]
 
     /// The names of the model's configurations (entity subsets assigned to particular stores).
     public var configurations: [String] { configurationEntities.keys.sorted() }
@@ -107,6 +110,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
         }
         for entity in entities { entity.freeze(in: self) }
         hasDerivedAttributes = entities.contains { $0.properties.contains { $0 is DerivedAttributeDescription } }
+        frozenEntitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         isFrozen = true
         ManagedClassRegistry.register(self)
     }

@@ -253,4 +253,64 @@ final class NativeStoreTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("not a native store"), "\(error)")
         }
     }
+
+    func testMetadataCanBeReadAndWrittenWithoutAddingTheStore() throws {
+        let url = TestStores.freshFile()
+        let model = try TestModels.earthquakes()
+        do { _ = try open(model, at: url) }
+        var metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .native, at: url)
+        XCTAssertEqual(metadata[StoreMetadataKey.storeType] as? String, "Native")
+        XCTAssertTrue(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        try PersistentStoreCoordinator.setMetadata(["importedThrough": "2026-11-01"], type: .native, at: url)
+        metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .native, at: url)
+        XCTAssertEqual(metadata["importedThrough"] as? String, "2026-11-01")
+        XCTAssertNotNil(metadata[StoreMetadataKey.versionHashes])
+        XCTAssertThrowsError(try PersistentStoreCoordinator.metadataForPersistentStore(type: .native, at: TestStores.freshFile()))
+    }
+
+    func testMigratingAStoreToAnotherTypeAndBackKeepsObjectsAndRelationships() throws {
+        let url = TestStores.freshFile()
+        let (coordinator, context) = try open(try TestModels.earthquakes(), at: url)
+        try context.performAndWait {
+            let region = Region(context: context); region.name = "ring"
+            for index in 0..<10 {
+                let quake = Quake(context: context)
+                quake.code = "m\(index)"; quake.magnitude = Double(index); quake.region = region
+            }
+            try context.save()
+        }
+        let memory = try coordinator.migratePersistentStore(try XCTUnwrap(coordinator.persistentStores.first),
+                                                            to: URL(fileURLWithPath: "/dev/null/migrated-\(UUID())"), type: .inMemory)
+        XCTAssertEqual(memory.type, .inMemory)
+        let back = TestStores.freshFile()
+        let native = try coordinator.migratePersistentStore(memory, to: back, type: .native)
+        XCTAssertEqual(coordinator.persistentStores.count, 1)
+        let reader = ManagedObjectContext(.privateQueue)
+        reader.persistentStoreCoordinator = coordinator
+        try reader.performAndWait {
+            let regions = try reader.fetch(Region.fetchRequest())
+            XCTAssertEqual(regions.map(\.name), ["ring"])
+            XCTAssertEqual(Set(regions[0].quakes.map(\.code)), Set((0..<10).map { "m\($0)" }))
+            XCTAssertTrue(regions[0].quakes.allSatisfy { $0.objectID.storeIdentifier == native.identifier })
+        }
+    }
+
+    func testReplaceAndDestroyWorkOnStoreFiles() throws {
+        let source = TestStores.freshFile(), destination = TestStores.freshFile()
+        for (url, count) in [(source, 3), (destination, 1)] {
+            let (_, context) = try open(try TestModels.earthquakes(), at: url)
+            try context.performAndWait {
+                for index in 0..<count { Quake(context: context).code = "r\(index)" }
+                try context.save()
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
+        try coordinator.replacePersistentStore(at: destination, withPersistentStoreFrom: source, type: .native)
+        let (_, context) = try open(try TestModels.earthquakes(), at: destination)
+        try context.performAndWait { XCTAssertEqual(try context.count(for: Quake.fetchRequest()), 3) }
+        try assertSound(destination)
+        try coordinator.destroyPersistentStore(at: source, type: .native)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: source.path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: source.path + "-wal"))
+    }
 }

@@ -119,7 +119,7 @@ extension NativeReadView {
     /// the path's direction (ties in primary-key order either way), skipping other entities.
     func forEachIndexEntry(path: AccessPath, index: IndexLayout, plan: FetchPlan, _ body: (Int64, UInt16) throws -> Bool) throws {
         guard let tree = try transaction.treeIfPresent(index.tree) else { return }
-        let wanted = Set(plan.entityNames.compactMap { store.layouts[$0]?.number })
+        let wanted = path.filtersEntities ? Set(plan.entityNames.compactMap { store.layouts[$0]?.number }) : []
         let ranges = keyRanges(path, index: index)
         func entry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> (Int64, UInt16)? {
             guard key.count >= 8, value.count >= 2 else { throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes") }
@@ -228,11 +228,7 @@ extension NativeReadView {
 extension NativeStore {
     /// The indexes the planner may use for fetches of `entity`.
     func indexCandidates(for entity: EntityDescription) -> [IndexCandidate] {
-        guard let layout = layouts[entity.name] else { return [] }
-        return layout.indexes.map {
-            IndexCandidate(name: $0.name, elements: $0.elementNames, kinds: $0.kinds, isUnique: $0.isUnique,
-                           declaringEntity: $0.declaringEntity, textCap: $0.cap)
-        }
+        layouts[entity.name]?.candidates ?? []
     }
 
     func accessPath(for plan: FetchPlan) -> AccessPath {

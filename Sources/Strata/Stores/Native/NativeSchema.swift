@@ -195,6 +195,8 @@ final class EntityLayout: Sendable {
     let recordSlots: [Int]
     /// Indexes and constraints declared on this entity or a superentity.
     let indexes: [IndexLayout]
+    /// The same indexes as the query planner sees them.
+    let candidates: [IndexCandidate]
     /// To-one slots whose foreign-key tree is kept (their inverse is an unordered to-many).
     let foreignKeys: [(slot: Int, tree: TreeName)]
     /// To-many slots kept in link trees.
@@ -261,5 +263,9 @@ final class EntityLayout: Sendable {
             declaring = current.superentity
         }
         self.indexes = indexes
+        self.candidates = indexes.map {
+            IndexCandidate(name: $0.name, elements: $0.elementNames, kinds: $0.kinds, isUnique: $0.isUnique,
+                           declaringEntity: $0.declaringEntity, textCap: $0.cap)
+        }
     }
 }
