@@ -63,10 +63,18 @@ struct NativeReadView: StoreReadView {
         let reader = self.reader
         let evaluator = PredicateEvaluator(source: ViewRowSource(view: self))
         let wanted = predicate.flatMap { Self.recordPositions(read: $0, layout: layout) }
+        let filter = wanted == nil ? nil : predicate.flatMap { RecordFilter.compile($0, layout: layout) }
         var scratch = layout.emptyRow
         try tree.forEach(from: nil, to: nil) { keyBytes, record in
             guard keyBytes.count == 8 else { throw reader.corrupt(layout.rowsTree, "a row key of \(keyBytes.count) bytes") }
             let key = Int64(bitPattern: KeyEncoding.readBigEndian(keyBytes, at: 0))
+            if let filter, let wanted {
+                try RowCodec.decode(record, layout: layout, key: key, references: store.references, into: &scratch, only: wanted)
+                guard filter.matches(scratch) else { return true }
+                guard needsRows else { return try body(nil) }
+                let (version, values) = try reader.decodeRecord(record, key: key, layout: layout)
+                return try body(try reader.complete(version: version, values: values, key: key, layout: layout))
+            }
             let id = ManagedObjectID(entity: layout.entity, storeIdentifier: store.identifier, key: .permanent(key))
             func holds(_ row: StoreRow) throws -> Bool {
                 do {

@@ -21,6 +21,8 @@ final class NativeStore: RowStore {
     /// Layouts of this coordinator's entities, by name and by stored number.
     let layouts: [String: EntityLayout]
     let layoutsByNumber: [UInt16: EntityLayout]
+    /// Resolves references while decoding records of this store.
+    let references: RowCodec.References
     let model: ManagedObjectModel
     let rowCache: RowCache
     let pool: ConnectionPool
@@ -54,7 +56,12 @@ final class NativeStore: RowStore {
         var layouts: [String: EntityLayout] = [:]
         for entity in entities { layouts[entity.name] = try EntityLayout(entity: entity, schema: schema, maxKeyLength: maxKey) }
         self.layouts = layouts
-        self.layoutsByNumber = Dictionary(layouts.values.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
+        let byNumber = Dictionary(layouts.values.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
+        self.layoutsByNumber = byNumber
+        self.references = RowCodec.References(
+            storeIdentifier: file.engine.storeID.uuidString,
+            entity: { number in byNumber[number]?.entity },
+            objectID: { url in Self.objectID(from: url, model: model) })
         self.metadataState = Lock(try Self.readMetadata(file: file))
         self.rowCache = RowCache(budgetBytes: Self.integer(options[RowCacheSizeOptionKey]) ?? 32 << 20)
         self.pool = ConnectionPool(size: max(1, Self.integer(options[PersistentStoreConnectionPoolMaxSizeKey]) ?? 4))
@@ -221,14 +228,6 @@ final class NativeStore: RowStore {
     }
 
     func close() {}
-
-    /// The references resolver for decoding records of this store.
-    var references: RowCodec.References {
-        RowCodec.References(
-            storeIdentifier: identifier,
-            entity: { [layoutsByNumber] number in layoutsByNumber[number]?.entity },
-            objectID: { [model] url in Self.objectID(from: url, model: model) })
-    }
 
     private static func objectID(from url: URL, model: ManagedObjectModel) -> ManagedObjectID? {
         guard url.scheme == "x-strata", let host = url.host, !host.isEmpty else { return nil }

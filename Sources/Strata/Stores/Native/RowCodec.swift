@@ -87,12 +87,12 @@ enum RowCodec {
     }
 
     /// Resolves references while decoding.
-    struct References {
+    struct References: Sendable {
         let storeIdentifier: String
         /// The entity of a stored entity number (nil: unknown, a corrupt record).
-        let entity: (UInt16) -> EntityDescription?
+        let entity: @Sendable (UInt16) -> EntityDescription?
         /// The object ID named by a URI (objectID attributes).
-        let objectID: (URL) -> ManagedObjectID?
+        let objectID: @Sendable (URL) -> ManagedObjectID?
         /// Whether a reference to an unknown entity number reads as nil (during a migration that
         /// removed the entity) instead of failing as corrupt.
         var unknownEntityIsNull = false
