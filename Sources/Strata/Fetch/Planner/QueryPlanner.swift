@@ -61,7 +61,12 @@ enum QueryPlanner {
         let conjuncts = conjunctsOf(plan.predicate)
         let conditions = conjuncts.enumerated().compactMap { IndexCondition(conjunct: $1, position: $0, entity: plan.entity) }
         var best: (score: Int, path: AccessPath)?
-        for index in indexes where covers(index, plan) {
+        let constrained = Set(conditions.map(\.attribute))
+        let firstSortKey = plan.limit > 0 ? plan.sortDescriptors.first?.key : nil
+        // An index helps only through its first element: a condition on it, or (with a limit) the
+        // order it gives.
+        for index in indexes where constrained.contains(index.elements[0]) || index.elements[0] == firstSortKey {
+            guard covers(index, plan) else { continue }
             var candidate = path(over: index, conditions: conditions, conjuncts: conjuncts, plan: plan)
             var score = candidate.equalities.count * 4 + (candidate.rangesNextElement ? 2 : 0)
             if index.isUnique && candidate.equalities.count == index.elements.count && candidate.equalities.allSatisfy({ $0.count == 1 }) { score += 100 }
