@@ -4,12 +4,14 @@ import Strata
 /// The README's object-layer example, kept compiling and running.
 final class ReadmeExampleTests: XCTestCase {
     func testReadmeObjectLayerExample() async throws {
+        // The default store goes to the default directory: point it at a fresh one.
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        setenv("XDG_DATA_HOME", base.path, 1)
+        defer { unsetenv("XDG_DATA_HOME"); try? FileManager.default.removeItem(at: base) }
         let model = try ManagedObjectModel(classes: [Quake.self, Region.self])
         let container = PersistentContainer(name: "Earthquakes", managedObjectModel: model)
-        let store = PersistentStoreDescription(url: URL(fileURLWithPath: "/dev/null"))
-        store.type = .inMemory
-        container.persistentStoreDescriptions = [store]
-        try await container.loadPersistentStores()
+        try await container.loadPersistentStores()  // a .native store: ~/.local/share/<process>/Earthquakes.strata
+        XCTAssertEqual(container.persistentStoreCoordinator.persistentStores.first?.type, .native)
 
         try await container.performBackgroundTask { context in
             let quake = Quake(context: context)
