@@ -151,7 +151,41 @@ public struct WritableTree {
     }
 }
 
+extension ReadableTree {
+    /// Calls `body` with each record whose key is in `lower..<upper` (nil bounds are open), in
+    /// descending key order, until it returns false. The buffers are valid only during each call.
+    public func forEachReversed(
+        from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try transaction.checkUsable()
+        var cursor = NodeCursor(reader: reader)
+        try RangeScan.runReversed(&cursor, from: lower, to: upper, body)
+    }
+}
+
 enum RangeScan {
+    /// From the last key below `upper` down to `lower` (inclusive).
+    static func runReversed<S: PageSource>(
+        _ cursor: inout NodeCursor<S>, from lower: [UInt8]?, to upper: [UInt8]?,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        var more: Bool
+        if let upper {
+            more = try upper.withUnsafeBytes { try cursor.seek(atLeast: $0.baseAddress == nil ? .emptyBytes : $0) }
+            more = more ? try cursor.previous() : try cursor.last()
+        } else {
+            more = try cursor.last()
+        }
+        while more {
+            let key = cursor.key
+            if let lower, lower.withUnsafeBytes({ compareBytes(key, $0.baseAddress == nil ? .emptyBytes : $0) }) < 0 { return }
+            let keepGoing = try cursor.withValue { try body(key, $0) }
+            if !keepGoing { return }
+            more = try cursor.previous()
+        }
+    }
+
     static func run<S: PageSource>(
         _ cursor: inout NodeCursor<S>, from lower: [UInt8]?, to upper: [UInt8]?,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool

@@ -3,6 +3,41 @@ import StrataStorage
 import _StrataTestSupport
 
 final class CursorTests: XCTestCase {
+    /// Range counts and backward range scans against a sorted-array model.
+    func testRangeCountsAndBackwardScansMatchSortedModel() {
+        withSeed { random in
+            let fs = MemoryFileSystem()
+            let engine = try StorageEngine(path: "/db/r.strata", options: memoryOptions(fs, pageSize: 1024))
+            var model: [[UInt8]] = []
+            try engine.write { tx in
+                let t = try tx.createTree("t")
+                var keys = Set<[UInt8]>()
+                for _ in 0..<4000 { keys.insert(random.bytes(1 + random.next(below: 6))) }
+                for k in keys { try t.put(k, [UInt8(k.count)]) }
+                model = keys.sorted { $0.lexicographicallyPrecedes($1) }
+            }
+            try engine.read { tx in
+                let tree = try tx.tree("t")
+                for _ in 0..<300 {
+                    let lower: [UInt8]? = random.chance(0.2) ? nil : random.bytes(1 + random.next(below: 3))
+                    let upper: [UInt8]? = random.chance(0.2) ? nil : random.bytes(1 + random.next(below: 3))
+                    let expected = model.filter { key in
+                        (lower.map { !key.lexicographicallyPrecedes($0) } ?? true) && (upper.map { key.lexicographicallyPrecedes($0) } ?? true)
+                    }
+                    XCTAssertEqual(try tree.count(from: lower, to: upper), expected.count, "range \(String(describing: lower))..<\(String(describing: upper))")
+                    var backwards: [[UInt8]] = []
+                    try tree.forEachReversed(from: lower, to: upper) { key, value in
+                        XCTAssertEqual(Array(value), [UInt8(key.count)])
+                        backwards.append(Array(key))
+                        return true
+                    }
+                    XCTAssertEqual(backwards, expected.reversed())
+                }
+            }
+            engine.close()
+        }
+    }
+
     /// Random seeks and moves compared with a sorted-array model, in a read transaction.
     func testReadCursorMovesMatchSortedModel() {
         withSeed { random in

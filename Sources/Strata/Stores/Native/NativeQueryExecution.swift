@@ -139,30 +139,28 @@ extension NativeReadView {
             }
             return
         }
+        // Entries with equal values come out of a backward scan in descending key order; each
+        // such group is handed on in ascending primary-key order.
+        var group: [(Int64, UInt16)] = []
+        var groupValues: [UInt8] = []
+        func flush() throws -> Bool {
+            defer { group.removeAll(keepingCapacity: true) }
+            for (pk, number) in group.reversed() where try !body(pk, number) { return false }
+            return true
+        }
         for range in ranges.reversed() {
-            let cursor = try tree.makeCursor()
-            var more = try cursor.seek(toFirstKeyAtLeast: range.upper)
-            more = more ? try cursor.previous() : try cursor.last()
-            // Entries with equal values come out of a backward scan in descending key order;
-            // each such group is handed on in ascending primary-key order.
-            var group: [(Int64, UInt16)] = []
-            var groupValues: [UInt8]? = nil
-            func flush() throws -> Bool {
-                defer { group.removeAll(keepingCapacity: true) }
-                for (pk, number) in group.reversed() where try !body(pk, number) { return false }
+            var stopped = false
+            try tree.forEachReversed(from: range.lower, to: range.upper) { key, value in
+                let values = UnsafeRawBufferPointer(rebasing: key[..<max(0, key.count - 8)])
+                if !groupValues.elementsEqual(values) {
+                    if try !flush() { stopped = true; return false }
+                    groupValues.removeAll(keepingCapacity: true)
+                    groupValues.append(contentsOf: values)
+                }
+                if let found = try entry(key, value) { group.append(found) }
                 return true
             }
-            while more, let key = cursor.key, key.lexicographicallyPrecedes(range.lower) == false {
-                let value = try cursor.value() ?? []
-                let found = try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try entry(k, v) } }
-                let values = Array(key.dropLast(8))
-                if values != groupValues {
-                    if try !flush() { return }
-                    groupValues = values
-                }
-                if let found { group.append(found) }
-                more = try cursor.previous()
-            }
+            if stopped { return }
             if try !flush() { return }
         }
     }
