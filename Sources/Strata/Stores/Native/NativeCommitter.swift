@@ -36,6 +36,12 @@ struct NativeCommitter {
     private func tree(_ name: TreeName) throws -> WritableTree { try tx.openTree(name) }
 
     mutating func apply(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+        // Key order: new keys are appended at the right edge of each tree (full pages, few
+        // page copies) and updates touch neighbouring rows together.
+        var changes = changes
+        changes.inserts.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
+        changes.updates.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
+        changes.deletes.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
         try checkVersions(changes)
         savedKeys = Set((changes.updates + changes.inserts).compactMap(\.id.primaryKey))
         for (id, _) in changes.deletes { try delete(id) }
@@ -127,6 +133,10 @@ struct NativeCommitter {
 
     private mutating func addIndexEntries() throws {
         var conflicts: [String: RowConstraintConflict] = [:]
+        // One index after another, each in key order (appends where keys grow with the rows).
+        additions.sort { a, b in
+            a.index.tree != b.index.tree ? a.index.tree < b.index.tree : a.key.lexicographicallyPrecedes(b.key)
+        }
         for addition in additions {
             let index = addition.index
             let indexTree = try tree(index.tree)
