@@ -48,7 +48,9 @@ struct FetchPlan: Sendable {
     /// predicate, sorted stably, windowed. Related rows come from `source`.
     func evaluateInMemory(_ rows: [StoreRow], source: any PredicateRowSource) throws -> [StoreRow] {
         var rows = rows
-        if let predicate {
+        if let predicate, let filter = RecordFilter.compile(predicate, entity: entity, isStored: { !entity.slots[$0].isTransient }) {
+            rows = rows.filter { filter.matches($0.values) }
+        } else if let predicate {
             let evaluator = PredicateEvaluator(source: source)
             do {
                 rows = try rows.filter { try evaluator.evaluate(predicate, on: $0) }
@@ -79,8 +81,22 @@ enum RowSorter {
             }
             return a.index < b.index
         }
+        // Plain attribute keys read their slot directly (looked up once per entity).
+        var slotsEntity: ObjectIdentifier?
+        var slots: [Int?] = []
         func keyed(_ index: Int, _ row: StoreRow) throws -> Keyed {
-            (index, row, try zip(sorts, paths).map { try sortValue(of: row, path: $1, key: $0.key, source: source) })
+            let entity = ObjectIdentifier(row.id.entity)
+            if entity != slotsEntity {
+                slotsEntity = entity
+                slots = paths.map { $0.count == 1 ? row.id.entity.slotIndex[$0[0]] : nil }
+            }
+            var keys: [RowValue] = []
+            keys.reserveCapacity(sorts.count)
+            for position in sorts.indices {
+                if let slot = slots[position] { keys.append(row.values[slot]) }
+                else { keys.append(try sortValue(of: row, path: paths[position], key: sorts[position].key, source: source)) }
+            }
+            return (index, row, keys)
         }
         // A small limit keeps only the best `limit` rows (binary insertion: O(n log k) compares).
         if let limit, limit * 8 < rows.count {

@@ -1,6 +1,6 @@
-// RecordFilter: a predicate over an entity's own stored attributes, compiled once per scan into
-// tests on decoded record values, so a scan checks each row without building object IDs, rows or
-// evaluator state.
+// RecordFilter: a predicate over an entity's own stored attributes, compiled once per fetch into
+// tests on row values (a native store's partly decoded records, an in-memory store's rows), so a
+// scan checks each row without building object IDs, rows or evaluator state.
 //
 // Owns: the subset it compiles and the rule that on that subset it answers exactly as
 // PredicateEvaluator does: comparisons of one attribute with constants of a matching kind
@@ -35,28 +35,37 @@ struct RecordFilter {
 
     /// The filter for `predicate` over `layout`'s record values, or nil when it cannot be compiled.
     static func compile(_ predicate: FetchPredicate, layout: EntityLayout) -> RecordFilter? {
-        compileTest(predicate, layout: layout).map(RecordFilter.init)
-    }
-
-    private static func compileTest(_ predicate: FetchPredicate, layout: EntityLayout) -> Test? {
-        switch predicate.node {
-        case .constant(let value): return .constant(value)
-        case .not(let inner): return compileTest(inner, layout: layout).map(Test.not)
-        case .and(let parts):
-            let tests = parts.compactMap { compileTest($0, layout: layout) }
-            return tests.count == parts.count ? .and(tests) : nil
-        case .or(let parts):
-            let tests = parts.compactMap { compileTest($0, layout: layout) }
-            return tests.count == parts.count ? .or(tests) : nil
-        case .comparison(let comparison): return compileComparison(comparison, layout: layout)
+        compile(predicate, entity: layout.entity) { slot in
+            if case .record = layout.storage[slot] { return true }
+            return false
         }
     }
 
-    private static func compileComparison(_ comparison: PredicateComparison, layout: EntityLayout) -> Test? {
+    /// The filter for `predicate` over rows of `entity` (and its subentities, which share its
+    /// slots), reading only slots for which `isStored` holds.
+    static func compile(_ predicate: FetchPredicate, entity: EntityDescription, isStored: (Int) -> Bool) -> RecordFilter? {
+        compileTest(predicate, entity: entity, isStored: isStored).map(RecordFilter.init)
+    }
+
+    private static func compileTest(_ predicate: FetchPredicate, entity: EntityDescription, isStored: (Int) -> Bool) -> Test? {
+        switch predicate.node {
+        case .constant(let value): return .constant(value)
+        case .not(let inner): return compileTest(inner, entity: entity, isStored: isStored).map(Test.not)
+        case .and(let parts):
+            let tests = parts.compactMap { compileTest($0, entity: entity, isStored: isStored) }
+            return tests.count == parts.count ? .and(tests) : nil
+        case .or(let parts):
+            let tests = parts.compactMap { compileTest($0, entity: entity, isStored: isStored) }
+            return tests.count == parts.count ? .or(tests) : nil
+        case .comparison(let comparison): return compileComparison(comparison, entity: entity, isStored: isStored)
+        }
+    }
+
+    private static func compileComparison(_ comparison: PredicateComparison, entity: EntityDescription, isStored: (Int) -> Bool) -> Test? {
         guard comparison.modifier == .direct, comparison.options.subtracting(.normalized).isEmpty,
               case .keyPath(.evaluatedObject, let path) = comparison.left, path.count == 1, case .key(let key) = path[0],
-              let slot = layout.entity.slotIndex[key], let attribute = layout.entity.slots[slot] as? AttributeDescription,
-              case .record = layout.storage[slot] else { return nil }
+              let slot = entity.slotIndex[key], let attribute = entity.slots[slot] as? AttributeDescription,
+              isStored(slot) else { return nil }
         let type = attribute.attributeType
         func constant(_ value: PredicateValue) -> Constant? {
             switch (value, type) {
