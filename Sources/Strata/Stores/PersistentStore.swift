@@ -57,7 +57,11 @@ extension StoreReadView {
     }
 
     func count(matching plan: FetchPlan) throws -> Int {
-        if plan.predicate == nil { return plan.window(try count(ofEntities: plan.entityNames)) }
+        guard let predicate = plan.predicate else { return plan.window(try count(ofEntities: plan.entityNames)) }
+        let entity = plan.entity
+        if let filter = RecordFilter.compile(predicate, entity: entity, isStored: { !entity.slots[$0].isTransient }) {
+            return plan.window(try rows(ofEntities: plan.entityNames).reduce(0) { $0 + (filter.matches($1.values) ? 1 : 0) })
+        }
         var unlimited = plan
         unlimited.sortDescriptors = []
         unlimited.offset = 0

@@ -101,7 +101,10 @@ final class InMemoryStore: RowStore {
         }
 
         func rows(ofEntities names: Set<String>) throws -> [StoreRow] {
-            store.data.withLock { store.data.rowsUnlocked(ofEntities: names) }.map(store.rebind)
+            let rows = store.data.withLock { store.data.rowsUnlocked(ofEntities: names) }
+            // Rows written through this coordinator need no rebinding: hand out the shared array.
+            guard rows.contains(where: { !store.ownEntities.contains(ObjectIdentifier($0.id.entity)) }) else { return rows }
+            return rows.map(store.rebind)
         }
 
         func count(ofEntities names: Set<String>) throws -> Int {
