@@ -74,7 +74,7 @@ struct NativeCommitter {
         guard let key = id.primaryKey, let old = stored[id] else { return }
         let layout = try store.layout(of: id.entity)
         for index in layout.indexes {
-            try tree(index.tree).delete(indexKey(index, values: old.values, key: key).key)
+            try tree(index.tree).delete(index.key(values: old.values, primaryKey: key).key)
         }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: old.values[slot], to: .null, owner: key, layout: layout) }
         for (_, name, _) in layout.links { try removeLinks(tree: name, owner: key) }
@@ -89,9 +89,9 @@ struct NativeCommitter {
         let layout = try store.layout(of: row.id.entity)
         let old = stored[row.id]
         for index in layout.indexes {
-            let new = indexKey(index, values: row.values, key: key)
+            let new = index.key(values: row.values, primaryKey: key)
             if let old {
-                let previous = indexKey(index, values: old.values, key: key)
+                let previous = index.key(values: old.values, primaryKey: key)
                 if previous.key == new.key { continue }
                 try tree(index.tree).delete(previous.key)
             }
@@ -113,7 +113,7 @@ struct NativeCommitter {
         guard let key = row.id.primaryKey else { return }
         let layout = try store.layout(of: row.id.entity)
         for index in layout.indexes {
-            let new = indexKey(index, values: row.values, key: key)
+            let new = index.key(values: row.values, primaryKey: key)
             additions.append((index, new.key, new.elements, new.truncated, new.hasNull, row))
         }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: .null, to: row.values[slot], owner: key, layout: layout) }
@@ -181,20 +181,6 @@ struct NativeCommitter {
             if theirs == mine { return holder }
         }
         return nil
-    }
-
-    /// The index key of a row: every element, then the primary key.
-    func indexKey(_ index: IndexLayout, values: [RowValue], key: Int64) -> (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool) {
-        var bytes: [UInt8] = []
-        var truncated = false
-        var hasNull = false
-        for (slot, kind) in zip(index.slots, index.kinds) {
-            if values[slot].isNull { hasNull = true }
-            if KeyEncoding.append(values[slot], kind: kind, cap: index.cap, to: &bytes) { truncated = true }
-        }
-        let elements = bytes.count
-        KeyEncoding.appendPrimaryKey(key, to: &bytes)
-        return (bytes, elements, truncated, hasNull)
     }
 
     static func entityNumberBytes(_ number: UInt16) -> [UInt8] { [UInt8(number >> 8), UInt8(number & 0xFF)] }

@@ -266,14 +266,8 @@ private struct IndexWriter {
 
     func addEntries(for values: [RowValue], key: Int64, layout: EntityLayout, incompatible: (String) -> StrataError) throws {
         for index in layout.indexes {
-            var bytes: [UInt8] = []
-            var hasNull = false
-            for (slot, kind) in zip(index.slots, index.kinds) {
-                if values[slot].isNull { hasNull = true }
-                KeyEncoding.append(values[slot], kind: kind, cap: index.cap, to: &bytes)
-            }
-            let elements = bytes
-            KeyEncoding.appendPrimaryKey(key, to: &bytes)
+            let (bytes, length, _, hasNull) = index.key(values: values, primaryKey: key)
+            let elements = Array(bytes[..<length])
             let tree = try tx.openTree(index.tree)
             if index.isUnique && !hasNull {
                 var clash: Int64?
@@ -285,12 +279,12 @@ private struct IndexWriter {
                     throw incompatible("rows \(clash) and \(key) of \(layout.entity.name) share values of the uniqueness constraint \(index.elementNames) the new model adds")
                 }
             }
-            try tree.put(bytes, [UInt8(layout.number >> 8), UInt8(layout.number & 0xFF)])
+            try tree.put(bytes, NativeCommitter.entityNumberBytes(layout.number))
         }
         for (slot, name) in layout.foreignKeys {
             guard case .objectID(let target) = values[slot], let targetKey = target.primaryKey else { continue }
             try tx.openTree(name).put(NativeStoreFile.encodeKey(targetKey) + NativeStoreFile.encodeKey(key),
-                                      [UInt8(layout.number >> 8), UInt8(layout.number & 0xFF)])
+                                      NativeCommitter.entityNumberBytes(layout.number))
         }
     }
 }

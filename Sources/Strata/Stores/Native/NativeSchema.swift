@@ -183,6 +183,21 @@ struct IndexLayout: Sendable {
     let isUnique: Bool
     /// Text and bytes elements are cut at this many bytes so keys fit in a page.
     let cap: Int
+
+    /// The index key of a row (FORMAT.md §19.4): every element, then the primary key; with the
+    /// length of the elements part, whether an element was cut, and whether one is nil.
+    func key(values: [RowValue], primaryKey: Int64) -> (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool) {
+        var bytes: [UInt8] = []
+        var truncated = false
+        var hasNull = false
+        for (slot, kind) in zip(slots, kinds) {
+            if values[slot].isNull { hasNull = true }
+            if KeyEncoding.append(values[slot], kind: kind, cap: cap, to: &bytes) { truncated = true }
+        }
+        let elements = bytes.count
+        KeyEncoding.appendPrimaryKey(primaryKey, to: &bytes)
+        return (bytes, elements, truncated, hasNull)
+    }
 }
 
 /// How the native store lays out the rows of one entity of a coordinator's model.
