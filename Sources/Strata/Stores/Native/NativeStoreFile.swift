@@ -58,7 +58,7 @@ final class NativeStoreFile: Sendable {
                 keys.blockSize = min(keys.blockSize * 2, 65_536)
                 let first: Int64 = try engine.write { tx in
                     let meta = try tx.openTree(NativeSchema.metaTree)
-                    let stored = try meta.get(Self.nextKeyName).map(Self.decodeKey) ?? 1
+                    let stored = try meta.get(Self.nextKeyName).map { try Self.decodeKey($0, path: path) } ?? 1
                     try meta.put(Self.nextKeyName, Self.encodeKey(stored + block))
                     return stored
                 }
@@ -77,8 +77,13 @@ final class NativeStoreFile: Sendable {
         return bytes
     }
 
-    static func decodeKey(_ bytes: [UInt8]) -> Int64 {
-        guard bytes.count == 8 else { return 1 }
-        return bytes.withUnsafeBytes { Int64(bitPattern: KeyEncoding.readBigEndian($0, at: 0)) }
+    /// The stored next key; a malformed one is corruption (guessing could hand out used keys).
+    static func decodeKey(_ bytes: [UInt8], path: String) throws -> Int64 {
+        guard bytes.count == 8 else {
+            throw StrataError(.corrupt, "\(path): nextKey in \(NativeSchema.metaTree) has \(bytes.count) bytes, not 8")
+        }
+        let key = bytes.withUnsafeBytes { Int64(bitPattern: KeyEncoding.readBigEndian($0, at: 0)) }
+        guard key >= 1 else { throw StrataError(.corrupt, "\(path): nextKey in \(NativeSchema.metaTree) is \(key)") }
+        return key
     }
 }
