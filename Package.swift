@@ -10,11 +10,18 @@ let package = Package(
         .library(name: "StrataStorage", targets: ["StrataStorage"]),
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "storectl", targets: ["storectl"]),
+        .executable(name: "quakes", targets: ["quakes"]),
     ],
     targets: [
         .target(name: "StrataStorage"),
         .target(name: "Strata", dependencies: ["StrataStorage"]),
         .executableTarget(name: "storectl", dependencies: ["StrataStorage", "Strata"]),
+        .executableTarget(
+            name: "quakes",
+            dependencies: ["Strata"],
+            path: "Sources/quakes",
+            resources: [.copy("Resources/sample-feed.geojson")]
+        ),
         .executableTarget(
             name: "strata-demo",
             dependencies: ["StrataStorage"],
@@ -37,7 +44,7 @@ let package = Package(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage", "_StrataTestSupport", "strata-test-helper"]
         ),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "_StrataTestSupport", "strata-test-helper"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "_StrataTestSupport", "strata-test-helper", "quakes"], resources: [.copy("Fixtures")]),
         .testTarget(name: "storectlTests", dependencies: ["storectl", "StrataStorage", "Strata", "_StrataTestSupport"]),
     ]
 )

@@ -14,8 +14,12 @@ import Foundation
 extension ManagedObjectContext {
     /// Folds conflicting inserted objects into the rows they duplicate; throws the conflict
     /// error when a conflict involves no inserted object (two existing rows given equal values).
+    /// Every ID change is applied in one remapping pass (a save may fold thousands of objects).
     func resolveConstraintConflicts(_ conflicts: [RowConstraintConflict], error: () -> StrataError) throws {
         guard let coordinator = persistentStoreCoordinator else { throw error() }
+        var adoptions: [(object: ManagedObject, stored: StoreRow)] = []
+        var folds: [(duplicate: ManagedObject, target: ManagedObject)] = []
+        var mapping: [ManagedObjectID: ManagedObjectID] = [:]
         for conflict in conflicts {
             let objects = conflict.conflictingIDs.compactMap { registry[$0]?.object }
             let inserted = objects.filter(\.isInsertedStorage).sorted { $0.insertionNumber < $1.insertionNumber }
@@ -23,19 +27,40 @@ extension ManagedObjectContext {
             guard !inserted.isEmpty else { throw error() }
             var duplicates = inserted[...]
             let target: ManagedObject
+            let targetID: ManagedObjectID
             if let storedID = conflict.storedID {
                 guard existing.isEmpty, let stored = try coordinator.row(for: storedID, pin: try readPin()) else { throw error() }
                 target = duplicates.removeFirst()
-                try adopt(target, storedRow: stored)
+                targetID = stored.id
+                adoptions.append((target, stored))
+                mapping[target.objectID] = stored.id
             } else {
                 guard existing.count <= 1 else { throw error() }
-                if let first = existing.first {
-                    target = first
-                } else {
-                    target = duplicates.removeFirst()
-                }
+                target = existing.first ?? duplicates.removeFirst()
+                targetID = target.objectID
             }
-            for duplicate in duplicates { try fold(duplicate, into: target) }
+            for duplicate in duplicates {
+                folds.append((duplicate, target))
+                mapping[duplicate.objectID] = targetID
+            }
+        }
+        for (object, stored) in adoptions {
+            if let registered = registry[stored.id]?.object, registered !== object {
+                if registered.hasChanges { throw StrataError(.constraintConflict, "\(object.objectID) duplicates \(stored.id), which \(debugName) has changed too") }
+                unregister(registered)
+                registered.managedObjectContext = nil
+            }
+        }
+        let winners = adoptions.map { Set(winningSlots(of: $0.object, over: $0.stored.values)) }
+        for (duplicate, _) in folds {
+            unregister(duplicate)
+            duplicate.isInsertedStorage = false
+        }
+        remapIDs(mapping)
+        for ((object, stored), wins) in zip(adoptions, winners) { try adopt(object, storedRow: stored, keeping: wins) }
+        for (duplicate, target) in folds {
+            try fold(duplicate, into: target, mapping: mapping)
+            duplicate.managedObjectContext = nil
         }
     }
 
@@ -56,15 +81,9 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Turns inserted `object` into the stored row `stored`, keeping its winning values as changes.
-    private func adopt(_ object: ManagedObject, storedRow stored: StoreRow) throws {
-        if let registered = registry[stored.id]?.object, registered !== object {
-            if registered.hasChanges { throw StrataError(.constraintConflict, "\(object.objectID) duplicates \(stored.id), which \(debugName) has changed too") }
-            unregister(registered)
-            registered.managedObjectContext = nil
-        }
-        let wins = Set(winningSlots(of: object, over: stored.values))
-        remapIDs([object.objectID: stored.id])
+    /// Turns inserted `object` (already carrying the stored row's ID) into that row, keeping its
+    /// winning values as changes.
+    private func adopt(_ object: ManagedObject, storedRow stored: StoreRow, keeping wins: Set<Int>) throws {
         let mine = object.values
         insertedSet.remove(object)
         object.isInsertedStorage = false
@@ -75,18 +94,13 @@ extension ManagedObjectContext {
         try apply(mine, slots: wins, to: object, previouslyLinked: mine)
     }
 
-    /// Merges inserted `duplicate` into `target`: its winning values move over, its references
-    /// now point at `target`, and it leaves the context.
-    private func fold(_ duplicate: ManagedObject, into target: ManagedObject) throws {
+    /// Merges `duplicate` (already out of the context, its references pointing at `target`) into
+    /// `target`: its winning values move over.
+    private func fold(_ duplicate: ManagedObject, into target: ManagedObject, mapping: [ManagedObjectID: ManagedObjectID]) throws {
         try target.fireFaultIfNeeded()
         let wins = Set(winningSlots(of: duplicate, over: target.values))
-        let theirs = duplicate.values
-        unregister(duplicate)
-        duplicate.isInsertedStorage = false
-        remapIDs([duplicate.objectID: target.objectID])
-        duplicate.managedObjectContext = nil
-        let remapped = theirs.map { $0.remapped([duplicate.objectID: target.objectID]) }
-        try apply(remapped, slots: wins, to: target, previouslyLinked: remapped)
+        let theirs = duplicate.values.map { $0.remapped(mapping) }
+        try apply(theirs, slots: wins, to: target, previouslyLinked: theirs)
     }
 
     /// Sets `object`'s `slots` to `values` (relationships through the inverse-keeping setters);

@@ -1,0 +1,91 @@
+// quakes: the Earthquakes example: a USGS earthquake feed imported into a .native store, then
+// queried. `swift run quakes --help` for the options.
+//
+// Owns: the command line (options, usage, exit codes: 0 done, 1 bad input or store error, 2 bad
+// arguments), choosing the feed (the shipped sample, or --feed PATH), the store location (the
+// container's default, or --store PATH) and the progress lines. Errors are one line on stderr.
+
+import Foundation
+import Strata
+
+@main
+enum QuakesCommand {
+    static let usage = """
+    usage: quakes [--feed PATH] [--store PATH] [--batch N]
+           quakes --generate N [--seed S] > feed.geojson
+
+    Imports a USGS GeoJSON earthquake feed (the shipped 5,000-quake sample unless --feed names
+    one, e.g. all_month.geojson from earthquake.usgs.gov) into a .native store in the default
+    directory (or --store PATH), in batches on a background context; quakes already stored are
+    updated by their code, never duplicated. Then prints the quakes of the feed's last 5 hours,
+    the 10 largest and the count per day. --generate writes a synthetic feed instead.
+    """
+
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        func value(_ name: String) -> String? {
+            guard let index = arguments.firstIndex(of: name) else { return nil }
+            guard index + 1 < arguments.count else { fail("\(name) needs a value", status: 2) }
+            let value = arguments[index + 1]
+            arguments.removeSubrange(index...index + 1)
+            return value
+        }
+        if arguments.contains("--help") || arguments.contains("-h") {
+            print(usage)
+            return
+        }
+        let feedPath = value("--feed"), storePath = value("--store"), generate = value("--generate"), seed = value("--seed")
+        let batchText = value("--batch")
+        if let unknown = arguments.first { fail("unknown argument \(unknown)\n\(usage)", status: 2) }
+        if let generate {
+            guard let count = Int(generate), count > 0 else { fail("--generate needs a positive number", status: 2) }
+            do {
+                FileHandle.standardOutput.write(try FeedGenerator(count: count, seed: UInt64(seed ?? "") ?? 2026).data())
+            } catch {
+                fail("cannot write the feed: \(error)")
+            }
+            return
+        }
+        let batchSize = Int(batchText ?? "1000") ?? 0
+        guard batchSize > 0 else { fail("--batch needs a positive number", status: 2) }
+        do {
+            try await run(feedPath: feedPath, storePath: storePath, batchSize: batchSize)
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    static func run(feedPath: String?, storePath: String?, batchSize: Int) async throws {
+        let feed: Feed
+        if let feedPath {
+            feed = try Feed(contentsOf: feedPath)
+        } else {
+            guard let url = Bundle.module.url(forResource: "sample-feed", withExtension: "geojson"),
+                  let data = FileManager.default.contents(atPath: url.path) else {
+                throw FeedError(description: "the shipped sample feed is missing from the resource bundle")
+            }
+            feed = try Feed(data: data, source: "the sample feed")
+        }
+        let container = PersistentContainer(name: "Earthquakes", managedObjectModel: try QuakeModel.make())
+        if let storePath {
+            container.persistentStoreDescriptions = [PersistentStoreDescription(url: URL(fileURLWithPath: storePath))]
+        }
+        try await container.loadPersistentStores()
+        let store = container.persistentStoreDescriptions.first?.url?.path ?? "?"
+        note("importing \(feed.quakes.count) quakes from \(feedPath ?? "the sample feed") into \(store)")
+        let summary = try await Importer.run(feed, into: container, batchSize: batchSize) { done, total in
+            note("  \(done)/\(total) (\(done * 100 / max(total, 1))%)")
+        }
+        print("imported \(feed.quakes.count) quakes in \(String(format: "%.2f", summary.seconds)) s: \(summary.inserted) new, \(summary.updated) updated" + (summary.skipped > 0 ? ", \(summary.skipped) skipped (no code)" : ""))
+        print(try await Report.make(from: container))
+    }
+
+    static func note(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    static func fail(_ message: String, status: Int32 = 1) -> Never {
+        FileHandle.standardError.write(Data("quakes: \(message)\n".utf8))
+        exit(status)
+    }
+}
