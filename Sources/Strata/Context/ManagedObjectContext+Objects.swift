@@ -274,9 +274,17 @@ extension ManagedObjectContext {
             object.objectID = new
             registry[new] = WeakObject(object: object)
         }
-        for object in retained.values where !object.isFaultStorage {
-            object.values = object.values.map { $0.remapped(mapping) }
-            object.committedValues = object.committedValues?.map { $0.remapped(mapping) }
+        // Only slots that can hold object IDs change; objects without any are left alone.
+        for object in retained.values where !object.isFaultStorage && !object.entity.referenceSlots.isEmpty {
+            for slot in object.entity.referenceSlots {
+                let value = object.values[slot]
+                let remapped = value.remapped(mapping)
+                if remapped != value { object.values[slot] = remapped }
+                if let committed = object.committedValues?[slot] {
+                    let remappedCommitted = committed.remapped(mapping)
+                    if remappedCommitted != committed { object.committedValues![slot] = remappedCommitted }
+                }
+            }
         }
     }
 }

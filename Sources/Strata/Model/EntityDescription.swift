@@ -82,6 +82,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     internal private(set) var slotIndex: [String: Int] = [:]
     /// This entity's name and the names of all its descendants.
     internal private(set) var kindNames: Set<String> = []
+    /// The slots that can hold object IDs (relationships and objectID attributes).
+    internal private(set) var referenceSlots: [Int] = []
     /// The row of a new object: every attribute's default, empty relationships.
     internal private(set) var defaultRow: [RowValue] = []
     /// The hash of everything about the entity a store's layout depends on.
@@ -163,6 +165,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         managedObjectModel = model
         slots = allProperties
         slotIndex = Dictionary(slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        referenceSlots = slots.indices.filter { slot in
+            slots[slot] is RelationshipDescription || (slots[slot] as? AttributeDescription)?.attributeType == .objectID
+        }
         var kinds: Set<String> = [name]
         var pending = subentities
         while let next = pending.popLast() {

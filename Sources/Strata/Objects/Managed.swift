@@ -49,6 +49,7 @@ public struct Managed<Value> {
         }
         set {
             let name = ManagedKeyNames.name(of: storageKeyPath)
+            if let typed = newValue as? any ManagedAttributeValue, object.setTypedAttribute(typed, forKey: name) { return }
             object.setValue(newValue, forKey: name)
         }
     }

@@ -37,6 +37,18 @@ extension ManagedObject {
         return relationshipValue(raw, relationship)
     }
 
+    /// The typed path of `@Managed` attribute setters: the value's own row form, when the
+    /// attribute's type is exactly the value's (no conversion or range check is needed); false
+    /// sends the caller down the general path, which reports every problem.
+    func setTypedAttribute(_ value: any ManagedAttributeValue, forKey key: String) -> Bool {
+        guard let slot = entity.slotIndex[key], let attribute = entity.slots[slot] as? AttributeDescription,
+              !(attribute is DerivedAttributeDescription), attribute.attributeType == type(of: value).attributeType else { return false }
+        assertOnContextQueue("setting \(key)")
+        do { try fireFaultIfNeeded() } catch { return false }
+        setPrimitive(value.rowValue, slot: slot)
+        return true
+    }
+
     /// ``setValue(_:forKey:)`` that throws `unknownKey` / `typeMismatch` instead of trapping.
     public func setCheckedValue(_ value: Any?, forKey key: String) throws {
         assertOnContextQueue("setting \(key)")

@@ -74,14 +74,14 @@ final class QueryGenerationTests: XCTestCase {
             try cupertino.setQueryGenerationFrom(.current)
             return try cupertino.fetch(Quake.fetchRequest())
         }
-        XCTAssertTrue(try cupertino.performAndWait { faults.allSatisfy(\.isFault) })
+        XCTAssertTrue(cupertino.performAndWait { faults.allSatisfy(\.isFault) })
         let deleter = context()
         try deleter.performAndWait {
             for quake in try deleter.fetch(Quake.fetchRequest()) { deleter.delete(quake) }
             try deleter.save()
         }
         XCTAssertEqual(try count(context()), 0)
-        try cupertino.performAndWait {
+        cupertino.performAndWait {
             XCTAssertEqual(Set(faults.map(\.place)), Set((0..<10).map { "place \($0)" }))
             XCTAssertTrue(faults.allSatisfy { !$0.isFault })
         }
@@ -124,7 +124,7 @@ final class QueryGenerationTests: XCTestCase {
             request.predicate = try FetchPredicate(format: "code == 'q1'")
             return try XCTUnwrap(try pinned.fetch(request).first)
         }
-        try pinned.performAndWait { _ = quake.magnitude }
+        pinned.performAndWait { _ = quake.magnitude }
         func first() throws -> QueryGenerationToken { try XCTUnwrap(pinned.performAndWait { pinned.queryGenerationToken }) }
         let start = try first()
 
@@ -163,7 +163,7 @@ final class QueryGenerationTests: XCTestCase {
         // On reset.
         let beforeReset = try first()
         try insertElsewhere(1)
-        try pinned.performAndWait { pinned.reset() }
+        pinned.performAndWait { pinned.reset() }
         XCTAssertNotEqual(try first(), beforeReset)
         XCTAssertEqual(try count(pinned), 14)
 
