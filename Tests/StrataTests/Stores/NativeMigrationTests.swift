@@ -71,12 +71,7 @@ final class NativeMigrationTests: XCTestCase {
     }
 
     private func assertSound(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
-        var options = StorageOptions()
-        options.readOnly = true
-        options.createIfMissing = false
-        let engine = try StorageEngine(path: url.path, options: options)
-        defer { engine.close() }
-        XCTAssertEqual(try engine.check().map { "\($0)" }, [], file: file, line: line)
+        try TestStores.assertSound(url, file: file, line: line)
     }
 
     /// The v1 data is intact when read with v1.

@@ -15,14 +15,8 @@ final class NativeStoreTests: XCTestCase {
         return (coordinator, context)
     }
 
-    /// Runs the engine's integrity check on a closed store file.
     private func assertSound(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
-        var options = StorageOptions()
-        options.readOnly = true
-        options.createIfMissing = false
-        let engine = try StorageEngine(path: url.path, options: options)
-        defer { engine.close() }
-        XCTAssertEqual(try engine.check().map { "\($0)" }, [], file: file, line: line)
+        try TestStores.assertSound(url, file: file, line: line)
     }
 
     func testRowsAndEveryKindOfRelationshipSurviveReopening() throws {

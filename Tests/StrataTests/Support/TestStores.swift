@@ -9,6 +9,7 @@
 import Foundation
 import XCTest
 import Strata
+import StrataStorage
 
 enum TestStores {
     /// The store type the suites run against.
@@ -43,6 +44,16 @@ enum TestStores {
     static func add(to coordinator: PersistentStoreCoordinator, path: String = "/dev/null", configuration: String? = nil,
                     options: [String: Any]? = nil, type: StoreType = TestStores.type) throws -> any PersistentStore {
         try coordinator.addPersistentStore(type: type, configuration: configuration, at: url(for: path, type: type), options: options)
+    }
+
+    /// Runs the engine's integrity check on a (closed) store file and fails on any finding.
+    static func assertSound(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
+        var options = StorageOptions()
+        options.readOnly = true
+        options.createIfMissing = false
+        let engine = try StorageEngine(path: url.path, options: options)
+        defer { engine.close() }
+        XCTAssertEqual(try engine.check().map { "\($0)" }, [], "integrity check of \(url.lastPathComponent)", file: file, line: line)
     }
 
     private final class Cleanup: NSObject, XCTestObservation {
