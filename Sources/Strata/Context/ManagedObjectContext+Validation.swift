@@ -36,7 +36,8 @@ extension ManagedObjectContext {
 
     private func propertyProblems(of object: ManagedObject) -> [StrataError] {
         var problems: [StrataError] = []
-        let label = "\(object.entity.name) \(object.objectID)"
+        // Built only for a problem: an object ID's description is its URI, costly to build.
+        var label: String { "\(object.entity.name) \(object.objectID)" }
         for (slot, property) in object.entity.slots.enumerated() {
             let value = object.values[slot]
             if let attribute = property as? AttributeDescription {

@@ -64,6 +64,8 @@ public class AttributeDescription: PropertyDescription, @unchecked Sendable {
             if !isOptional { found.append("\(qualifiedName) is required") }
             return found
         }
+        // Most attributes have no rule beyond optionality: nothing to measure or match.
+        if minValue == nil && maxValue == nil && minLength == nil && maxLength == nil && regularExpression == nil { return found }
         if let number = Self.number(value) {
             if let minValue, number < minValue { found.append("\(qualifiedName) is \(Self.describe(value)), below the minimum \(minValue)") }
             if let maxValue, number > maxValue { found.append("\(qualifiedName) is \(Self.describe(value)), above the maximum \(maxValue)") }
