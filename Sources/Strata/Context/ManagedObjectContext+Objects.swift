@@ -112,6 +112,8 @@ extension ManagedObjectContext {
         insertedSet.insert(object)
         retain(object)
         pendingNotification.inserted.insert(object)
+        // Pending inserts are never reported as updated too, so its setters need no filing.
+        lastTrackedUpdate = ObjectIdentifier(object)
     }
 
     /// Marks `object` deleted (inserted objects are simply removed) and applies its delete rules:
@@ -186,8 +188,11 @@ extension ManagedObjectContext {
         if !object.isInsertedStorage && !object.isDeletedStorage {
             if object.changedSlots.isEmpty { updatedSet.remove(object) } else { updatedSet.insert(object) }
         }
+        let id = ObjectIdentifier(object)
+        guard lastTrackedUpdate != id else { return }
         retain(object)
         pendingNotification.updated.insert(object)
+        lastTrackedUpdate = id
     }
 
     /// Called by the in-place to-many edits: tracks the object and records the inverse edit for undo.
@@ -260,6 +265,16 @@ extension ManagedObjectContext {
             throw StrataError(.noStore, "\(debugName) has no coordinator to assign permanent IDs")
         }
         let ids = try coordinator.permanentIDs(for: temporary.map(\.entity))
+        // Without children (aliases) or objects that can hold IDs, only the registry changes.
+        if !hasChildren && !retained.values.contains(where: { !$0.entity.referenceSlots.isEmpty }) {
+            registry.reserveCapacity(registry.count + temporary.count)
+            for (object, id) in zip(temporary, ids) {
+                guard let entry = registry.removeValue(forKey: object.objectID), entry.object === object else { continue }
+                object.objectID = id
+                registry[id] = entry
+            }
+            return
+        }
         var mapping: [ManagedObjectID: ManagedObjectID] = [:]
         for (object, id) in zip(temporary, ids) { mapping[object.objectID] = id }
         remapIDs(mapping)

@@ -21,7 +21,9 @@ extension ManagedObjectContext {
         isSaving = true
         defer { isSaving = false }
         NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
-        for object in insertedSet.union(updatedSet).union(deletedSet) { object.willSave() }
+        for object in insertedSet { object.willSave() }
+        for object in updatedSet where !insertedSet.contains(object) { object.willSave() }
+        for object in deletedSet where !insertedSet.contains(object) && !updatedSet.contains(object) { object.willSave() }
         try updateDerivedAttributes()
         try validatePendingChanges()
         var inserted = insertedSet, updated = updatedSet
@@ -83,8 +85,10 @@ extension ManagedObjectContext {
     }
 
     private func persistentValues(of object: ManagedObject) -> [RowValue] {
+        let transient = object.entity.transientSlots
+        if transient.isEmpty { return object.values }
         var values = object.values
-        for (slot, property) in object.entity.slots.enumerated() where property.isTransient { values[slot] = .null }
+        for slot in transient { values[slot] = .null }
         return values
     }
 
@@ -195,24 +199,42 @@ extension ManagedObjectContext {
 
     /// Marks every saved object clean, runs didSave hooks and posts the save notifications.
     private func finishSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>) {
-        for object in inserted.union(updated) where !object.isDeletedStorage {
+        func markSaved(_ object: ManagedObject) {
             object.committedValues = object.values
             object.changedSlots = []
             object.isInsertedStorage = false
-            if !retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
         }
         // Objects inserted and deleted before this save never reach a store; they leave too.
         let insertedThenDeleted = retained.values.filter { $0.isInsertedStorage && $0.isDeletedStorage }
-        for object in deleted.union(insertedThenDeleted) {
-            unregister(object)
-            object.managedObjectContext = nil
+        if retainsRegisteredObjects {
+            for object in inserted where !object.isDeletedStorage { markSaved(object) }
+            for object in updated where !object.isDeletedStorage { markSaved(object) }
+        } else if updated.isEmpty && deleted.isEmpty && insertedThenDeleted.isEmpty && retained.count == inserted.count {
+            // Only inserts, and nothing else is kept alive: every one of them leaves `retained`.
+            for object in inserted { markSaved(object) }
+            retained = [:]
+        } else {
+            for objects in [inserted, updated] {
+                for object in objects where !object.isDeletedStorage {
+                    markSaved(object)
+                    retained[ObjectIdentifier(object)] = nil
+                }
+            }
+        }
+        for objects in [deleted, Set(insertedThenDeleted)] {
+            for object in objects {
+                unregister(object)
+                object.managedObjectContext = nil
+            }
         }
         insertedSet = []
         updatedSet = []
         deletedSet = []
         pendingNotification = PendingChanges()
         let savedUpdated = updated.filter { !$0.isDeletedStorage }
-        for object in inserted.union(savedUpdated).union(deleted) { object.didSave() }
+        for object in inserted { object.didSave() }
+        for object in savedUpdated where !inserted.contains(object) { object.didSave() }
+        for object in deleted where !inserted.contains(object) && !savedUpdated.contains(object) { object.didSave() }
         postDidSave(inserted: inserted.subtracting(deleted), updated: savedUpdated, deleted: deleted)
     }
 }

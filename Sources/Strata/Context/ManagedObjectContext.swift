@@ -97,12 +97,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
     // Object state, all on `queue`.
     var registry: [ManagedObjectID: WeakObject] = [:]
     /// Changed objects (and all objects when `retainsRegisteredObjects`): kept alive by the context.
-    var retained: [ObjectIdentifier: ManagedObject] = [:]
+    var retained: [ObjectIdentifier: ManagedObject] = [:] { didSet { lastTrackedUpdate = nil } }
     var insertedSet: Set<ManagedObject> = []
     var updatedSet: Set<ManagedObject> = []
     var deletedSet: Set<ManagedObject> = []
     /// Changes since the last `processPendingChanges()`, for objectsDidChange notifications.
-    var pendingNotification = PendingChanges()
+    var pendingNotification = PendingChanges() { didSet { lastTrackedUpdate = nil } }
+    /// The object whose last change was filed (retained, in the pending updated set) with neither
+    /// collection changed since: its next change skips the filing (several setters in a row).
+    var lastTrackedUpdate: ObjectIdentifier?
     var registrySweepThreshold = 1024
     var isSaving = false
     /// Numbers inserted objects in insertion order (only `insert` and child pushes advance it).

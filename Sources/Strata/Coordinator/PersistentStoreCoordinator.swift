@@ -210,6 +210,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Commits a save, split by store. Each store's part is atomic; with several stores, a failure
     /// in a later store leaves earlier stores' parts committed (as Core Data).
     func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+        // The usual case: every row in one store; the change set goes there as it is.
+        let first = changes.inserts.first?.id.storeIdentifier ?? changes.updates.first?.id.storeIdentifier ?? changes.deletes.first?.id.storeIdentifier
+        if let first, changes.inserts.allSatisfy({ $0.id.storeIdentifier == first }),
+           changes.updates.allSatisfy({ $0.id.storeIdentifier == first }), changes.deletes.allSatisfy({ $0.id.storeIdentifier == first }),
+           let store = store(identifier: first) {
+            return try store.commit(changes)
+        }
         var byStore: [String: (store: any RowStore, changes: StoreChangeSet)] = [:]
         func part(_ id: ManagedObjectID) throws -> String {
             guard let identifier = id.storeIdentifier else {

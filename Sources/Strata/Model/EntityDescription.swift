@@ -84,6 +84,11 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     internal private(set) var kindNames: Set<String> = []
     /// The slots that can hold object IDs (relationships and objectID attributes).
     internal private(set) var referenceSlots: [Int] = []
+    /// The slots of transient properties (stores keep null there).
+    internal private(set) var transientSlots: [Int] = []
+    /// Per slot: the attribute type a typed `@Managed` setter may store directly (nil for
+    /// relationships and derived attributes, which take the general path).
+    internal private(set) var directAttributeTypes: [AttributeDescription.AttributeType?] = []
     /// The row of a new object: every attribute's default, empty relationships.
     internal private(set) var defaultRow: [RowValue] = []
     /// The hash of everything about the entity a store's layout depends on.
@@ -167,6 +172,11 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         slotIndex = Dictionary(slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         referenceSlots = slots.indices.filter { slot in
             slots[slot] is RelationshipDescription || (slots[slot] as? AttributeDescription)?.attributeType == .objectID
+        }
+        transientSlots = slots.indices.filter { slots[$0].isTransient }
+        directAttributeTypes = slots.map { property in
+            guard let attribute = property as? AttributeDescription, !(attribute is DerivedAttributeDescription) else { return nil }
+            return attribute.attributeType
         }
         var kinds: Set<String> = [name]
         var pending = subentities

@@ -38,19 +38,29 @@ public struct Managed<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
         get {
-            let name = ManagedKeyNames.name(of: storageKeyPath)
-            let wrapper = object[keyPath: storageKeyPath]
             if object.isPrototype {
-                object.probedName = name
+                let wrapper = object[keyPath: storageKeyPath]
+                object.probedName = ManagedKeyNames.name(of: storageKeyPath)
                 object.probedKeyPath = wrappedKeyPath
                 return wrapper.defaultValue
             }
-            return wrapper.read(from: object, key: name)
+            let info = ManagedKeyCache.info(of: storageKeyPath, value: Value.self, entity: object.entity)
+            if let slot = info.slot, info.kind != .other {
+                if object.isFaultStorage {
+                    do { try object.fireFaultIfNeeded() } catch {
+                        preconditionFailure("Strata: reading \(object.entity.name).\(info.name): \(error)")
+                    }
+                }
+                if let value = info.kind.decode(object.values[slot], as: Value.self) { return value }
+            }
+            return object[keyPath: storageKeyPath].read(from: object, key: info.name)
         }
         set {
-            let name = ManagedKeyNames.name(of: storageKeyPath)
-            if let typed = newValue as? any ManagedAttributeValue, object.setTypedAttribute(typed, forKey: name) { return }
-            object.setValue(newValue, forKey: name)
+            let info = ManagedKeyCache.info(of: storageKeyPath, value: Value.self, entity: object.entity)
+            if let slot = info.slot, let type = info.kind.attributeType, let row = info.kind.encode(newValue),
+               object.setDirectAttribute(row, slot: slot, type: type) { return }
+            if let typed = newValue as? any ManagedAttributeValue, object.setTypedAttribute(typed, forKey: info.name) { return }
+            object.setValue(newValue, forKey: info.name)
         }
     }
 

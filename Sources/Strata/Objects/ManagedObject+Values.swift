@@ -49,6 +49,16 @@ extension ManagedObject {
         return true
     }
 
+    /// The fastest setter path: `value` is the row form of a typed `@Managed` value of attribute
+    /// type `type`; false (nothing done) when `slot` is not an attribute of exactly that type.
+    func setDirectAttribute(_ value: RowValue, slot: Int, type: AttributeDescription.AttributeType) -> Bool {
+        guard entity.directAttributeTypes[slot] == type else { return false }
+        assertOnContextQueue("setting \(entity.slots[slot].name)")
+        do { try fireFaultIfNeeded() } catch { return false }
+        setPrimitive(value, slot: slot)
+        return true
+    }
+
     /// ``setValue(_:forKey:)`` that throws `unknownKey` / `typeMismatch` instead of trapping.
     public func setCheckedValue(_ value: Any?, forKey key: String) throws {
         assertOnContextQueue("setting \(key)")

@@ -20,8 +20,20 @@ struct NativeCommitter {
     private(set) var touchedKeys: Set<Int64> = []
     private var versions: [ManagedObjectID: Int64] = [:]
     private var stored: [ManagedObjectID: StoreRow] = [:]
-    /// Index entries to add once every removal is done: (index, key bytes, element bytes, row).
-    private var additions: [(index: IndexLayout, key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool, row: StoreRow)] = []
+    /// One index entry to add once every removal is done.
+    private struct Addition {
+        let key: [UInt8]
+        /// The length of the elements part of `key`.
+        let elements: Int
+        let truncated: Bool
+        let hasNull: Bool
+        /// The row's position in `addedRows`.
+        let row: Int
+    }
+    /// Index entries to add, by index tree.
+    private var additions: [TreeName: (index: IndexLayout, entries: [Addition])] = [:]
+    /// The rows the additions belong to.
+    private var addedRows: [StoreRow] = []
     private var savedKeys: Set<Int64> = []
 
     init(store: NativeStore, tx: WriteTransaction) {
@@ -95,7 +107,7 @@ struct NativeCommitter {
                 if previous.key == new.key { continue }
                 try tree(index.tree).delete(previous.key)
             }
-            additions.append((index, new.key, new.elements, new.truncated, new.hasNull, row))
+            addIndexEntry(index, new, row: rowPosition(row))
         }
         for (slot, name) in layout.foreignKeys {
             try setForeignKey(tree: name, from: old?.values[slot] ?? .null, to: row.values[slot], owner: key, layout: layout)
@@ -112,9 +124,9 @@ struct NativeCommitter {
     private mutating func insert(_ row: StoreRow) throws {
         guard let key = row.id.primaryKey else { return }
         let layout = try store.layout(of: row.id.entity)
-        for index in layout.indexes {
-            let new = index.key(values: row.values, primaryKey: key)
-            additions.append((index, new.key, new.elements, new.truncated, new.hasNull, row))
+        if !layout.indexes.isEmpty {
+            let position = rowPosition(row)
+            for index in layout.indexes { addIndexEntry(index, index.key(values: row.values, primaryKey: key), row: position) }
         }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: .null, to: row.values[slot], owner: key, layout: layout) }
         for (slot, name, ordered) in layout.links { try setLinks(tree: name, owner: key, from: nil, to: row.values[slot], ordered: ordered) }
@@ -131,48 +143,68 @@ struct NativeCommitter {
 
     // MARK: (4) Index entries and uniqueness
 
+    /// Files `row` among the rows index entries refer to (once per row, however many indexes).
+    private mutating func rowPosition(_ row: StoreRow) -> Int {
+        if let last = addedRows.last, last.id == row.id { return addedRows.count - 1 }
+        addedRows.append(row)
+        return addedRows.count - 1
+    }
+
+    private mutating func addIndexEntry(_ index: IndexLayout, _ key: (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool), row: Int) {
+        let addition = Addition(key: key.key, elements: key.elements, truncated: key.truncated, hasNull: key.hasNull, row: row)
+        additions[index.tree, default: (index, [])].entries.append(addition)
+    }
+
     private mutating func addIndexEntries() throws {
         var conflicts: [String: RowConstraintConflict] = [:]
         // One index after another, each in key order (appends where keys grow with the rows).
-        additions.sort { a, b in
-            a.index.tree != b.index.tree ? a.index.tree < b.index.tree : a.key.lexicographicallyPrecedes(b.key)
-        }
-        for addition in additions {
-            let index = addition.index
-            let indexTree = try tree(index.tree)
-            if index.isUnique && !addition.hasNull,
-               let holder = try otherHolder(of: addition.key, elements: addition.elements, truncated: addition.truncated,
-                                            index: index, row: addition.row, in: indexTree) {
-                let values = index.slots.map { addition.row.values[$0] }
-                let name = index.tree.rawValue + "|\(values)"
-                let inSave = holder.primaryKey.map { savedKeys.contains($0) } ?? false
-                var conflict = conflicts[name] ?? RowConstraintConflict(
-                    entityName: addition.row.id.entity.name, constraint: index.elementNames, values: values,
-                    conflictingIDs: inSave ? [holder] : [], storedID: inSave ? nil : holder)
-                conflict.conflictingIDs.append(addition.row.id)
-                conflicts[name] = conflict
-                continue
+        for tree in additions.keys.sorted() {
+            guard var (index, entries) = additions.removeValue(forKey: tree) else { continue }
+            if zip(entries, entries.dropFirst()).contains(where: { !$0.key.lexicographicallyPrecedes($1.key) }) {
+                entries.sort { $0.key.lexicographicallyPrecedes($1.key) }
             }
-            try indexTree.put(addition.key, Self.entityNumberBytes(store.numberOf(addition.row.id.entity)))
+            let indexTree = try self.tree(tree)
+            var numberBytes: (entity: EntityDescription, bytes: [UInt8])?
+            for addition in entries {
+                let row = addedRows[addition.row]
+                if index.isUnique && !addition.hasNull,
+                   let holder = try otherHolder(of: addition, index: index, row: row, in: indexTree) {
+                    let values = index.slots.map { row.values[$0] }
+                    let name = index.tree.rawValue + "|\(values)"
+                    let inSave = holder.primaryKey.map { savedKeys.contains($0) } ?? false
+                    var conflict = conflicts[name] ?? RowConstraintConflict(
+                        entityName: row.id.entity.name, constraint: index.elementNames, values: values,
+                        conflictingIDs: inSave ? [holder] : [], storedID: inSave ? nil : holder)
+                    conflict.conflictingIDs.append(row.id)
+                    conflicts[name] = conflict
+                    continue
+                }
+                if numberBytes?.entity !== row.id.entity {
+                    numberBytes = (row.id.entity, Self.entityNumberBytes(store.numberOf(row.id.entity)))
+                }
+                try indexTree.put(addition.key, numberBytes!.bytes)
+            }
         }
         if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
     }
 
-    /// Another row already holding the unique values of `key` (its elements part), if any.
-    private func otherHolder(of key: [UInt8], elements: Int, truncated: Bool, index: IndexLayout, row: StoreRow,
-                             in indexTree: WritableTree) throws -> ManagedObjectID? {
-        let prefix = Array(key[..<elements])
+    /// Another row already holding the unique values of the addition's key (its elements part).
+    private func otherHolder(of addition: Addition, index: IndexLayout, row: StoreRow, in indexTree: WritableTree) throws -> ManagedObjectID? {
+        let elements = addition.elements
+        let prefix = Array(addition.key[..<elements])
         var holders: [ManagedObjectID] = []
         let own = row.id.primaryKey
-        try indexTree.forEach(from: prefix, to: prefix + [0xFF]) { entryKey, value in
+        try indexTree.forEach(from: prefix) { entryKey, value in
+            guard entryKey.count >= elements, entryKey.prefix(elements).elementsEqual(prefix) else { return false }
             guard entryKey.count == elements + 8, value.count >= 2 else { throw reader.corrupt(index.tree, "an index entry of \(entryKey.count)+\(value.count) bytes") }
             let holderKey = Int64(bitPattern: KeyEncoding.readBigEndian(entryKey, at: elements))
             if holderKey != own {
                 holders.append(try reader.objectID(number: UInt16(value[0]) << 8 | UInt16(value[1]), key: holderKey, in: index.tree))
             }
-            return true
+            // Without cut values the first other holder settles it.
+            return addition.truncated || holders.isEmpty
         }
-        guard truncated else { return holders.first }
+        guard addition.truncated else { return holders.first }
         // Long values share a cut key: compare the actual values.
         let mine = index.slots.map { row.values[$0] }
         for holder in holders {

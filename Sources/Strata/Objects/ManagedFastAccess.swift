@@ -1,0 +1,171 @@
+// ManagedFastAccess: the fast lane of `@Managed` property access: which slot a wrapper's key path
+// names in an entity, and direct conversion between the common Swift value types and row values.
+//
+// Owns: the per-key-path cache (name, value kind, slot per entity) and `ManagedFastKind`, which
+// converts without dynamic casts or existential boxing. Every case it does not recognise returns
+// nil, so the caller takes the general path; it never changes what a read or write means.
+
+import Foundation
+
+/// The Swift value types `@Managed` reads and writes without dynamic casts.
+enum ManagedFastKind: Sendable {
+    case double, float, int, int64, int32, int16, bool, string, date, uuid, data
+    case optionalDouble, optionalInt, optionalInt64, optionalBool, optionalString, optionalDate, optionalUUID, optionalData
+    case other
+
+    init<Value>(_: Value.Type) {
+        // Exact type identity (a metatype cast could match related types).
+        let type: Any.Type = Value.self
+        let table: [(Any.Type, ManagedFastKind)] = [
+            (Double.self, .double),
+            (Float.self, .float),
+            (Int.self, .int),
+            (Int64.self, .int64),
+            (Int32.self, .int32),
+            (Int16.self, .int16),
+            (Bool.self, .bool),
+            (String.self, .string),
+            (Date.self, .date),
+            (UUID.self, .uuid),
+            (Data.self, .data),
+            (Double?.self, .optionalDouble),
+            (Int?.self, .optionalInt),
+            (Int64?.self, .optionalInt64),
+            (Bool?.self, .optionalBool),
+            (String?.self, .optionalString),
+            (Date?.self, .optionalDate),
+            (UUID?.self, .optionalUUID),
+            (Data?.self, .optionalData),
+        ]
+        self = table.first { $0.0 == type }?.1 ?? .other
+    }
+
+    /// The attribute type a value of this kind is stored as without conversion.
+    var attributeType: AttributeDescription.AttributeType? {
+        switch self {
+        case .double, .optionalDouble: return .double
+        case .float: return .float
+        case .int, .int64, .optionalInt, .optionalInt64: return .integer64
+        case .int32: return .integer32
+        case .int16: return .integer16
+        case .bool, .optionalBool: return .boolean
+        case .string, .optionalString: return .string
+        case .date, .optionalDate: return .date
+        case .uuid, .optionalUUID: return .uuid
+        case .data, .optionalData: return .binaryData
+        case .other: return nil
+        }
+    }
+
+    // `Value` is exactly the type `self` was made from (the cache keys kinds by key path, whose
+    // value type is fixed), so the bit casts below reinterpret a value as its own type.
+
+    /// The Swift value of `raw`, or nil when it is not the row form of this kind.
+    func decode<Value>(_ raw: RowValue, as _: Value.Type) -> Value? {
+        switch (self, raw) {
+        case (.double, .double(let v)): return unsafeBitCast(v, to: Value.self)
+        case (.float, .float(let v)): return unsafeBitCast(v, to: Value.self)
+        case (.int, .integer(let v)): return unsafeBitCast(Int(truncatingIfNeeded: v), to: Value.self)
+        case (.int64, .integer(let v)): return unsafeBitCast(v, to: Value.self)
+        case (.int32, .integer(let v)): return unsafeBitCast(Int32(truncatingIfNeeded: v), to: Value.self)
+        case (.int16, .integer(let v)): return unsafeBitCast(Int16(truncatingIfNeeded: v), to: Value.self)
+        case (.bool, .boolean(let v)): return unsafeBitCast(v, to: Value.self)
+        case (.string, .string(let v)): return unsafeBitCast(v, to: Value.self)
+        case (.date, .date(let v)): return unsafeBitCast(v, to: Value.self)
+        case (.uuid, .uuid(let v)): return unsafeBitCast(v, to: Value.self)
+        case (.data, .data(let v)): return unsafeBitCast(v, to: Value.self)
+        case (.optionalDouble, .double(let v)): return unsafeBitCast(Optional(v), to: Value.self)
+        case (.optionalDouble, .null): return unsafeBitCast(Double?.none, to: Value.self)
+        case (.optionalInt, .integer(let v)): return unsafeBitCast(Optional(Int(truncatingIfNeeded: v)), to: Value.self)
+        case (.optionalInt, .null): return unsafeBitCast(Int?.none, to: Value.self)
+        case (.optionalInt64, .integer(let v)): return unsafeBitCast(Optional(v), to: Value.self)
+        case (.optionalInt64, .null): return unsafeBitCast(Int64?.none, to: Value.self)
+        case (.optionalBool, .boolean(let v)): return unsafeBitCast(Optional(v), to: Value.self)
+        case (.optionalBool, .null): return unsafeBitCast(Bool?.none, to: Value.self)
+        case (.optionalString, .string(let v)): return unsafeBitCast(Optional(v), to: Value.self)
+        case (.optionalString, .null): return unsafeBitCast(String?.none, to: Value.self)
+        case (.optionalDate, .date(let v)): return unsafeBitCast(Optional(v), to: Value.self)
+        case (.optionalDate, .null): return unsafeBitCast(Date?.none, to: Value.self)
+        case (.optionalUUID, .uuid(let v)): return unsafeBitCast(Optional(v), to: Value.self)
+        case (.optionalUUID, .null): return unsafeBitCast(UUID?.none, to: Value.self)
+        case (.optionalData, .data(let v)): return unsafeBitCast(Optional(v), to: Value.self)
+        case (.optionalData, .null): return unsafeBitCast(Data?.none, to: Value.self)
+        default: return nil
+        }
+    }
+
+    /// The row form of `value` (of this kind's type), or nil for `.other`.
+    func encode<Value>(_ value: Value) -> RowValue? {
+        switch self {
+        case .double: return .double(unsafeBitCast(value, to: Double.self))
+        case .float: return .float(unsafeBitCast(value, to: Float.self))
+        case .int: return .integer(Int64(unsafeBitCast(value, to: Int.self)))
+        case .int64: return .integer(unsafeBitCast(value, to: Int64.self))
+        case .int32: return .integer(Int64(unsafeBitCast(value, to: Int32.self)))
+        case .int16: return .integer(Int64(unsafeBitCast(value, to: Int16.self)))
+        case .bool: return .boolean(unsafeBitCast(value, to: Bool.self))
+        case .string: return .string(unsafeBitCast(value, to: String.self))
+        case .date: return .date(unsafeBitCast(value, to: Date.self))
+        case .uuid: return .uuid(unsafeBitCast(value, to: UUID.self))
+        case .data: return .data(unsafeBitCast(value, to: Data.self))
+        case .optionalDouble: return unsafeBitCast(value, to: Double?.self).map(RowValue.double) ?? .null
+        case .optionalInt: return unsafeBitCast(value, to: Int?.self).map { .integer(Int64($0)) } ?? .null
+        case .optionalInt64: return unsafeBitCast(value, to: Int64?.self).map(RowValue.integer) ?? .null
+        case .optionalBool: return unsafeBitCast(value, to: Bool?.self).map(RowValue.boolean) ?? .null
+        case .optionalString: return unsafeBitCast(value, to: String?.self).map(RowValue.string) ?? .null
+        case .optionalDate: return unsafeBitCast(value, to: Date?.self).map(RowValue.date) ?? .null
+        case .optionalUUID: return unsafeBitCast(value, to: UUID?.self).map(RowValue.uuid) ?? .null
+        case .optionalData: return unsafeBitCast(value, to: Data?.self).map(RowValue.data) ?? .null
+        case .other: return nil
+        }
+    }
+}
+
+/// What a wrapper's storage key path names, resolved once per key path (and entity).
+struct ManagedKeyInfo {
+    let name: String
+    let kind: ManagedFastKind
+    /// The property's slot in the object's entity, nil when the entity has no such property.
+    let slot: Int?
+}
+
+/// The cache behind `ManagedKeyInfo`: key paths by identity (literal key paths are instantiated
+/// once, so their identity is stable; the cache keeps each one alive so an address is never
+/// reused while it is a key). Entities are kept alive the same way and compared by identity.
+enum ManagedKeyCache {
+    private final class Entry {
+        let keyPath: AnyKeyPath
+        let name: String
+        let kind: ManagedFastKind
+        var slots: [(entity: EntityDescription, slot: Int?)] = []
+        init(keyPath: AnyKeyPath, name: String, kind: ManagedFastKind) {
+            self.keyPath = keyPath
+            self.name = name
+            self.kind = kind
+        }
+    }
+    /// Bounded: key paths made at run time (not literals) would otherwise grow it forever.
+    private static let limit = 4096
+    private static let entries = Lock<[ObjectIdentifier: Entry]>([:]) // guards every entry and its slot list
+
+    static func info<Value>(of keyPath: AnyKeyPath, value: Value.Type, entity: EntityDescription) -> ManagedKeyInfo {
+        let id = ObjectIdentifier(keyPath)
+        if let found = entries.withLock({ table -> ManagedKeyInfo? in
+            guard let entry = table[id] else { return nil }
+            if let known = entry.slots.first(where: { $0.entity === entity }) {
+                return ManagedKeyInfo(name: entry.name, kind: entry.kind, slot: known.slot)
+            }
+            let slot = entity.slotIndex[entry.name]
+            if entry.slots.count < 16 { entry.slots.append((entity, slot)) }
+            return ManagedKeyInfo(name: entry.name, kind: entry.kind, slot: slot)
+        }) { return found }
+        let entry = Entry(keyPath: keyPath, name: ManagedKeyNames.name(of: keyPath), kind: ManagedFastKind(Value.self))
+        let slot = entity.slotIndex[entry.name]
+        entry.slots.append((entity, slot))
+        entries.withLock { table in
+            if table.count >= limit { table.removeAll(keepingCapacity: true) }
+            table[id] = entry
+        }
+        return ManagedKeyInfo(name: entry.name, kind: entry.kind, slot: slot)
+    }
+}
