@@ -23,7 +23,10 @@ extension ManagedObjectContext {
             }
             return dictionaries
         }
+        // Taken before reading: a commit during the read makes the rows not current.
+        let stamp = parent == nil ? persistentStoreCoordinator?.changeStamp : nil
         let rows = try orderedRows(for: request, entity: entity)
+        let prefetch = stamp.map { (stamp: $0, pin: currentPinIdentity) }
         switch request.resultType {
         case .managedObjectIDResultType:
             guard let ids = rows.map(\.id) as? [T] else {
@@ -34,7 +37,7 @@ extension ManagedObjectContext {
             var results: [T] = []
             results.reserveCapacity(rows.count)
             for row in rows {
-                let object = materialize(row, asFault: request.returnsObjectsAsFaults)
+                let object = materialize(row, asFault: request.returnsObjectsAsFaults, prefetch: prefetch)
                 guard let typed = object as? T else {
                     throw StrataError(.typeMismatch, "fetch of \(entity.name) returned a \(type(of: object)), not \(T.self)")
                 }
@@ -205,15 +208,21 @@ extension ManagedObjectContext {
     }
 
     /// The registered object for a fetched row (filled from the row unless faults are asked for).
-    func materialize(_ row: StoreRow, asFault: Bool) -> ManagedObject {
+    /// `prefetch`: the change stamp and generation the row was read at (root contexts), kept on a
+    /// new fault so firing it while they are current needs no second read.
+    func materialize(_ row: StoreRow, asFault: Bool, prefetch: (stamp: UInt64, pin: ObjectIdentifier?)? = nil) -> ManagedObject {
         if let object = registry[row.id]?.object {
             if object.isFaultStorage && !asFault { fill(object, from: row) }
             return object
         }
-        let entity = model?.entitiesByName[row.id.entity.name] ?? row.id.entity
+        let entity = modelEntity(of: row.id)
         let object = ManagedObject.makeFault(entity: entity, id: row.id)
         register(object)
-        if !asFault { fill(object, from: row) }
+        if !asFault {
+            fill(object, from: row)
+        } else if let prefetch {
+            object.prefetchedRow = (row, prefetch.stamp, prefetch.pin)
+        }
         return object
     }
 

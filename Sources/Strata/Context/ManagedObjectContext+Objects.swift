@@ -33,11 +33,17 @@ extension ManagedObjectContext {
         return registry[objectID]?.object
     }
 
+    /// The entity of this context's model an ID's objects get (IDs may come from another model).
+    func modelEntity(of id: ManagedObjectID) -> EntityDescription {
+        guard let model, id.entity.managedObjectModel !== model else { return id.entity }
+        return model.entitiesByName[id.entity.name] ?? id.entity
+    }
+
     /// The object with `objectID`: the registered one, or a new fault (not checked against the store).
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
         assertOnQueue("object(with:)")
         if let object = registry[objectID]?.object { return object }
-        let entity = model?.entitiesByName[objectID.entity.name] ?? objectID.entity
+        let entity = modelEntity(of: objectID)
         let object = ManagedObject.makeFault(entity: entity, id: objectID)
         register(object)
         return object
@@ -214,7 +220,9 @@ extension ManagedObjectContext {
     /// throws `objectNotFound`.
     func fulfillFault(_ object: ManagedObject, deleteIfInaccessible: Bool = true) throws {
         guard object.isFaultStorage else { return }
-        if let snapshot = try loadSnapshot(for: object.objectID) {
+        let prefetched = object.prefetchedRow
+        object.prefetchedRow = nil
+        if let snapshot = try prefetched.flatMap(currentRow) ?? loadSnapshot(for: object.objectID) {
             object.values = snapshot.values
             object.committedValues = snapshot.values
             object.rowVersion = snapshot.version
@@ -230,6 +238,20 @@ extension ManagedObjectContext {
         object.isFaultStorage = false
         object.isInaccessible = true
         object.isDeletedStorage = true
+    }
+
+    /// The identity of the token this context reads at now (nil when unpinned or not yet pinned).
+    var currentPinIdentity: ObjectIdentifier? {
+        if case .pinned(let token) = generationPin { return ObjectIdentifier(token) }
+        return nil
+    }
+
+    /// A fetched row still current for this root context: nothing committed through the
+    /// coordinator and the query generation unchanged since the fetch read it.
+    private func currentRow(_ prefetched: (row: StoreRow, stamp: UInt64, pin: ObjectIdentifier?)) -> StoreRow? {
+        guard parent == nil, let coordinator = persistentStoreCoordinator, coordinator.changeStamp == prefetched.stamp,
+              currentPinIdentity == prefetched.pin else { return nil }
+        return prefetched.row
     }
 
     /// The row of `id` as this context sees it: the parent's current object state, or the store's.

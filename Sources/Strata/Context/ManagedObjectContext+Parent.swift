@@ -37,7 +37,7 @@ extension ManagedObjectContext {
                 for slot in row.values.indices { existing.setPrimitive(remapAliases(row.values[slot]), slot: slot) }
                 continue
             }
-            let entity = model?.entitiesByName[row.id.entity.name] ?? row.id.entity
+            let entity = modelEntity(of: row.id)
             let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
             object.objectID = id
             object.values = row.values.map(remapAliases)

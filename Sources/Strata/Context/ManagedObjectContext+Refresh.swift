@@ -63,6 +63,7 @@ extension ManagedObjectContext {
             object.values = []
             object.committedValues = nil
             object.prefetchedObjects = []
+            object.prefetchedRow = nil
             object.isFaultStorage = true
             if !retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
             object.didTurnIntoFault()

@@ -10,7 +10,7 @@ extension ManagedObjectContext {
     /// Throws one `.validation` error listing every problem of the pending changes.
     func validatePendingChanges() throws {
         var problems: [StrataError] = []
-        for object in insertedSet.union(updatedSet) where !object.isDeletedStorage {
+        func validate(_ object: ManagedObject) {
             problems += propertyProblems(of: object)
             do {
                 if object.isInsertedStorage { try object.validateForInsert() } else { try object.validateForUpdate() }
@@ -18,6 +18,8 @@ extension ManagedObjectContext {
                 problems.append(asValidationError(error, object))
             }
         }
+        for object in insertedSet where !object.isDeletedStorage { validate(object) }
+        for object in updatedSet where !object.isDeletedStorage && !insertedSet.contains(object) { validate(object) }
         for object in deletedSet {
             problems += denyProblems(of: object)
             do { try object.validateForDelete() } catch { problems.append(asValidationError(error, object)) }

@@ -6,6 +6,7 @@
 // automatic merging). It never holds managed objects.
 
 import Foundation
+import Synchronization
 
 /// Connects a model to its persistent stores; contexts read and save through it.
 ///
@@ -17,7 +18,7 @@ import Foundation
 /// context.persistentStoreCoordinator = coordinator
 /// ```
 // @unchecked Sendable: `model` is frozen (immutable); `state` is a Lock; `queue` is a serial
-// DispatchQueue. No other stored properties.
+// DispatchQueue; `changeCounter` is atomic. No other stored properties.
 public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The model whose entities the stores hold.
     public let managedObjectModel: ManagedObjectModel
@@ -29,6 +30,16 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         var contexts: [WeakContext] = []
     }
     private let state = Lock(State()) // guards the store list and the context list
+    /// Counts commits and store-list changes made through this coordinator (see `changeStamp`).
+    private let changeCounter = Atomic<UInt64>(0)
+
+    /// A value that changes after every commit and every store added or removed through this
+    /// coordinator. Rows read after taking a stamp are current for as long as the stamp is;
+    /// changes made by other coordinators or processes are not counted (as with Core Data's row
+    /// cache, faults may then fill from the data their fetch read).
+    var changeStamp: UInt64 { changeCounter.load(ordering: .acquiring) }
+
+    private func noteChange() { changeCounter.add(1, ordering: .releasing) }
 
     /// A coordinator for `model`. The model is validated and frozen here; an invalid model makes
     /// every `addPersistentStore` throw the validation error.
@@ -80,6 +91,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             throw StrataError(.invalidArgument, "a store at \(url.path) is already added to this coordinator (\(existing.identifier))")
         }
         state.withLock { $0.stores.append(store) }
+        noteChange()
         return store
     }
 
@@ -90,6 +102,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             return state.stores.remove(at: index)
         }
         guard let removed else { throw StrataError(.invalidArgument, "the store \(store.identifier) is not added to this coordinator") }
+        noteChange()
         removed.close()
     }
 
@@ -210,6 +223,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Commits a save, split by store. Each store's part is atomic; with several stores, a failure
     /// in a later store leaves earlier stores' parts committed (as Core Data).
     func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+        defer { noteChange() }
         // The usual case: every row in one store; the change set goes there as it is.
         let first = changes.inserts.first?.id.storeIdentifier ?? changes.updates.first?.id.storeIdentifier ?? changes.deletes.first?.id.storeIdentifier
         if let first, changes.inserts.allSatisfy({ $0.id.storeIdentifier == first }),

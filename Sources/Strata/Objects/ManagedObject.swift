@@ -45,6 +45,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Slots set since the last save (only slots whose value differs are kept).
     var changedSlots: Set<Int> = []
     var isFaultStorage = false
+    /// A fault's row as its fetch read it, with the coordinator's change stamp and the context's
+    /// query generation token then: firing uses it while both are unchanged.
+    var prefetchedRow: (row: StoreRow, stamp: UInt64, pin: ObjectIdentifier?)?
     var isInsertedStorage = false
     var isDeletedStorage = false
     /// Set when a fault found no row (deleted elsewhere): values read as defaults.

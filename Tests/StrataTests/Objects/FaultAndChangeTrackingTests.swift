@@ -46,6 +46,35 @@ final class FaultAndChangeTrackingTests: XCTestCase {
         }
     }
 
+    /// A fetched fault keeps the row its fetch read only while nothing else was committed: a save
+    /// through the coordinator in between makes it fire with the new values (unpinned context).
+    func testFaultsFetchedBeforeAnotherSaveFireWithTheSavedValues() throws {
+        let (coordinator, _) = try savedRegionWithQuakes(4)
+        let reader = ManagedObjectContext(.privateQueue)
+        reader.persistentStoreCoordinator = coordinator
+        let writer = ManagedObjectContext(.privateQueue)
+        writer.persistentStoreCoordinator = coordinator
+        let request = FetchRequest<Quake>(entityName: "Quake")
+        request.sortDescriptors = [FetchSortDescriptor(key: "code", ascending: true)]
+        let faults = try reader.performAndWait { try reader.fetch(request) }
+        XCTAssertTrue(reader.performAndWait { faults.allSatisfy(\.isFault) })
+        try writer.performAndWait {
+            let quakes = try writer.fetch(request)
+            quakes[1].magnitude = 41
+            writer.delete(quakes[2])
+            try writer.save()
+        }
+        reader.performAndWait {
+            XCTAssertEqual(faults[0].magnitude, 0, "an unchanged row reads as saved")
+            XCTAssertEqual(faults[1].magnitude, 41, "a fault fired after another save reads the saved value, not the fetched row")
+            XCTAssertEqual(faults[2].magnitude, 0, "a row deleted since the fetch reads as defaults")
+            XCTAssertTrue(faults[2].isDeleted, "a row deleted since the fetch is an inaccessible fault")
+        }
+        // And without a save in between, the fetched values are what faults fire with.
+        let again = try reader.performAndWait { () -> [Quake] in reader.reset(); return try reader.fetch(request) }
+        reader.performAndWait { XCTAssertEqual(again.map(\.magnitude), [0, 41, 3]) }
+    }
+
     func testFaultOfADeletedRowBecomesInaccessibleOrThrows() throws {
         let (coordinator, regionID) = try savedRegionWithQuakes(0)
         let context = ManagedObjectContext(.privateQueue)

@@ -74,7 +74,9 @@ enum QueryPlanner {
             if score == 0 && !(candidate.providesOrder && plan.limit > 0) { continue }
             if candidate.providesOrder { score += 1 }
             if best == nil || score > best!.score {
-                candidate.filtersEntities = plan.entityNames != plan.entity.managedObjectModel?.entitiesByName[index.declaringEntity]?.kindNames
+                // Fetching the declaring entity with its subentities takes every entry.
+                let everyKind = index.declaringEntity == plan.entity.name && plan.entityNames.count == plan.entity.kindNames.count
+                candidate.filtersEntities = !everyKind && plan.entityNames != plan.entity.managedObjectModel?.entitiesByName[index.declaringEntity]?.kindNames
                 best = (score, candidate)
             }
         }
@@ -83,6 +85,8 @@ enum QueryPlanner {
     }
 
     private static func covers(_ index: IndexCandidate, _ plan: FetchPlan) -> Bool {
+        // The fetched kinds are the declaring entity and some of its subentities.
+        if index.declaringEntity == plan.entity.name { return true }
         guard let declaring = plan.entity.managedObjectModel?.entitiesByName[index.declaringEntity] else { return false }
         return plan.entityNames.isSubset(of: declaring.kindNames)
     }
