@@ -21,7 +21,7 @@ extension ManagedObjectContext {
         var folds: [(duplicate: ManagedObject, target: ManagedObject)] = []
         var mapping: [ManagedObjectID: ManagedObjectID] = [:]
         for conflict in conflicts {
-            let objects = conflict.conflictingIDs.compactMap { registry[$0]?.object }
+            let objects = conflict.conflictingIDs.compactMap { registry[$0] }
             let inserted = objects.filter(\.isInsertedStorage).sorted { $0.insertionNumber < $1.insertionNumber }
             let existing = objects.filter { !$0.isInsertedStorage }
             guard !inserted.isEmpty else { throw error() }
@@ -45,7 +45,7 @@ extension ManagedObjectContext {
             }
         }
         for (object, stored) in adoptions {
-            if let registered = registry[stored.id]?.object, registered !== object {
+            if let registered = registry[stored.id], registered !== object {
                 if registered.hasChanges { throw StrataError(.constraintConflict, "\(object.objectID) duplicates \(stored.id), which \(debugName) has changed too") }
                 unregister(registered)
                 registered.managedObjectContext = nil

@@ -10,6 +10,7 @@ extension ManagedObjectContext {
     /// The results of `request`: objects (of the request's `Result` type), IDs or counts.
     public func fetch<T: FetchRequestResult>(_ request: FetchRequest<T>) throws -> [T] {
         assertOnQueue("fetch(_:)")
+        sweepCandidates()
         let entity = try resolveEntity(of: request)
         if request.resultType == .countResultType {
             guard let count = NSNumber(value: try count(for: request)) as? T else {
@@ -181,7 +182,7 @@ extension ManagedObjectContext {
         var placed: Set<ManagedObjectID> = []
         for row in rows {
             let id = idAliases[row.id] ?? row.id
-            if let object = mine[id] ?? registry[id]?.object.flatMap({ $0.hasChanges || $0.isDeletedStorage ? $0 : nil }),
+            if let object = mine[id] ?? registry[id].flatMap({ $0.hasChanges || $0.isDeletedStorage ? $0 : nil }),
                !object.isFaultStorage {
                 placed.insert(object.objectID)
                 if object.isDeletedStorage { continue }
@@ -201,7 +202,7 @@ extension ManagedObjectContext {
     /// The row of `id` as this context sees it: a loaded registered object's current values, else
     /// the parent's or the store's row.
     func visibleRow(for id: ManagedObjectID) throws -> StoreRow? {
-        if let object = registry[id]?.object, !object.isFaultStorage {
+        if let object = registry[id], !object.isFaultStorage {
             return object.isDeletedStorage ? nil : StoreRow(id: object.objectID, version: object.rowVersion, values: object.values)
         }
         return try loadSnapshot(for: id)
@@ -211,7 +212,7 @@ extension ManagedObjectContext {
     /// `prefetch`: the change stamp and generation the row was read at (root contexts), kept on a
     /// new fault so firing it while they are current needs no second read.
     func materialize(_ row: StoreRow, asFault: Bool, prefetch: (stamp: UInt64, pin: ObjectIdentifier?)? = nil) -> ManagedObject {
-        if let object = registry[row.id]?.object {
+        if let object = registry[row.id] {
             if object.isFaultStorage && !asFault { fill(object, from: row) }
             return object
         }

@@ -21,16 +21,18 @@ extension ManagedObjectContext {
         assertOnQueue("hasChanges")
         return !insertedSet.isEmpty || !updatedSet.isEmpty || !deletedSet.isEmpty
     }
-    /// Every object the context currently knows (live registered objects).
+    /// Every object the context currently knows: changed objects and objects referenced outside
+    /// the context (unchanged objects nothing else holds are released first).
     public var registeredObjects: Set<ManagedObject> {
         assertOnQueue("registeredObjects")
-        return Set(registry.values.compactMap(\.object))
+        sweepRegistry()
+        return Set(registry.values)
     }
 
     /// The registered object with `objectID`, or nil (never creates a fault).
     public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
         assertOnQueue("registeredObject(for:)")
-        return registry[objectID]?.object
+        return registry[objectID]
     }
 
     /// The entity of this context's model an ID's objects get (IDs may come from another model).
@@ -42,7 +44,7 @@ extension ManagedObjectContext {
     /// The object with `objectID`: the registered one, or a new fault (not checked against the store).
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
         assertOnQueue("object(with:)")
-        if let object = registry[objectID]?.object { return object }
+        if let object = registry[objectID] { return object }
         let entity = modelEntity(of: objectID)
         let object = ManagedObject.makeFault(entity: entity, id: objectID)
         register(object)
@@ -52,7 +54,7 @@ extension ManagedObjectContext {
     /// The object with `objectID`, loaded; throws `objectNotFound` if no store has it.
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
         assertOnQueue("existingObject(with:)")
-        if let object = registry[objectID]?.object, !object.isFaultStorage {
+        if let object = registry[objectID], !object.isFaultStorage {
             if object.isInaccessible {
                 throw StrataError(.objectNotFound, "\(objectID) no longer exists in its store (deleted elsewhere)")
             }
@@ -70,19 +72,89 @@ extension ManagedObjectContext {
 
     func register(_ object: ManagedObject) {
         object.managedObjectContext = self
-        registry[object.objectID] = WeakObject(object: object)
+        registry[object.objectID] = object
+        releaseCandidates.append(object.objectID)
+        registrationsSinceFullSweep += 1
         if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = object }
         if registry.count > registrySweepThreshold { sweepRegistry() }
     }
 
-    /// Drops entries of deallocated objects; runs when the registry doubles.
-    private func sweepRegistry() {
-        registry = registry.filter { $0.value.object != nil }
+    // The registry holds its objects strongly (a weak reference would move every retain and
+    // release of an object to the runtime's slow path). An object only the registry references
+    // is unused: unchanged (changed objects are also held by `retained` and the change sets) and
+    // out of the caller's hands, so a sweep releases it. Like an autorelease pool on Darwin, an
+    // object dropped inside a perform block is released by the time the block has returned:
+    // - when a block ends, and when a fetch or a save starts, the candidates (objects registered
+    //   or saved since the last sweep) are checked, oldest first, so that objects prefetched for
+    //   a released holder follow it;
+    // - every object is checked when a block ends after registering a quarter of the registry
+    //   or more, when the registry has doubled, and for `registeredObjects`/`refreshAllObjects`;
+    // - batched results check the objects of a batch they drop.
+    // Each check is O(1), and full sweeps are paid for by the registrations before them.
+
+    /// Releases every object only the registry references (again while that releases more: a
+    /// released holder's prefetched objects).
+    func sweepRegistry() {
+        for _ in 0..<4 {
+            var unused: [ManagedObjectID] = []
+            var index = registry.startIndex
+            while index != registry.endIndex {
+                if isKnownUniquelyReferenced(&registry.values[index]) { unused.append(registry.keys[index]) }
+                registry.formIndex(after: &index)
+            }
+            for id in unused { releaseIfUnused(id) }
+            if unused.isEmpty { break }
+        }
+        releaseCandidates = []
+        registrationsSinceFullSweep = 0
         registrySweepThreshold = max(1024, registry.count * 2)
     }
 
+    /// The sweep at the end of a perform block: a full one when enough was registered since the
+    /// last, else the candidates.
+    func sweepAfterBlock() {
+        if registrationsSinceFullSweep > 0 && registrationsSinceFullSweep * 4 >= registry.count {
+            sweepRegistry()
+        } else {
+            sweepCandidates()
+        }
+    }
+
+    /// Releases the candidates (objects registered or saved since the last sweep) that only the
+    /// registry references.
+    func sweepCandidates() {
+        guard !releaseCandidates.isEmpty else { return }
+        let candidates = releaseCandidates
+        releaseCandidates = []
+        for id in candidates { releaseIfUnused(id) }
+    }
+
+    /// Makes saved objects (no longer kept by the context) candidates for the next sweep.
+    func noteUnretained(_ objects: some Sequence<ManagedObject>) {
+        for object in objects { releaseCandidates.append(object.objectID) }
+    }
+
+    /// Releases the objects of `ids` that only the registry references (batched results dropping
+    /// a batch).
+    func releaseUnusedObjects(_ ids: some Sequence<ManagedObjectID>) {
+        for id in ids { releaseIfUnused(id) }
+    }
+
+    /// Removes `id`'s object from the registry when nothing else references it.
+    private func releaseIfUnused(_ id: ManagedObjectID) {
+        guard let index = registry.index(forKey: id), isKnownUniquelyReferenced(&registry.values[index]) else { return }
+        let object = registry.remove(at: index).value
+        object.managedObjectContext = nil
+    }
+
+    /// Whether the registered object of `id` is referenced outside the registry.
+    func isInUse(_ id: ManagedObjectID) -> Bool {
+        guard let index = registry.index(forKey: id) else { return false }
+        return !isKnownUniquelyReferenced(&registry.values[index])
+    }
+
     func unregister(_ object: ManagedObject) {
-        if registry[object.objectID]?.object === object { registry[object.objectID] = nil }
+        if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
         retained[ObjectIdentifier(object)] = nil
         insertedSet.remove(object)
         updatedSet.remove(object)
@@ -269,7 +341,7 @@ extension ManagedObjectContext {
     func snapshotForChild(_ id: ManagedObjectID) throws -> StoreRow? {
         hasChildren = true
         let id = idAliases[id] ?? id
-        if let object = registry[id]?.object, !object.isFaultStorage {
+        if let object = registry[id], !object.isFaultStorage {
             if object.isDeletedStorage { return nil }
             return StoreRow(id: id, version: object.rowVersion, values: object.values)
         }
@@ -291,9 +363,10 @@ extension ManagedObjectContext {
         if !hasChildren && !retained.values.contains(where: { !$0.entity.referenceSlots.isEmpty }) {
             registry.reserveCapacity(registry.count + temporary.count)
             for (object, id) in zip(temporary, ids) {
-                guard let entry = registry.removeValue(forKey: object.objectID), entry.object === object else { continue }
+                guard let index = registry.index(forKey: object.objectID), registry.values[index] === object else { continue }
+                registry.remove(at: index)
                 object.objectID = id
-                registry[id] = entry
+                registry[id] = object
             }
             return
         }
@@ -307,9 +380,9 @@ extension ManagedObjectContext {
         guard !mapping.isEmpty else { return }
         if hasChildren { for (old, new) in mapping { idAliases[old] = new } }
         for (old, new) in mapping {
-            guard let object = registry.removeValue(forKey: old)?.object else { continue }
+            guard let object = registry.removeValue(forKey: old) else { continue }
             object.objectID = new
-            registry[new] = WeakObject(object: object)
+            registry[new] = object
         }
         // Only slots that can hold object IDs change; objects without any are left alone.
         for object in retained.values where !object.isFaultStorage && !object.entity.referenceSlots.isEmpty {

@@ -33,7 +33,7 @@ extension ManagedObjectContext {
         hasChildren = true
         for row in changes.inserted {
             let id = idAliases[row.id] ?? row.id
-            if let existing = registry[id]?.object {
+            if let existing = registry[id] {
                 for slot in row.values.indices { existing.setPrimitive(remapAliases(row.values[slot]), slot: slot) }
                 continue
             }

@@ -66,7 +66,7 @@ extension ManagedObjectContext {
     /// `rows`, whose objects must be registered (the fetch's results).
     func prefetchRelationships<T>(for request: FetchRequest<T>, entity: EntityDescription, rows: [StoreRow]) throws {
         guard let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty else { return }
-        try prefetch(PrefetchPlan(keyPaths: keyPaths, entity: entity), from: rows.map { (registry[$0.id]?.object, $0) })
+        try prefetch(PrefetchPlan(keyPaths: keyPaths, entity: entity), from: rows.map { (registry[$0.id], $0) })
     }
 
     /// Materializes, filled, the objects each step of `plan` reaches from `sources`, then the
@@ -95,9 +95,14 @@ extension ManagedObjectContext {
             reached.reserveCapacity(ids.count)
             for (row, holder) in zip(try rows(for: ids), holders) {
                 guard let row else { continue }
-                let wasAlive = registry[row.id]?.object != nil
+                // An object nothing references yet is kept alive by its holder; one the registry
+                // alone held drops what it kept, so holders stay older than what they hold.
+                let wasInUse = isInUse(row.id)
                 let object = materialize(row, asFault: false)
-                if !wasAlive, let holder { holder.prefetchedObjects.append(object) }
+                if !wasInUse, let holder {
+                    object.prefetchedObjects = []
+                    holder.prefetchedObjects.append(object)
+                }
                 reached.append((object, row))
             }
             if !then.isEmpty { try prefetch(then, from: reached) }

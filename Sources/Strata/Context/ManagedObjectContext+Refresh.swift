@@ -27,7 +27,10 @@ extension ManagedObjectContext {
         insertedSet = []
         updatedSet = []
         deletedSet = []
-        if !retainsRegisteredObjects { retained = [:] }
+        if !retainsRegisteredObjects {
+            noteUnretained(retained.values)
+            retained = [:]
+        }
         pendingNotification = PendingChanges()
         undoManager?.removeAllActions()
     }
@@ -35,11 +38,11 @@ extension ManagedObjectContext {
     /// Forgets every object: the context is as new. Objects it handed out must not be used again.
     public func reset() {
         assertOnQueue("reset()")
-        for entry in registry.values {
-            guard let object = entry.object else { continue }
-            object.managedObjectContext = nil
-        }
+        for object in registry.values { object.managedObjectContext = nil }
         registry = [:]
+        releaseCandidates = []
+        registrationsSinceFullSweep = 0
+        registrySweepThreshold = 1024
         retained = [:]
         insertedSet = []
         updatedSet = []
@@ -65,7 +68,10 @@ extension ManagedObjectContext {
             object.prefetchedObjects = []
             object.prefetchedRow = nil
             object.isFaultStorage = true
-            if !retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
+            if !retainsRegisteredObjects {
+                retained[ObjectIdentifier(object)] = nil
+                releaseCandidates.append(object.objectID)
+            }
             object.didTurnIntoFault()
             return
         }
@@ -86,8 +92,9 @@ extension ManagedObjectContext {
     /// Refreshes every registered object (changed ones keep their changes).
     public func refreshAllObjects() {
         assertOnQueue("refreshAllObjects()")
-        for entry in Array(registry.values) {
-            guard let object = entry.object, !object.isFaultStorage else { continue }
+        sweepRegistry()
+        for object in Array(registry.values) {
+            guard !object.isFaultStorage else { continue }
             refresh(object, mergeChanges: true)
         }
     }
@@ -133,12 +140,12 @@ extension ManagedObjectContext {
     func mergeSaved(_ changes: SavedChanges) {
         advanceGeneration()
         for id in changes.updated {
-            guard let object = registry[id]?.object, !object.isFaultStorage else { continue }
+            guard let object = registry[id], !object.isFaultStorage else { continue }
             refresh(object, mergeChanges: true)
             pendingNotification.updated.insert(object)
         }
         for id in changes.deleted {
-            guard let object = registry[id]?.object else { continue }
+            guard let object = registry[id] else { continue }
             unregister(object)
             object.isDeletedStorage = true
             object.isInaccessible = true

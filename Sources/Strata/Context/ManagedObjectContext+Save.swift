@@ -17,6 +17,7 @@ extension ManagedObjectContext {
         assertOnQueue("save()")
         guard !isSaving else { throw StrataError(.misuse, "save() called on \(debugName) while it is saving (from a willSave or didSave hook?)") }
         processPendingChanges()
+        sweepCandidates()
         guard hasChanges else { return }
         isSaving = true
         defer { isSaving = false }
@@ -93,14 +94,14 @@ extension ManagedObjectContext {
     }
 
     private func applyVersions(_ versions: [ManagedObjectID: Int64]) {
-        for (id, version) in versions { registry[id]?.object?.rowVersion = version }
+        for (id, version) in versions { registry[id]?.rowVersion = version }
     }
 
     /// Applies the merge policy to each conflicting object, then the save is retried.
     private func resolve(_ conflicts: [RowVersionConflict], forced: inout Set<ManagedObjectID>) throws {
         var unresolvable: [RowVersionConflict] = []
         for conflict in conflicts {
-            guard let object = registry[conflict.id]?.object else { continue }
+            guard let object = registry[conflict.id] else { continue }
             guard let stored = conflict.stored else {
                 // Deleted elsewhere: only `.rollback` can give up the change (the object goes away).
                 if mergePolicy == .rollback { discardChanges(of: object, storedRow: nil) } else { unresolvable.append(conflict) }
@@ -145,7 +146,7 @@ extension ManagedObjectContext {
 
     private func mergeConflictError(_ conflicts: [RowVersionConflict]) -> StrataError {
         let details = conflicts.map { conflict -> StrataError in
-            let object = registry[conflict.id]?.object
+            let object = registry[conflict.id]
             let entity = conflict.id.entity
             func snapshot(_ values: [RowValue]?) -> [String: any Sendable]? {
                 guard let values else { return nil }
@@ -213,11 +214,13 @@ extension ManagedObjectContext {
             // Only inserts, and nothing else is kept alive: every one of them leaves `retained`.
             for object in inserted { markSaved(object) }
             retained = [:]
+            noteUnretained(inserted)
         } else {
             for objects in [inserted, updated] {
                 for object in objects where !object.isDeletedStorage {
                     markSaved(object)
                     retained[ObjectIdentifier(object)] = nil
+                    releaseCandidates.append(object.objectID)
                 }
             }
         }

@@ -77,7 +77,7 @@ extension ManagedObjectContext {
             case .objectIDs(let ids): related = ids
             default: related = []
             }
-            let blocking = related.filter { !(registry[$0]?.object?.isDeletedStorage ?? false) }
+            let blocking = related.filter { !(registry[$0]?.isDeletedStorage ?? false) }
             if !blocking.isEmpty {
                 problems.append(StrataError(.validation, "cannot delete \(object.entity.name) \(object.objectID): \(relationship.qualifiedName) has the deny rule and still refers to \(blocking.map(\.description).joined(separator: ", "))"))
             }

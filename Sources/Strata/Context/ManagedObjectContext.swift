@@ -1,7 +1,7 @@
 // ManagedObjectContext: a scratchpad of managed objects on one queue, with its change tracking.
 //
-// Owns: the context's queue and the perform family, the registry of objects (weak for unchanged,
-// strong for changed ones), the inserted/updated/deleted sets, and the configuration users set
+// Owns: the context's queue and the perform family, the registry of objects (unchanged objects
+// nothing else references are released by sweeps, see +Objects.swift), the inserted/updated/deleted sets, and the configuration users set
 // (parent or coordinator, merge policy, name, author). Object life cycle is in
 // +Objects.swift, saving in +Save.swift, fetching in +Fetch.swift, discarding in +Refresh.swift.
 // Every mutable field is touched only on `queue`. It never reads a store except through its
@@ -95,7 +95,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var retainsRegisteredObjects = false
 
     // Object state, all on `queue`.
-    var registry: [ManagedObjectID: WeakObject] = [:]
+    /// One object per ID (strong; see "sweeps" in +Objects.swift).
+    var registry: [ManagedObjectID: ManagedObject] = [:]
+    /// Objects registered or saved since the last sweep (IDs; see "sweep" in +Objects.swift).
+    var releaseCandidates: [ManagedObjectID] = []
+    var registrationsSinceFullSweep = 0
     /// Changed objects (and all objects when `retainsRegisteredObjects`): kept alive by the context.
     var retained: [ObjectIdentifier: ManagedObject] = [:] { didSet { lastTrackedUpdate = nil } }
     var insertedSet: Set<ManagedObject> = []
@@ -168,14 +172,20 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func perform(_ block: @escaping () -> Void) {
         // The block is handed to the queue and never touched again by the caller.
         let box = UncheckedSendableBox(value: block)
-        queue.async { box.value() }
+        queue.async { [self] in
+            box.value()
+            sweepAfterBlock()
+        }
     }
 
     /// Runs `block` on the context's queue and waits for it; returns its value or rethrows.
     /// Runs at once when already on the queue (re-entrant).
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         if isOnContextQueue { return try block() }
-        return try queue.syncReturning(block)
+        return try queue.syncReturning {
+            defer { sweepAfterBlock() }
+            return try block()
+        }
     }
 
     /// Runs `block` on the context's queue and returns its value, without blocking a thread.
@@ -191,7 +201,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if schedule == .immediate && isOnContextQueue {
             return try block()
         }
-        return try await queue.asyncReturning(block)
+        return try await queue.asyncReturning { [self] () throws(E) -> T in
+            defer { sweepAfterBlock() }
+            return try block()
+        }
     }
 }
 
@@ -199,11 +212,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
 // Sendable: the context is Sendable; the weak reference is only read on the parent's queue.
 struct WeakContext: @unchecked Sendable {
     weak var context: ManagedObjectContext?
-}
-
-/// A weak reference to a registered object.
-struct WeakObject {
-    weak var object: ManagedObject?
 }
 
 /// Process-wide numbering of contexts for names and queue labels.

@@ -2,9 +2,10 @@
 //
 // Owns: the ordered object IDs of a fetch (computed once) and a small cache of materialized
 // batches. Invariant: at most `retainedBatchLimit` batches are strongly held, so iterating any
-// number of results keeps a bounded number of objects alive (the context's registry holds
-// unchanged objects weakly). Never re-runs the fetch, never changes the context's objects beyond
-// registering and filling them, and is used only on its context's queue.
+// number of results keeps a bounded number of objects alive (a dropped batch's objects are
+// released by the context when nothing else holds them). Never re-runs the fetch, never changes
+// the context's objects beyond registering and filling them, and is used only on its context's
+// queue.
 
 import Foundation
 
@@ -50,6 +51,18 @@ public final class BatchedFetchResults<Element: ManagedObject>: RandomAccessColl
         self.plan = plan
     }
 
+    deinit {
+        // The objects of the batches held here are released by the context (on its queue).
+        let ids = batches.flatMap { objectIDs[positions(of: $0.number)] }
+        batches = []
+        let context = managedObjectContext
+        if context.isOnContextQueue {
+            context.releaseUnusedObjects(ids)
+        } else {
+            context.perform { context.releaseUnusedObjects(ids) }
+        }
+    }
+
     public var startIndex: Int { 0 }
     public var endIndex: Int { objectIDs.count }
 
@@ -70,14 +83,21 @@ public final class BatchedFetchResults<Element: ManagedObject>: RandomAccessColl
             batches.append(entry)
             return entry.objects
         }
-        if batches.count >= Self.retainedBatchLimit { batches.removeFirst() }
+        if batches.count >= Self.retainedBatchLimit {
+            let dropped = batches.removeFirst().number
+            managedObjectContext.releaseUnusedObjects(objectIDs[positions(of: dropped)])
+        }
         let objects = materialize(batch: number)
         batches.append((number, objects))
         return objects
     }
 
+    private func positions(of batch: Int) -> Range<Int> {
+        batch * batchSize..<Swift.min((batch + 1) * batchSize, objectIDs.count)
+    }
+
     private func materialize(batch number: Int) -> [Element] {
-        let positions = number * batchSize..<Swift.min((number + 1) * batchSize, objectIDs.count)
+        let positions = positions(of: number)
         var toLoad: [ManagedObjectID] = []
         for position in positions where insertedObjects[position] == nil { toLoad.append(objectIDs[position]) }
         var loaded = managedObjectContext.materializeBatch(toLoad, prefetching: plan).makeIterator()
@@ -123,7 +143,7 @@ extension ManagedObjectContext {
                     throw StrataError(.typeMismatch, "fetch of \(entity.name) returns \(rowEntity.name) objects of class \(rowEntity.managedObjectClass), not \(T.self)")
                 }
             }
-            if row.id.isTemporaryID, let object = registry[row.id]?.object as? T { inserted[position] = object }
+            if row.id.isTemporaryID, let object = registry[row.id] as? T { inserted[position] = object }
         }
         let batchSize = request.fetchBatchSize > 0 ? request.fetchBatchSize : 100
         return BatchedFetchResults(context: self, objectIDs: ids, insertedObjects: inserted, batchSize: batchSize, plan: plan)

@@ -55,7 +55,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The order of insertion into the context: saves give permanent keys in this order.
     var insertionNumber: UInt64 = 0
     /// Related objects a fetch prefetched for this one (relationshipKeyPathsForPrefetching), kept
-    /// alive as long as this object: the registry holds unchanged objects weakly. Only objects
+    /// alive as long as this object: the registry releases unused unchanged objects. Only objects
     /// created after this one are added (ManagedObjectContext+Prefetch.swift), so these references
     /// never form a cycle. Cleared when the object turns into a fault.
     var prefetchedObjects: [ManagedObject] = []

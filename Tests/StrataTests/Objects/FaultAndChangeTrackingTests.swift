@@ -224,18 +224,55 @@ final class FaultAndChangeTrackingTests: XCTestCase {
         let (coordinator, _) = try savedRegionWithQuakes(50)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
+        weak var weakQuake: Quake?
+        weak var keptQuake: Quake?
+        var kept: Quake?
         try context.performAndWait {
-            weak var weakQuake: Quake?
-            do {
-                let quakes = try context.fetch(FetchRequest<Quake>(entityName: "Quake"))
-                XCTAssertEqual(quakes.count, 50)
-                weakQuake = quakes[0]
-                _ = quakes[0].magnitude
-            }
-            XCTAssertNil(weakQuake, "the registry holds unchanged objects weakly")
-            let changed = try context.fetch(FetchRequest<Quake>(entityName: "Quake"))[0]
+            let quakes = try context.fetch(FetchRequest<Quake>(entityName: "Quake"))
+            XCTAssertEqual(quakes.count, 50)
+            weakQuake = quakes[0]
+            kept = quakes[1]
+            keptQuake = quakes[1]
+            _ = quakes[0].magnitude
+        }
+        // As in an autorelease pool on Darwin: released once the block that dropped them ended.
+        XCTAssertNil(weakQuake, "the context does not keep unchanged objects nothing else references")
+        XCTAssertNotNil(keptQuake, "an object the caller holds stays registered")
+        try context.performAndWait {
+            XCTAssertEqual(context.registeredObjects.count, 1, "registeredObjects: objects in use or changed")
+            XCTAssertTrue(context.registeredObject(for: kept!.objectID) === kept)
+            let changed = try context.fetch(FetchRequest<Quake>(entityName: "Quake"))[5]
             changed.magnitude = 99
-            XCTAssertEqual(context.updatedObjects.count, 1, "changed objects are kept until saved")
+            weakQuake = changed
+        }
+        XCTAssertNotNil(weakQuake, "changed objects are kept until saved")
+        try context.performAndWait {
+            XCTAssertEqual(context.updatedObjects.count, 1)
+            try context.save()
+        }
+        XCTAssertNil(weakQuake, "once saved, an unreferenced object is released")
+        kept = nil
+        context.performAndWait { XCTAssertEqual(context.registeredObjects.count, 0) }
+        XCTAssertNil(keptQuake, "an object the caller stopped holding is released by the next full sweep")
+    }
+
+    /// Without blocks (a main-queue context used directly), unused objects are released when the
+    /// registry has doubled: the number of dead objects stays bounded.
+    func testUnusedObjectsAreReleasedWhenTheRegistryGrows() throws {
+        let (coordinator, _) = try savedRegionWithQuakes(3_000)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let ids = try context.fetch(FetchRequest<ManagedObjectID>(entityName: "Quake"))
+            let baseline = ManagedObject._liveInstanceCount
+            var peak = 0
+            for id in ids {
+                _ = (context.object(with: id) as! Quake).magnitude
+                peak = max(peak, ManagedObject._liveInstanceCount - baseline)
+            }
+            XCTAssertLessThanOrEqual(peak, 2_100, "dead objects are swept once the registry doubles")
+            XCTAssertEqual(context.registeredObjects.count, 0)
+            XCTAssertLessThanOrEqual(ManagedObject._liveInstanceCount - baseline, 0)
         }
     }
 }
