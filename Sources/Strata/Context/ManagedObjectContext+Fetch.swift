@@ -222,7 +222,7 @@ extension ManagedObjectContext {
         if !asFault {
             fill(object, from: row)
         } else if let prefetch {
-            object.prefetchedRow = (row, prefetch.stamp, prefetch.pin)
+            object.prefetchedRow = PrefetchedRow(row: row, stamp: prefetch.stamp, pin: prefetch.pin)
         }
         return object
     }

@@ -320,7 +320,7 @@ extension ManagedObjectContext {
 
     /// A fetched row still current for this root context: nothing committed through the
     /// coordinator and the query generation unchanged since the fetch read it.
-    private func currentRow(_ prefetched: (row: StoreRow, stamp: UInt64, pin: ObjectIdentifier?)) -> StoreRow? {
+    private func currentRow(_ prefetched: PrefetchedRow) -> StoreRow? {
         guard parent == nil, let coordinator = persistentStoreCoordinator, coordinator.changeStamp == prefetched.stamp,
               currentPinIdentity == prefetched.pin else { return nil }
         return prefetched.row

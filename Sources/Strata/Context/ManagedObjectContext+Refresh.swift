@@ -39,7 +39,7 @@ extension ManagedObjectContext {
     public func reset() {
         assertOnQueue("reset()")
         for object in registry.values { object.managedObjectContext = nil }
-        registry = [:]
+        registry.removeAll(keepingCapacity: registry.count <= 4096)
         releaseCandidates = []
         registrationsSinceFullSweep = 0
         registrySweepThreshold = 1024

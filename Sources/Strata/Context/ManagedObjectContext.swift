@@ -8,6 +8,7 @@
 // coordinator (or its parent context).
 
 import Foundation
+import Synchronization
 
 /// When an `async` ``ManagedObjectContext/perform(schedule:_:)`` runs its closure.
 public enum ScheduledTaskType: Sendable, Hashable {
@@ -30,7 +31,8 @@ public enum ScheduledTaskType: Sendable, Hashable {
 // @unchecked Sendable: every mutable stored property is read and written only on `queue` (the
 // context's serial queue, or the main queue), which `perform`/`performAndWait` enforce and
 // `STRATA_CONCURRENCY_DEBUG=1` checks, except `parent` and `automaticallyMergesChangesFromParent`,
-// which `settings` (a Lock) guards. `queue`, `concurrencyType` and `token` are immutable.
+// which `settings` (a Lock) guards (`parentFlag`, atomic, mirrors whether `parent` is set).
+// `queue`, `concurrencyType` and `token` are immutable.
 public final class ManagedObjectContext: @unchecked Sendable {
     /// Which queue a context runs its work on.
     public enum ConcurrencyType: Sendable, Hashable {
@@ -49,7 +51,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The coordinator this context (or its root ancestor) reads from and saves to.
     public var persistentStoreCoordinator: PersistentStoreCoordinator? {
-        get { parent?.persistentStoreCoordinator ?? coordinatorStorage }
+        get { hasParent ? parent?.persistentStoreCoordinator ?? coordinatorStorage : coordinatorStorage }
         set {
             coordinatorStorage?.unregister(self)
             coordinatorStorage = newValue
@@ -59,9 +61,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private var coordinatorStorage: PersistentStoreCoordinator?
     /// The parent context: saves push changes into it instead of a coordinator.
     public var parent: ManagedObjectContext? {
-        get { settings.withLock { $0.parent } }
+        get { hasParent ? settings.withLock { $0.parent } : nil }
         set {
-            settings.withLock { $0.parent = newValue }
+            settings.withLock {
+                $0.parent = newValue
+                parentFlag.store(newValue != nil, ordering: .releasing)
+            }
             guard let newValue else { return }
             let child = WeakContext(context: self)
             newValue.performAndWait { newValue.children.append(child); newValue.children.removeAll { $0.context == nil } }
@@ -74,6 +79,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         var automaticallyMergesChangesFromParent = false
     }
     private let settings = Lock(Settings()) // guards `parent` and `automaticallyMergesChangesFromParent`
+    /// Whether `parent` is set (changed only with `settings` held): root contexts, the common
+    /// case, answer `parent` and `persistentStoreCoordinator` without taking the lock.
+    private let parentFlag = Atomic<Bool>(false)
+    var hasParent: Bool { parentFlag.load(ordering: .acquiring) }
     /// A name for messages, notifications and history.
     public var name: String?
     /// The author recorded in persistent history for this context's saves.

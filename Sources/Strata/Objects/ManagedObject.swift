@@ -47,7 +47,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var isFaultStorage = false
     /// A fault's row as its fetch read it, with the coordinator's change stamp and the context's
     /// query generation token then: firing uses it while both are unchanged.
-    var prefetchedRow: (row: StoreRow, stamp: UInt64, pin: ObjectIdentifier?)?
+    var prefetchedRow: PrefetchedRow?
     var isInsertedStorage = false
     var isDeletedStorage = false
     /// Set when a fault found no row (deleted elsewhere): values read as defaults.
@@ -190,4 +190,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard ConcurrencyDebug.isEnabled, let context = managedObjectContext else { return }
         ConcurrencyDebug.check(context, operation: "\(operation()) on \(entity.name) \(objectID)")
     }
+}
+
+/// A fault's row as its fetch read it (see `ManagedObject.prefetchedRow`).
+struct PrefetchedRow {
+    let row: StoreRow
+    /// The coordinator's change stamp before the fetch read the row.
+    let stamp: UInt64
+    /// The identity of the query generation token the context read at (nil: unpinned).
+    let pin: ObjectIdentifier?
 }

@@ -1,8 +1,11 @@
 // BTree+Split: inserting into a full node by splitting it, up to a new root.
 //
-// Owns: choosing the split point (an append at the right edge keeps the left node full and
-// starts a new right node: the bulk-append fast path; otherwise the cells are divided in half by
-// bytes), building the two nodes, and the shortest separator key pushed to the parent.
+// Owns: choosing the split point, building the two nodes, and the shortest separator key pushed
+// to the parent. Split points: an append at the right edge keeps the left node full and starts a
+// new right node (the bulk-append fast path); an insert right after the previous insert into the
+// same leaf (keys growing inside the tree: an index on (value, primary key) gaining rows, codes
+// numbered in order) splits at the insert, so the left node keeps what it has plus the new cell
+// and the run goes on filling it; otherwise the cells are divided in half by bytes.
 // Must never leave a node holding a cell that does not fit, or a parent pointing at a freed page.
 
 extension BTreeWriter {
@@ -70,11 +73,16 @@ extension BTreeWriter {
             func cellAt(_ i: Int) -> UnsafeRawBufferPointer {
                 i < index ? scratch.cellBytes(at: i) : (i == index ? newCell : scratch.cellBytes(at: i - 1))
             }
-            let splitPoint = isLeaf
-                ? (index == 0 && count > 0 ? 1 : balancedSplitPoint(total: total, cellAt: cellAt))
+            let sequential = isLeaf && index > 0 && Int(node.header.lastInsertSlot) == index - 1
+                && fitsLeft(cells: index + 1, cellAt: cellAt)
+            let splitPoint = sequential ? index + 1
+                : isLeaf ? (index == 0 && count > 0 ? 1 : balancedSplitPoint(total: total, cellAt: cellAt))
                 : balancedSplitPoint(total: total, cellAt: cellAt)
             node.clearCells()
             if isLeaf {
+                // The run of inserts goes on at the end of the left node.
+                node.header.lastInsertSlot = sequential ? Int32(index) : -1
+                right.header.lastInsertSlot = -1
                 for i in 0..<splitPoint { node.appendCell(cellAt(i)) }
                 for i in splitPoint..<total { right.appendCell(cellAt(i)) }
                 let separator = shortestSeparator(
@@ -89,6 +97,13 @@ extension BTreeWriter {
             right.link = scratch.link
             return (right, [UInt8](CellBytes.branchKey(middle)))
         }
+    }
+
+    /// Whether the first `cells` cells fit in one node.
+    private func fitsLeft(cells: Int, cellAt: (Int) -> UnsafeRawBufferPointer) -> Bool {
+        var bytes = 0
+        for i in 0..<cells { bytes += cellAt(i).count + 2 }
+        return bytes <= limits.usable
     }
 
     /// The number of cells for the left node so both halves hold about the same bytes

@@ -175,6 +175,10 @@ final class PageBuffer: ManagedBuffer<PageBufferHeader, UInt8> {
 struct PageBufferHeader {
     let size: Int
     var lastTouched: UInt64 = 0
+    /// In memory only: the slot of the last cell the write transaction inserted into this leaf
+    /// (-1: none yet). A split after inserts at consecutive slots keeps the left node full (see
+    /// BTree+Split.swift).
+    var lastInsertSlot: Int32 = -1
 }
 
 /// A published page crossing threads (the page cache, readers).

@@ -329,6 +329,8 @@ extension WriteTransaction: PageSink {
         if let frame = spilled[number.rawValue] { return try unspill(number, frame: frame) }
         let committed = try engine.pager.committedPage(number)
         let copy = PageBuffer.copy(of: committed)
+        // The split hint outlives the commit, so a run of inserts spanning transactions goes on.
+        copy.header.lastInsertSlot = committed.header.lastInsertSlot
         copy.pageNumber = try allocateNumber()
         copy.generation = generation
         dirty[copy.pageNumber.rawValue] = copy

@@ -97,3 +97,62 @@ final class TreeEdgeCaseTests: XCTestCase {
         try expectSound(engine, "catalog")
     }
 }
+
+/// Split points: how full leaves end up under the insert orders stores see.
+final class SplitPolicyTests: XCTestCase {
+    private func leafFill(_ insertOrder: [[UInt8]], batches: Int = 1) throws -> (fill: Double, leaves: Int) {
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/split.strata", options: memoryOptions(fs, pageSize: 4096))
+        let perBatch = (insertOrder.count + batches - 1) / batches
+        for start in stride(from: 0, to: insertOrder.count, by: perBatch) {
+            try engine.write { tx in
+                let t = try tx.openTree("t")
+                for key in insertOrder[start..<min(insertOrder.count, start + perBatch)] { try t.put(key, [1, 2]) }
+            }
+        }
+        try engine.read { tx in
+            let t = try tx.tree("t")
+            XCTAssertEqual(t.count, insertOrder.count)
+            var previous: [UInt8]?
+            try t.forEach { key, _ in
+                if let previous { XCTAssertTrue(previous.lexicographicallyPrecedes(Array(key))) }
+                previous = Array(key)
+                return true
+            }
+        }
+        try expectSound(engine, "split policy")
+        let stats = try XCTUnwrap(try engine.statistics(fillFactor: true).trees.first { $0.name == "t" })
+        return (stats.fillFactor!, stats.leafPages)
+    }
+
+    private func key(_ group: Int, _ sequence: Int) -> [UInt8] {
+        [UInt8(group)] + withUnsafeBytes(of: UInt64(sequence).bigEndian, Array.init)
+    }
+
+    /// An index on (value, primary key): rows arrive with growing keys, each one appended at the
+    /// end of its value's run, inside the tree. Leaves stay full instead of half full.
+    func testRunsGrowingInsideTheTreeFillTheirLeaves() throws {
+        let groups = 8, perGroup = 10_000
+        var order: [[UInt8]] = []
+        for sequence in 0..<perGroup { for group in 0..<groups { order.append(key((group * 5) % groups, sequence)) } }
+        let (fill, leaves) = try leafFill(order, batches: 4)
+        XCTAssertGreaterThan(fill, 0.9, "leaves of interleaved ascending runs (\(leaves) leaves)")
+    }
+
+    /// Random inserts still split in half (an insert-point split would leave tiny nodes).
+    func testRandomInsertsKeepBalancedSplits() throws {
+        var random = SeededRandom(seed: 11)
+        let order = (0..<60_000).map { _ in key(Int(random.next() % 256), Int(random.next() % 1_000_000_000)) }
+        let unique = Array(Set(order))
+        let (fill, _) = try leafFill(unique)
+        XCTAssertGreaterThan(fill, 0.6, "random inserts")
+        XCTAssertLessThan(fill, 0.8, "random inserts split in half, not at the insert")
+    }
+
+    /// Descending runs: each insert lands before the previous one; halves as before.
+    func testDescendingInsertsStillWork() throws {
+        let order = (0..<20_000).reversed().map { key(1, $0) }
+        let (fill, _) = try leafFill(order)
+        XCTAssertGreaterThan(fill, 0.45)
+    }
+}
