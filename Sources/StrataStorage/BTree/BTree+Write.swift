@@ -62,6 +62,12 @@ struct BTreeWriter<Sink: PageSink> {
         let index = leaf.lowerBound(key)
         var replaced = false
         if index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 {
+            // A value of the same inline size (so it stays inline) is overwritten where it is.
+            if case .inline(let old) = leaf.leafValue(at: index), old.count == value.count {
+                if value.count > 0 { UnsafeMutableRawPointer(mutating: old.baseAddress!).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+                descriptor.modifiedGeneration = sink.writeGeneration
+                return true
+            }
             try removeLeafCell(leaf, at: index)
             replaced = true
         } else {

@@ -156,3 +156,39 @@ final class SplitPolicyTests: XCTestCase {
         XCTAssertGreaterThan(fill, 0.45)
     }
 }
+
+/// Replacing a value with one of the same size rewrites it in place on the writable page.
+final class SameSizeReplaceTests: XCTestCase {
+    func testSameSizeReplacementsAreSeenByLaterReadersOnly() throws {
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/replace.strata", options: memoryOptions(fs, pageSize: 1024))
+        func key(_ i: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(i).bigEndian, Array.init) }
+        func value(_ i: Int, _ round: Int, size: Int = 40) -> [UInt8] { [UInt8](repeating: UInt8((i + round) % 251), count: size) }
+        try engine.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<2_000 { try t.put(key(i), value(i, 0)) }
+        }
+        let before = try engine.beginRead()
+        defer { before.end() }
+        try engine.write { tx in
+            let t = try tx.tree("t")
+            for i in stride(from: 0, to: 2_000, by: 3) { XCTAssertTrue(try t.put(key(i), value(i, 1))) }
+            // Twice in one transaction (the page is already this transaction's own).
+            for i in stride(from: 0, to: 2_000, by: 6) { XCTAssertTrue(try t.put(key(i), value(i, 2))) }
+            // A different size still works (remove and insert).
+            try t.put(key(1), value(1, 5, size: 90))
+            XCTAssertEqual(try t.get(key(0)), value(0, 2))
+        }
+        try engine.read { tx in
+            let t = try tx.tree("t")
+            XCTAssertEqual(t.count, 2_000)
+            for i in 0..<2_000 {
+                let expected = i == 1 ? value(1, 5, size: 90) : i % 6 == 0 ? value(i, 2) : i % 3 == 0 ? value(i, 1) : value(i, 0)
+                XCTAssertEqual(try t.get(key(i)), expected, "key \(i)")
+            }
+        }
+        let old = try before.tree("t")
+        for i in 0..<2_000 { XCTAssertEqual(try old.get(key(i)), value(i, 0), "the earlier snapshot, key \(i)") }
+        try expectSound(engine, "same-size replacements")
+    }
+}

@@ -10,8 +10,8 @@
 
 import Foundation
 
-/// An index as the planner sees it.
-struct IndexCandidate: Sendable {
+/// An index as the planner sees it (a class: access paths hold it, one retain to copy).
+final class IndexCandidate: Sendable {
     let name: String
     let elements: [String]
     let kinds: [KeyElementKind]
@@ -20,6 +20,15 @@ struct IndexCandidate: Sendable {
     let declaringEntity: String
     /// Text and data elements longer than this many bytes are cut in keys.
     let textCap: Int
+
+    init(name: String, elements: [String], kinds: [KeyElementKind], isUnique: Bool, declaringEntity: String, textCap: Int) {
+        self.name = name
+        self.elements = elements
+        self.kinds = kinds
+        self.isUnique = isUnique
+        self.declaringEntity = declaringEntity
+        self.textCap = textCap
+    }
 }
 
 /// One end of a range on an index element.

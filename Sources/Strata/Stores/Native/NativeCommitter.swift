@@ -54,8 +54,13 @@ struct NativeCommitter {
         changes.inserts.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
         changes.updates.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
         changes.deletes.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
+        versions.reserveCapacity(changes.updates.count + changes.inserts.count)
+        touchedKeys.reserveCapacity(changes.updates.count + changes.inserts.count + changes.deletes.count)
+        stored.reserveCapacity(changes.updates.count + changes.deletes.count)
         try checkVersions(changes)
-        savedKeys = Set((changes.updates + changes.inserts).compactMap(\.id.primaryKey))
+        savedKeys.reserveCapacity(changes.updates.count + changes.inserts.count)
+        for row in changes.updates { if let key = row.id.primaryKey { savedKeys.insert(key) } }
+        for row in changes.inserts { if let key = row.id.primaryKey { savedKeys.insert(key) } }
         for (id, _) in changes.deletes { try delete(id) }
         for row in changes.updates { try update(row) }
         for row in changes.inserts { try insert(row) }
@@ -101,13 +106,17 @@ struct NativeCommitter {
         let layout = try store.layout(of: row.id.entity)
         let old = stored[row.id]
         for index in layout.indexes {
-            let new = index.key(values: row.values, primaryKey: key)
             if let old {
+                // Unchanged element values keep their entry.
+                if index.slots.allSatisfy({ row.values[$0] == old.values[$0] }) { continue }
                 let previous = index.key(values: old.values, primaryKey: key)
+                let new = index.key(values: row.values, primaryKey: key)
                 if previous.key == new.key { continue }
                 try tree(index.tree).delete(previous.key)
+                addIndexEntry(index, new, row: rowPosition(row))
+            } else {
+                addIndexEntry(index, index.key(values: row.values, primaryKey: key), row: rowPosition(row))
             }
-            addIndexEntry(index, new, row: rowPosition(row))
         }
         for (slot, name) in layout.foreignKeys {
             try setForeignKey(tree: name, from: old?.values[slot] ?? .null, to: row.values[slot], owner: key, layout: layout)

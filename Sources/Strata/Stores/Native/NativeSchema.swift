@@ -171,7 +171,8 @@ enum SlotStorage: Sendable {
 }
 
 /// An index or uniqueness constraint as it applies to the rows of one entity.
-struct IndexLayout: Sendable {
+/// A class: commits and plans pass layouts around per row, and a reference is one retain.
+final class IndexLayout: Sendable {
     let name: String
     let tree: TreeName
     /// The entity that declares it; its rows and those of every subentity are in the tree.
@@ -183,6 +184,18 @@ struct IndexLayout: Sendable {
     let isUnique: Bool
     /// Text and bytes elements are cut at this many bytes so keys fit in a page.
     let cap: Int
+
+    init(name: String, tree: TreeName, declaringEntity: String, elementNames: [String], slots: [Int],
+         kinds: [KeyElementKind], isUnique: Bool, cap: Int) {
+        self.name = name
+        self.tree = tree
+        self.declaringEntity = declaringEntity
+        self.elementNames = elementNames
+        self.slots = slots
+        self.kinds = kinds
+        self.isUnique = isUnique
+        self.cap = cap
+    }
 
     /// The index key of a row (FORMAT.md §19.4): every element, then the primary key; with the
     /// length of the elements part, whether an element was cut, and whether one is nil.
