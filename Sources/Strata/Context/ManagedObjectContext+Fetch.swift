@@ -154,6 +154,7 @@ extension ManagedObjectContext {
 
     /// Inserted, updated and deleted objects of the entities, in a stable order.
     private func changedObjects(in names: Set<String>) -> [ManagedObject] {
+        if insertedSet.isEmpty && updatedSet.isEmpty && deletedSet.isEmpty { return [] }
         var result: [ManagedObject] = []
         for object in updatedSet where names.contains(object.entity.name) { result.append(object) }
         for object in deletedSet where names.contains(object.entity.name) { result.append(object) }

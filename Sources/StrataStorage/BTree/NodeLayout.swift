@@ -238,11 +238,52 @@ extension PageBuffer {
     /// Key order and overlapping cells (harmless to memory safety) are left to the integrity
     /// check. Returns the first problem, or nil.
     func validateNode() -> String? {
-        if let problem = validateCells() { return problem }
+        // One pass over the slots (this runs for every page loaded from disk): each cell is
+        // checked and measured as it is decoded.
+        let count = cellCount
+        let start = contentStart
+        let size = self.size
+        let base = UnsafeRawPointer(self.base)
+        let slotsEnd = PageHeader.size + 2 * count
+        if start < slotsEnd || start > size { return "content start \(start) outside \(slotsEnd)...\(size) for \(count) cells" }
+        let garbage = self.garbage
+        if garbage > size - start { return "garbage \(garbage) larger than the cell area" }
+        let branch = isBranch
         var live = 0
-        for index in 0..<cellCount { live += cellSize(atOffset: slot(index)) }
-        if live + garbage != size - contentStart {
-            return "cells (\(live) bytes) and garbage (\(garbage)) do not fill the cell area (\(size - contentStart) bytes)"
+        for index in 0..<count {
+            let offset = Int(base.u16(PageHeader.size + 2 * index))
+            if offset < start || offset >= size { return "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)" }
+            var p = offset
+            if branch {
+                if p + 4 > size { return "cell \(index) child pointer runs past the page end" }
+                if base.u32(p) == 0 { return "cell \(index) has child page 0" }
+                p += 4
+                guard let (length, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
+                if length > UInt64(size) || p + n + Int(length) > size { return "cell \(index) key of \(length) bytes runs past the page end" }
+                live += 4 + n + Int(length)
+            } else {
+                guard let (keyLength, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
+                p += n
+                guard let (word, m) = Varint.read(base, at: p, limit: size) else { return "cell \(index) value length is not a valid varint" }
+                p += m
+                if keyLength > UInt64(size) { return "cell \(index) key length \(keyLength) exceeds the page" }
+                p += Int(keyLength)
+                if word & 1 == 1 {
+                    if p + 4 > size { return "cell \(index) overflow pointer runs past the page end" }
+                    if base.u32(p) == 0 { return "cell \(index) has overflow page 0" }
+                    if word >> 1 > UInt64(Int32.max) { return "cell \(index) overflow value length \(word >> 1) is implausible" }
+                    live += n + m + Int(keyLength) + 4
+                } else {
+                    if word >> 1 > UInt64(size) || p + Int(word >> 1) > size {
+                        return "cell \(index) value of \(word >> 1) bytes runs past the page end"
+                    }
+                    live += n + m + Int(keyLength) + Int(word >> 1)
+                }
+            }
+        }
+        if branch && link.rawValue == 0 { return "branch has no rightmost child" }
+        if live + garbage != size - start {
+            return "cells (\(live) bytes) and garbage (\(garbage)) do not fill the cell area (\(size - start) bytes)"
         }
         return nil
     }
@@ -255,46 +296,6 @@ extension PageBuffer {
         }
         extents.sort { $0.0 < $1.0 }
         for i in extents.indices.dropFirst() where extents[i].0 < extents[i - 1].1 { return extents[i].0 }
-        return nil
-    }
-
-    /// Each slot and cell on its own inside the page.
-    private func validateCells() -> String? {
-        let count = cellCount
-        let start = contentStart
-        let slotsEnd = PageHeader.size + 2 * count
-        if start < slotsEnd || start > size { return "content start \(start) outside \(slotsEnd)...\(size) for \(count) cells" }
-        if garbage > size - start { return "garbage \(garbage) larger than the cell area" }
-        let branch = isBranch
-        for index in 0..<count {
-            let offset = slot(index)
-            if offset < start || offset >= size { return "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)" }
-            var p = offset
-            if branch {
-                if p + 4 > size { return "cell \(index) child pointer runs past the page end" }
-                if base.u32(p) == 0 { return "cell \(index) has child page 0" }
-                p += 4
-                guard let (length, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
-                if length > UInt64(size) || p + n + Int(length) > size { return "cell \(index) key of \(length) bytes runs past the page end" }
-            } else {
-                guard let (keyLength, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
-                p += n
-                guard let (word, m) = Varint.read(base, at: p, limit: size) else { return "cell \(index) value length is not a valid varint" }
-                p += m
-                if keyLength > UInt64(size) { return "cell \(index) key length \(keyLength) exceeds the page" }
-                p += Int(keyLength)
-                if word & 1 == 1 {
-                    if p + 4 > size { return "cell \(index) overflow pointer runs past the page end" }
-                    if base.u32(p) == 0 { return "cell \(index) has overflow page 0" }
-                    if word >> 1 > UInt64(Int32.max) { return "cell \(index) overflow value length \(word >> 1) is implausible" }
-                } else {
-                    if word >> 1 > UInt64(size) || p + Int(word >> 1) > size {
-                        return "cell \(index) value of \(word >> 1) bytes runs past the page end"
-                    }
-                }
-            }
-        }
-        if branch && link.rawValue == 0 { return "branch has no rightmost child" }
         return nil
     }
 }

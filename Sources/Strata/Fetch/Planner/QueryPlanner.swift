@@ -70,11 +70,10 @@ enum QueryPlanner {
         let conjuncts = conjunctsOf(plan.predicate)
         let conditions = conjuncts.enumerated().compactMap { IndexCondition(conjunct: $1, position: $0, entity: plan.entity) }
         var best: (score: Int, path: AccessPath)?
-        let constrained = Set(conditions.map(\.attribute))
         let firstSortKey = plan.limit > 0 ? plan.sortDescriptors.first?.key : nil
         // An index helps only through its first element: a condition on it, or (with a limit) the
         // order it gives.
-        for index in indexes where constrained.contains(index.elements[0]) || index.elements[0] == firstSortKey {
+        for index in indexes where index.elements[0] == firstSortKey || conditions.contains(where: { $0.attribute == index.elements[0] }) {
             guard covers(index, plan) else { continue }
             var candidate = path(over: index, conditions: conditions, conjuncts: conjuncts, plan: plan)
             var score = candidate.equalities.count * 4 + (candidate.rangesNextElement ? 2 : 0)
@@ -110,22 +109,23 @@ enum QueryPlanner {
     /// The best use of one index: an equality prefix, then one range, then order.
     private static func path(over index: IndexCandidate, conditions: [IndexCondition], conjuncts: [FetchPredicate], plan: FetchPlan) -> AccessPath {
         var path = AccessPath(index: index)
-        var used: Set<Int> = []
-        var inexact: Set<Int> = []
+        // Conjunct positions (few: arrays, not sets).
+        var used: [Int] = []
+        var inexact: [Int] = []
         for (position, element) in index.elements.enumerated() {
             let kind = index.kinds[position]
             if let equal = conditions.first(where: { $0.attribute == element && $0.isEquality && $0.fits(kind) && !used.contains($0.position) }),
                let values = equal.equalValues(for: kind) {
                 path.equalities.append(values.values)
-                used.insert(equal.position)
-                if !values.exact || !equal.exact(for: kind, cap: index.textCap) { inexact.insert(equal.position) }
+                used.append(equal.position)
+                if !values.exact || !equal.exact(for: kind, cap: index.textCap) { inexact.append(equal.position) }
                 continue
             }
             let ranges = conditions.filter { $0.attribute == element && !$0.isEquality && $0.fits(kind) && !used.contains($0.position) }
             for range in ranges {
                 guard range.apply(to: &path, kind: kind, cap: index.textCap) else { continue }
-                used.insert(range.position)
-                if !range.exact(for: kind, cap: index.textCap) { inexact.insert(range.position) }
+                used.append(range.position)
+                if !range.exact(for: kind, cap: index.textCap) { inexact.append(range.position) }
                 path.rangesNextElement = true
             }
             break
@@ -241,6 +241,7 @@ struct IndexCondition {
             }
             result.append(converted)
         }
+        if result.count < 2 { return (result, exact) }
         var seen: Set<PredicateValue> = []
         return (result.filter { seen.insert($0).inserted }, exact)
     }
@@ -297,7 +298,10 @@ struct IndexCondition {
     /// Whether a text or data constant is longer than keys keep.
     static func isCut(_ value: PredicateValue, cap: Int) -> Bool {
         switch value {
-        case .string(let text): return KeyEncoding.textBytes(of: .string(text)).count > cap
+        case .string(let text):
+            // ASCII is its own canonical form: its length is its key length.
+            if text.utf8.count <= cap && text.utf8.allSatisfy({ $0 < 0x80 }) { return false }
+            return KeyEncoding.textBytes(of: .string(text)).count > cap
         case .data(let data): return data.count > cap
         default: return false
         }

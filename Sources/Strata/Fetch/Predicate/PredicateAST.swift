@@ -228,6 +228,12 @@ public indirect enum FetchExpression: Sendable, Hashable, CustomStringConvertibl
     /// The string is split at dots without validation; steps starting with `@` that name a
     /// collection operator become operators.
     public init(forKeyPath keyPath: String) {
+        // The usual case, one plain attribute name: no splitting.
+        if !keyPath.isEmpty, !keyPath.utf8.contains(UInt8(ascii: ".")), !keyPath.utf8.contains(UInt8(ascii: "@")),
+           keyPath.utf8.count != 4 || keyPath.lowercased() != "self" {
+            self = .keyPath(base: .evaluatedObject, path: [.key(keyPath)])
+            return
+        }
         var steps = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         if let first = steps.first, first.lowercased() == "self" { steps.removeFirst() }
         if steps.isEmpty {
@@ -243,6 +249,15 @@ public indirect enum FetchExpression: Sendable, Hashable, CustomStringConvertibl
     /// UUIDs, URLs, decimals, booleans, object IDs, managed objects, nil, and arrays or sets of
     /// those — which become aggregates). Throws `.invalidArgument` for other types.
     public init(forConstantValue value: Any?) throws {
+        // The common constant types, matched by exact type, without the general conversion's
+        // protocol casts (exact: an NSNumber must not pass as an Int here).
+        if let value {
+            let type = Swift.type(of: value)
+            if type == String.self, let string = value as? String { self = .constant(.string(string)); return }
+            if type == Int.self, let int = value as? Int { self = .constant(.integer(Int64(int))); return }
+            if type == Double.self, let double = value as? Double { self = .constant(.double(double)); return }
+            if type == Date.self, let date = value as? Date { self = .constant(.date(date)); return }
+        }
         self = try PredicateArgumentConversion.expression(from: value, for: "a constant value")
     }
 

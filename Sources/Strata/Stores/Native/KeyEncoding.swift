@@ -120,6 +120,7 @@ enum KeyEncoding {
     /// Bytes with every 0x00 written as 0x00 0xFF, then a 0x00 terminator: a shorter string sorts
     /// before any longer one it begins, and the terminator sorts before any following byte.
     private static func appendEscaped(_ bytes: [UInt8], cap: Int, to key: inout [UInt8]) -> Bool {
+        key.reserveCapacity(key.count + bytes.count + 9)
         var truncated = false
         var content = bytes[...]
         if content.count > cap {
@@ -147,8 +148,10 @@ enum KeyEncoding {
         case .objectID(let id): string = id.uriRepresentation().absoluteString
         default: string = ""
         }
+        var ascii = true
         let utf8 = Array(string.utf8)
-        if utf8.allSatisfy({ $0 < 0x80 }) { return utf8 }
+        for byte in utf8 where byte >= 0x80 { ascii = false; break }
+        if ascii { return utf8 }
         return Array(string.precomposedStringWithCanonicalMapping.utf8)
     }
 

@@ -170,6 +170,11 @@ extension NativeReadView {
         var prefixes: [[UInt8]] = [[]]
         for (position, values) in path.equalities.enumerated() {
             let kind = index.kinds[position]
+            if values.count == 1 {
+                // One value (the usual equality): appended to every prefix in place.
+                for i in prefixes.indices { KeyEncoding.append(Self.rowValue(values[0]), kind: kind, cap: index.cap, to: &prefixes[i]) }
+                continue
+            }
             let encoded = values.map { value -> [UInt8] in
                 var bytes: [UInt8] = []
                 KeyEncoding.append(Self.rowValue(value), kind: kind, cap: index.cap, to: &bytes)
@@ -177,7 +182,13 @@ extension NativeReadView {
             }.sorted { $0.lexicographicallyPrecedes($1) }
             prefixes = prefixes.flatMap { prefix in encoded.map { prefix + $0 } }
         }
-        guard path.rangesNextElement else { return prefixes.map { ($0, $0 + [0xFF]) } }
+        guard path.rangesNextElement else {
+            return prefixes.map { prefix in
+                var upper = prefix
+                upper.append(0xFF)
+                return (prefix, upper)
+            }
+        }
         let kind = index.kinds[path.equalities.count]
         func encodeBound(_ value: PredicateValue) -> [UInt8] {
             var bytes: [UInt8] = []
