@@ -25,40 +25,43 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The entity this object belongs to.
     public let entity: EntityDescription
     /// The object's identity; temporary until the object is saved.
-    public internal(set) var objectID: ManagedObjectID
+    @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object lives in (nil once deleted and saved, or for objects never inserted).
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
+    // `@exclusivity(unchecked)` on the object's state: read and written only on its context's
+    // queue, on every value access, where the runtime's dynamic exclusivity check cost more than
+    // the access itself; no code holds one of them across a call that could change it.
     /// Current values, one per slot of `entity` (meaningful only when not a fault).
-    var values: [RowValue] {
+    @exclusivity(unchecked) var values: [RowValue] {
         didSet { if !isEditingToMany && !toManyPositions.isEmpty { toManyPositions = [:] } }
     }
     /// Position of each ID in a to-many slot, for O(1) membership, add and remove
     /// (ManagedObject+ToMany.swift). Dropped whenever `values` changes any other way.
-    var toManyPositions: [Int: [ManagedObjectID: Int]] = [:]
+    @exclusivity(unchecked) var toManyPositions: [Int: [ManagedObjectID: Int]] = [:]
     /// True while ManagedObject+ToMany edits `values` in place (keeps `toManyPositions`).
-    var isEditingToMany = false
+    @exclusivity(unchecked) var isEditingToMany = false
     /// The values last read from or saved to the store (nil for inserted objects).
-    var committedValues: [RowValue]?
+    @exclusivity(unchecked) var committedValues: [RowValue]?
     /// The row version the committed values belong to (optimistic locking).
-    var rowVersion: Int64 = 0
+    @exclusivity(unchecked) var rowVersion: Int64 = 0
     /// Slots set since the last save (only slots whose value differs are kept).
-    var changedSlots: Set<Int> = []
-    var isFaultStorage = false
+    @exclusivity(unchecked) var changedSlots: Set<Int> = []
+    @exclusivity(unchecked) var isFaultStorage = false
     /// A fault's row as its fetch read it, with the coordinator's change stamp and the context's
     /// query generation token then: firing uses it while both are unchanged.
-    var prefetchedRow: PrefetchedRow?
-    var isInsertedStorage = false
-    var isDeletedStorage = false
+    @exclusivity(unchecked) var prefetchedRow: PrefetchedRow?
+    @exclusivity(unchecked) var isInsertedStorage = false
+    @exclusivity(unchecked) var isDeletedStorage = false
     /// Set when a fault found no row (deleted elsewhere): values read as defaults.
-    var isInaccessible = false
+    @exclusivity(unchecked) var isInaccessible = false
     /// The order of insertion into the context: saves give permanent keys in this order.
-    var insertionNumber: UInt64 = 0
+    @exclusivity(unchecked) var insertionNumber: UInt64 = 0
     /// Related objects a fetch prefetched for this one (relationshipKeyPathsForPrefetching), kept
     /// alive as long as this object: the registry releases unused unchanged objects. Only objects
     /// created after this one are added (ManagedObjectContext+Prefetch.swift), so these references
     /// never form a cycle. Cleared when the object turns into a fault.
-    var prefetchedObjects: [ManagedObject] = []
+    @exclusivity(unchecked) var prefetchedObjects: [ManagedObject] = []
 
     /// Model-from-classes support: prototypes answer property reads with the wrapper's default and
     /// record the name and wrapped key path read (see `Managed`). Never set on objects users see.
