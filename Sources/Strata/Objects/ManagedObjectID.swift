@@ -18,9 +18,12 @@ import Synchronization
 public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The entity of the object.
     public let entity: EntityDescription
-    /// The identifier of the store that holds the row; nil while the ID is temporary.
-    public let storeIdentifier: String?
+    /// The store that holds the row (shared per identifier); nil while the ID is temporary.
+    let store: StoreIdentity?
     let key: Key
+
+    /// The identifier of the store that holds the row; nil while the ID is temporary.
+    public var storeIdentifier: String? { store?.identifier }
 
     enum Key: Hashable, Sendable {
         /// A process-unique number given at insert.
@@ -33,14 +36,21 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     init(entity: EntityDescription, storeIdentifier: String?, key: Key) {
         self.entity = entity
-        self.storeIdentifier = storeIdentifier
+        self.store = storeIdentifier.map(StoreIdentity.named)
+        self.key = key
+    }
+
+    /// An ID in `store` (what stores use: no lookup of the identifier).
+    init(entity: EntityDescription, store: StoreIdentity?, key: Key) {
+        self.entity = entity
+        self.store = store
         self.key = key
     }
 
     /// A new temporary ID for an inserted object.
     static func temporary(for entity: EntityDescription) -> ManagedObjectID {
         let number = nextTemporary.wrappingAdd(1, ordering: .relaxed).oldValue
-        return ManagedObjectID(entity: entity, storeIdentifier: nil, key: .temporary(number))
+        return ManagedObjectID(entity: entity, store: nil, key: .temporary(number))
     }
 
     /// Whether the object has not been saved yet.
@@ -72,7 +82,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
-        lhs.key == rhs.key && lhs.storeIdentifier == rhs.storeIdentifier
+        lhs.key == rhs.key && lhs.store === rhs.store
             && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name)
     }
 
@@ -83,4 +93,24 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "<\(uriRepresentation().absoluteString)>" }
+}
+
+/// The identity of a store as object IDs hold it: one shared object per identifier string (for
+/// the life of the process), so IDs copy and compare their store as a reference.
+final class StoreIdentity: Sendable {
+    let identifier: String
+
+    private init(_ identifier: String) { self.identifier = identifier }
+
+    private static let interned = Lock<[String: StoreIdentity]>([:]) // guards the table
+
+    /// The identity of the store named `identifier`.
+    static func named(_ identifier: String) -> StoreIdentity {
+        interned.withLock { table in
+            if let existing = table[identifier] { return existing }
+            let identity = StoreIdentity(identifier)
+            table[identifier] = identity
+            return identity
+        }
+    }
 }

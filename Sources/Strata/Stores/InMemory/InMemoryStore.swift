@@ -9,6 +9,8 @@ import Foundation
 
 final class InMemoryStore: RowStore {
     let identifier: String
+    /// `identifier` as object IDs hold it.
+    let storeIdentity: StoreIdentity
     let type = StoreType.inMemory
     let url: URL?
     let configurationName: String?
@@ -32,6 +34,7 @@ final class InMemoryStore: RowStore {
         self.configurationName = configurationName
         self.isReadOnly = readOnly
         self.identifier = data.identifier
+        self.storeIdentity = StoreIdentity.named(data.identifier)
         self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.ownEntities = Set(entities.map(ObjectIdentifier.init))
         try adoptLayouts(entities)
@@ -71,7 +74,7 @@ final class InMemoryStore: RowStore {
 
     func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
         let keys = data.allocateKeys(entities.count)
-        return zip(entities, keys).map { ManagedObjectID(entity: $0, storeIdentifier: identifier, key: .permanent($1)) }
+        return zip(entities, keys).map { ManagedObjectID(entity: $0, store: storeIdentity, key: .permanent($1)) }
     }
 
     var supportsGenerations: Bool { false }
@@ -129,6 +132,6 @@ final class InMemoryStore: RowStore {
 
     private func rebind(_ id: ManagedObjectID) -> ManagedObjectID {
         guard let mine = entitiesByName[id.entity.name], mine !== id.entity else { return id }
-        return ManagedObjectID(entity: mine, storeIdentifier: id.storeIdentifier, key: id.key)
+        return ManagedObjectID(entity: mine, store: id.store, key: id.key)
     }
 }

@@ -185,7 +185,7 @@ enum NativeMigration {
             guard let rows = try tx.treeIfPresentForMigration(sourceTree) else { return }
             let target = try tx.openTree(layout.rowsTree)
             var references = RowCodec.References(
-                storeIdentifier: file.engine.storeID.uuidString,
+                store: StoreIdentity.named(file.engine.storeID.uuidString),
                 entity: { [layoutsByNumber] number in layoutsByNumber[number]?.entity },
                 objectID: { _ in nil })
             references.unknownEntityIsNull = true

@@ -75,7 +75,7 @@ struct NativeReadView: StoreReadView {
                 let (version, values) = try reader.decodeRecord(record, key: key, layout: layout)
                 return try body(try reader.complete(version: version, values: values, key: key, layout: layout))
             }
-            let id = ManagedObjectID(entity: layout.entity, storeIdentifier: store.identifier, key: .permanent(key))
+            let id = ManagedObjectID(entity: layout.entity, store: store.storeIdentity, key: .permanent(key))
             func holds(_ row: StoreRow) throws -> Bool {
                 do {
                     return try evaluator.evaluate(predicate!, on: row)

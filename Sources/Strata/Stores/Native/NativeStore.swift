@@ -12,6 +12,8 @@ import StrataStorage
 
 final class NativeStore: RowStore {
     let identifier: String
+    /// `identifier` as object IDs hold it.
+    let storeIdentity: StoreIdentity
     let type = StoreType.native
     let url: URL?
     let configurationName: String?
@@ -48,6 +50,7 @@ final class NativeStore: RowStore {
         self.isReadOnly = readOnly
         self.model = model
         self.identifier = file.engine.storeID.uuidString
+        self.storeIdentity = StoreIdentity.named(identifier)
         let migrate = Self.flag(options[MigratePersistentStoresAutomaticallyOption])
         let infer = Self.flag(options[InferMappingModelAutomaticallyOption])
         let schema = try Self.prepareSchema(file: file, entities: entities, identifier: identifier,
@@ -59,7 +62,7 @@ final class NativeStore: RowStore {
         let byNumber = Dictionary(layouts.values.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
         self.layoutsByNumber = byNumber
         self.references = RowCodec.References(
-            storeIdentifier: file.engine.storeID.uuidString,
+            store: StoreIdentity.named(file.engine.storeID.uuidString),
             entity: { number in byNumber[number]?.entity },
             objectID: { url in Self.objectID(from: url, model: model) })
         self.metadataState = Lock(try Self.readMetadata(file: file))
@@ -164,7 +167,7 @@ final class NativeStore: RowStore {
         if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
         let first = try file.allocate(entities.count)
         return entities.enumerated().map { offset, entity in
-            ManagedObjectID(entity: entity, storeIdentifier: identifier, key: .permanent(first + Int64(offset)))
+            ManagedObjectID(entity: entity, store: storeIdentity, key: .permanent(first + Int64(offset)))
         }
     }
 

@@ -88,7 +88,9 @@ enum RowCodec {
 
     /// Resolves references while decoding.
     struct References: Sendable {
-        let storeIdentifier: String
+        /// The store, as object IDs hold it.
+        let store: StoreIdentity
+        var storeIdentifier: String { store.identifier }
         /// The entity of a stored entity number (nil: unknown, a corrupt record).
         let entity: @Sendable (UInt16) -> EntityDescription?
         /// The object ID named by a URI (objectID attributes).
@@ -236,7 +238,7 @@ struct RecordReader {
                 if references.unknownEntityIsNull { return .null }
                 throw corrupt("reference to unknown entity number \(number)")
             }
-            return .objectID(ManagedObjectID(entity: entity, storeIdentifier: references.storeIdentifier, key: .permanent(key)))
+            return .objectID(ManagedObjectID(entity: entity, store: references.store, key: .permanent(key)))
         case .objectIDURI:
             let text = try text()
             guard let url = URL(string: text), let id = references.objectID(url) else { return .null }
