@@ -37,7 +37,7 @@ extension ManagedObjectContext {
 
     /// The entity of this context's model an ID's objects get (IDs may come from another model).
     func modelEntity(of id: ManagedObjectID) -> EntityDescription {
-        guard let model, id.entity.managedObjectModel !== model else { return id.entity }
+        guard let model, id.entity.modelSerial != model.serial else { return id.entity }
         return model.entitiesByName[id.entity.name] ?? id.entity
     }
 

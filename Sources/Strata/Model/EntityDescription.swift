@@ -68,6 +68,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
     /// The model that holds this entity.
     public internal(set) weak var managedObjectModel: ManagedObjectModel?
+    /// The `serial` of the model that froze this entity (0 before).
+    private(set) var modelSerial: UInt64 = 0
 
     // Unowned, not weak: a weak reference would give every entity a side table and put every
     // retain of it (each copied object ID holds one) on the slow path. Entities outlive their
@@ -168,6 +170,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// Computes the layout. Called by `ManagedObjectModel.freeze()` after validation.
     func freeze(in model: ManagedObjectModel) {
         managedObjectModel = model
+        modelSerial = model.serial
         slots = allProperties
         slotIndex = Dictionary(slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         referenceSlots = slots.indices.filter { slot in

@@ -5,6 +5,7 @@
 // the model and all its descriptions are immutable and may be shared by any number of threads.
 
 import Foundation
+import Synchronization
 
 /// The schema: every entity, with its properties and relationships.
 ///
@@ -32,6 +33,9 @@ public final class ManagedObjectModel: @unchecked Sendable {
 
     private var configurationEntities: [String: [String]] = [:]
     private let freezeLock = NSLock()
+    /// A number no other model of the process has: frozen entities record it, so a context can
+    /// tell its own model's entities without loading a weak reference.
+    let serial: UInt64 = ModelSerials.next()
     private var frozenError: StrataError?
     internal private(set) var isFrozen = false
     /// Whether any entity has a derived attribute (set by `freeze()`; lets saves skip the pass).
@@ -124,4 +128,10 @@ public enum StoreMetadataKey {
     public static let storeUUID = "StoreUUID"
     /// `String`: the store type's raw value.
     public static let storeType = "StoreType"
+}
+
+/// Numbers models in the order they are made.
+enum ModelSerials {
+    private static let counter = Atomic<UInt64>(0)
+    static func next() -> UInt64 { counter.wrappingAdd(1, ordering: .relaxed).newValue }
 }

@@ -6,6 +6,7 @@
 // nil, so the caller takes the general path; it never changes what a read or write means.
 
 import Foundation
+import Synchronization
 
 /// The Swift value types `@Managed` reads and writes without dynamic casts.
 enum ManagedFastKind: Sendable {
@@ -122,50 +123,67 @@ enum ManagedFastKind: Sendable {
 }
 
 /// What a wrapper's storage key path names, resolved once per key path (and entity).
-struct ManagedKeyInfo {
+struct ManagedKeyInfo: Sendable {
     let name: String
     let kind: ManagedFastKind
     /// The property's slot in the object's entity, nil when the entity has no such property.
     let slot: Int?
 }
 
-/// The cache behind `ManagedKeyInfo`: key paths by identity (literal key paths are instantiated
-/// once, so their identity is stable; the cache keeps each one alive so an address is never
-/// reused while it is a key). Entities are kept alive the same way and compared by identity.
+/// The cache behind `ManagedKeyInfo`, keyed by key path and entity identity (literal key paths
+/// are instantiated once, so their identity is stable; the cache keeps each key path and entity
+/// alive so an address is never reused while it is a key).
+///
+/// Reads take no lock: they look in an immutable table published through an atomic pointer.
+/// A miss resolves the key under the lock and publishes a new table with it. Published tables
+/// are kept (a reader may still be looking at an older one), so their number is bounded: after
+/// `maxTables`, keys not yet cached are resolved on every access instead (key paths made at run
+/// time rather than literals would otherwise grow it forever).
 enum ManagedKeyCache {
-    private final class Entry {
-        let keyPath: AnyKeyPath
-        let name: String
-        let kind: ManagedFastKind
-        var slots: [(entity: EntityDescription, slot: Int?)] = []
-        init(keyPath: AnyKeyPath, name: String, kind: ManagedFastKind) {
-            self.keyPath = keyPath
-            self.name = name
-            self.kind = kind
+    private struct Key: Hashable {
+        let keyPath: ObjectIdentifier
+        let entity: ObjectIdentifier
+    }
+    private final class Table: Sendable {
+        let infos: [Key: ManagedKeyInfo]
+        /// What the keys' identities belong to, kept alive with the table.
+        let owners: [AnyObject & Sendable]
+        init(infos: [Key: ManagedKeyInfo], owners: [AnyObject & Sendable]) {
+            self.infos = infos
+            self.owners = owners
         }
     }
-    /// Bounded: key paths made at run time (not literals) would otherwise grow it forever.
-    private static let limit = 4096
-    private static let entries = Lock<[ObjectIdentifier: Entry]>([:]) // guards every entry and its slot list
+    private static let maxTables = 256
+    /// The current table: the address of one of `tables` (unretained; 0 before the first).
+    private static let current = Atomic<UInt>(0)
+    private static let tables = Lock<[Table]>([]) // guards publishing; holds every published table
 
     static func info<Value>(of keyPath: AnyKeyPath, value: Value.Type, entity: EntityDescription) -> ManagedKeyInfo {
-        let id = ObjectIdentifier(keyPath)
-        if let found = entries.withLock({ table -> ManagedKeyInfo? in
-            guard let entry = table[id] else { return nil }
-            if let known = entry.slots.first(where: { $0.entity === entity }) {
-                return ManagedKeyInfo(name: entry.name, kind: entry.kind, slot: known.slot)
-            }
-            let slot = entity.slotIndex[entry.name]
-            if entry.slots.count < 16 { entry.slots.append((entity, slot)) }
-            return ManagedKeyInfo(name: entry.name, kind: entry.kind, slot: slot)
-        }) { return found }
-        let entry = Entry(keyPath: keyPath, name: ManagedKeyNames.name(of: keyPath), kind: ManagedFastKind(Value.self))
-        let slot = entity.slotIndex[entry.name]
-        entry.slots.append((entity, slot))
-        entries.withLock { table in
-            if table.count >= limit { table.removeAll(keepingCapacity: true) }
-            table[id] = entry
+        let key = Key(keyPath: ObjectIdentifier(keyPath), entity: ObjectIdentifier(entity))
+        if let pointer = UnsafeRawPointer(bitPattern: current.load(ordering: .acquiring)),
+           let found = Unmanaged<Table>.fromOpaque(pointer).takeUnretainedValue().infos[key] {
+            return found
         }
-        return ManagedKeyInfo(name: entry.name, kind: entry.kind, slot: slot)
+        let name = ManagedKeyNames.name(of: keyPath)
+        let info = ManagedKeyInfo(name: name, kind: ManagedFastKind(Value.self), slot: entity.slotIndex[name])
+        tables.withLock { tables in
+            guard tables.count < maxTables else { return }
+            let latest = tables.last
+            var infos = latest?.infos ?? [:]
+            guard infos[key] == nil else { return }
+            infos[key] = info
+            // AnyKeyPath is immutable and thread-safe; it is kept alive only as an owner.
+            let owners = (latest?.owners ?? []) + [UncheckedOwner(keyPath), entity]
+            let table = Table(infos: infos, owners: owners)
+            tables.append(table)
+            current.store(UInt(bitPattern: Unmanaged.passUnretained(table).toOpaque()), ordering: .releasing)
+        }
+        return info
+    }
+
+    /// Keeps a key path alive as a table owner. `@unchecked Sendable`: key paths are immutable.
+    private final class UncheckedOwner: @unchecked Sendable {
+        let object: AnyKeyPath
+        init(_ object: AnyKeyPath) { self.object = object }
     }
 }
