@@ -32,36 +32,55 @@ public struct Managed<Value> {
         set { fatalError("unavailable") }
     }
 
+    // The accessors are inlinable so that they are specialized for `Value` in the module that
+    // declares the property: the common value types then read and write a slot with no generic
+    // code (no metadata lookups, no boxed copies). What is not specialized goes through two
+    // non-generic entry points on ManagedObject and, for everything else, `slowRead`/`slowWrite`.
+    @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
         get {
-            if object.isPrototype {
-                let wrapper = object[keyPath: storageKeyPath]
-                object.probedName = ManagedKeyNames.name(of: storageKeyPath)
-                object.probedKeyPath = wrappedKeyPath
-                return wrapper.defaultValue
+            let kind = ManagedFastKind(Value.self)
+            if kind != .other, let slot = object.loadedSlot(for: storageKeyPath, kind: kind),
+               let value = kind.decode(object.values[slot], as: Value.self) {
+                return value
             }
-            let info = ManagedKeyCache.info(of: storageKeyPath, value: Value.self, entity: object.entity)
-            if let slot = info.slot, info.kind != .other {
-                if object.isFaultStorage {
-                    do { try object.fireFaultIfNeeded() } catch {
-                        preconditionFailure("Strata: reading \(object.entity.name).\(info.name): \(error)")
-                    }
-                }
-                if let value = info.kind.decode(object.values[slot], as: Value.self) { return value }
-            }
-            return object[keyPath: storageKeyPath].read(from: object, key: info.name)
+            return slowRead(object, wrapped: wrappedKeyPath, storage: storageKeyPath)
         }
         set {
-            let info = ManagedKeyCache.info(of: storageKeyPath, value: Value.self, entity: object.entity)
-            if let slot = info.slot, let type = info.kind.attributeType, let row = info.kind.encode(newValue),
-               object.setDirectAttribute(row, slot: slot, type: type) { return }
-            if let typed = newValue as? any ManagedAttributeValue, object.setTypedAttribute(typed, forKey: info.name) { return }
-            object.setValue(newValue, forKey: info.name)
+            let kind = ManagedFastKind(Value.self)
+            if kind != .other, let row = kind.encode(newValue), object.setDirectAttribute(row, keyPath: storageKeyPath, kind: kind) {
+                return
+            }
+            slowWrite(newValue, to: object, storage: storageKeyPath)
         }
+    }
+
+    @usableFromInline
+    static func slowRead<Object: ManagedObject>(
+        _ object: Object, wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) -> Value {
+        if object.isPrototype {
+            let wrapper = object[keyPath: storageKeyPath]
+            object.probedName = ManagedKeyNames.name(of: storageKeyPath)
+            object.probedKeyPath = wrappedKeyPath
+            return wrapper.defaultValue
+        }
+        let info = ManagedKeyCache.info(of: storageKeyPath, kind: ManagedFastKind(Value.self), entity: object.entity)
+        return object[keyPath: storageKeyPath].read(from: object, key: info.name)
+    }
+
+    @usableFromInline
+    static func slowWrite<Object: ManagedObject>(
+        _ newValue: Value, to object: Object, storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) {
+        let info = ManagedKeyCache.info(of: storageKeyPath, kind: ManagedFastKind(Value.self), entity: object.entity)
+        if let typed = newValue as? any ManagedAttributeValue, object.setTypedAttribute(typed, forKey: info.name) { return }
+        object.setValue(newValue, forKey: info.name)
     }
 
     private func read(from object: ManagedObject, key: String) -> Value {

@@ -9,36 +9,38 @@ import Foundation
 import Synchronization
 
 /// The Swift value types `@Managed` reads and writes without dynamic casts.
+///
+/// Inlinable: `@Managed` accessors are specialized in the declaring module, where `init(_:)`
+/// folds to one case and `decode`/`encode` to the one conversion.
+@usableFromInline
 enum ManagedFastKind: Sendable {
     case double, float, int, int64, int32, int16, bool, string, date, uuid, data
     case optionalDouble, optionalInt, optionalInt64, optionalBool, optionalString, optionalDate, optionalUUID, optionalData
     case other
 
+    // Exact type identity (a metatype cast could match related types).
+    @inlinable
     init<Value>(_: Value.Type) {
-        // Exact type identity (a metatype cast could match related types).
-        let type: Any.Type = Value.self
-        let table: [(Any.Type, ManagedFastKind)] = [
-            (Double.self, .double),
-            (Float.self, .float),
-            (Int.self, .int),
-            (Int64.self, .int64),
-            (Int32.self, .int32),
-            (Int16.self, .int16),
-            (Bool.self, .bool),
-            (String.self, .string),
-            (Date.self, .date),
-            (UUID.self, .uuid),
-            (Data.self, .data),
-            (Double?.self, .optionalDouble),
-            (Int?.self, .optionalInt),
-            (Int64?.self, .optionalInt64),
-            (Bool?.self, .optionalBool),
-            (String?.self, .optionalString),
-            (Date?.self, .optionalDate),
-            (UUID?.self, .optionalUUID),
-            (Data?.self, .optionalData),
-        ]
-        self = table.first { $0.0 == type }?.1 ?? .other
+        if Value.self == Double.self { self = .double }
+        else if Value.self == Float.self { self = .float }
+        else if Value.self == Int.self { self = .int }
+        else if Value.self == Int64.self { self = .int64 }
+        else if Value.self == Int32.self { self = .int32 }
+        else if Value.self == Int16.self { self = .int16 }
+        else if Value.self == Bool.self { self = .bool }
+        else if Value.self == String.self { self = .string }
+        else if Value.self == Date.self { self = .date }
+        else if Value.self == UUID.self { self = .uuid }
+        else if Value.self == Data.self { self = .data }
+        else if Value.self == Double?.self { self = .optionalDouble }
+        else if Value.self == Int?.self { self = .optionalInt }
+        else if Value.self == Int64?.self { self = .optionalInt64 }
+        else if Value.self == Bool?.self { self = .optionalBool }
+        else if Value.self == String?.self { self = .optionalString }
+        else if Value.self == Date?.self { self = .optionalDate }
+        else if Value.self == UUID?.self { self = .optionalUUID }
+        else if Value.self == Data?.self { self = .optionalData }
+        else { self = .other }
     }
 
     /// The attribute type a value of this kind is stored as without conversion.
@@ -62,6 +64,7 @@ enum ManagedFastKind: Sendable {
     // value type is fixed), so the bit casts below reinterpret a value as its own type.
 
     /// The Swift value of `raw`, or nil when it is not the row form of this kind.
+    @inlinable
     func decode<Value>(_ raw: RowValue, as _: Value.Type) -> Value? {
         switch (self, raw) {
         case (.double, .double(let v)): return unsafeBitCast(v, to: Value.self)
@@ -96,6 +99,7 @@ enum ManagedFastKind: Sendable {
     }
 
     /// The row form of `value` (of this kind's type), or nil for `.other`.
+    @inlinable
     func encode<Value>(_ value: Value) -> RowValue? {
         switch self {
         case .double: return .double(unsafeBitCast(value, to: Double.self))
@@ -158,14 +162,14 @@ enum ManagedKeyCache {
     private static let current = Atomic<UInt>(0)
     private static let tables = Lock<[Table]>([]) // guards publishing; holds every published table
 
-    static func info<Value>(of keyPath: AnyKeyPath, value: Value.Type, entity: EntityDescription) -> ManagedKeyInfo {
+    static func info(of keyPath: AnyKeyPath, kind: ManagedFastKind, entity: EntityDescription) -> ManagedKeyInfo {
         let key = Key(keyPath: ObjectIdentifier(keyPath), entity: ObjectIdentifier(entity))
         if let pointer = UnsafeRawPointer(bitPattern: current.load(ordering: .acquiring)),
            let found = Unmanaged<Table>.fromOpaque(pointer).takeUnretainedValue().infos[key] {
             return found
         }
         let name = ManagedKeyNames.name(of: keyPath)
-        let info = ManagedKeyInfo(name: name, kind: ManagedFastKind(Value.self), slot: entity.slotIndex[name])
+        let info = ManagedKeyInfo(name: name, kind: kind, slot: entity.slotIndex[name])
         tables.withLock { tables in
             guard tables.count < maxTables else { return }
             let latest = tables.last
@@ -185,5 +189,30 @@ enum ManagedKeyCache {
     private final class UncheckedOwner: @unchecked Sendable {
         let object: AnyKeyPath
         init(_ object: AnyKeyPath) { self.object = object }
+    }
+}
+
+extension ManagedObject {
+    /// The slot an `@Managed` storage key path of `kind` names in this object's entity, with the
+    /// object's values loaded; nil for model-building prototypes and names the entity lacks.
+    @usableFromInline
+    func loadedSlot(for keyPath: AnyKeyPath, kind: ManagedFastKind) -> Int? {
+        if isPrototype { return nil }
+        let info = ManagedKeyCache.info(of: keyPath, kind: kind, entity: entity)
+        guard let slot = info.slot else { return nil }
+        if isFaultStorage {
+            do { try fireFaultIfNeeded() } catch {
+                preconditionFailure("Strata: reading \(entity.name).\(info.name): \(error)")
+            }
+        }
+        return slot
+    }
+
+    /// Sets `value`, the row form of a typed `@Managed` value of `kind`, when the key path names an
+    /// attribute of exactly that type; false (nothing done) otherwise.
+    @usableFromInline
+    func setDirectAttribute(_ value: RowValue, keyPath: AnyKeyPath, kind: ManagedFastKind) -> Bool {
+        guard let type = kind.attributeType, let slot = ManagedKeyCache.info(of: keyPath, kind: kind, entity: entity).slot else { return false }
+        return setDirectAttribute(value, slot: slot, type: type)
     }
 }

@@ -33,7 +33,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // queue, on every value access, where the runtime's dynamic exclusivity check cost more than
     // the access itself; no code holds one of them across a call that could change it.
     /// Current values, one per slot of `entity` (meaningful only when not a fault).
-    @exclusivity(unchecked) var values: [RowValue] {
+    @exclusivity(unchecked) @usableFromInline var values: [RowValue] {
         didSet { if !isEditingToMany && !toManyPositions.isEmpty { toManyPositions = [:] } }
     }
     /// Position of each ID in a to-many slot, for O(1) membership, add and remove
