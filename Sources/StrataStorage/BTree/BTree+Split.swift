@@ -73,7 +73,7 @@ extension BTreeWriter {
             func cellAt(_ i: Int) -> UnsafeRawBufferPointer {
                 i < index ? scratch.cellBytes(at: i) : (i == index ? newCell : scratch.cellBytes(at: i - 1))
             }
-            let sequential = isLeaf && index > 0 && Int(node.header.lastInsertSlot) == index - 1
+            let sequential = isLeaf && index > 0 && Int(node.lastInsertSlot) == index - 1
                 && fitsLeft(cells: index + 1, cellAt: cellAt)
             let splitPoint = sequential ? index + 1
                 : isLeaf ? (index == 0 && count > 0 ? 1 : balancedSplitPoint(total: total, cellAt: cellAt))
@@ -81,8 +81,8 @@ extension BTreeWriter {
             node.clearCells()
             if isLeaf {
                 // The run of inserts goes on at the end of the left node.
-                node.header.lastInsertSlot = sequential ? Int32(index) : -1
-                right.header.lastInsertSlot = -1
+                node.lastInsertSlot = sequential ? Int32(index) : -1
+                right.lastInsertSlot = -1
                 for i in 0..<splitPoint { node.appendCell(cellAt(i)) }
                 for i in splitPoint..<total { right.appendCell(cellAt(i)) }
                 let separator = shortestSeparator(

@@ -84,7 +84,7 @@ struct BTreeWriter<Sink: PageSink> {
             PageBuffer.encodeLeafCell(
                 into: leaf.base, at: offset, key: key, valueLength: value.count,
                 inlineValue: spills ? nil : value, overflow: overflow)
-            if !replaced { leaf.header.lastInsertSlot = Int32(truncatingIfNeeded: index) }
+            if !replaced { leaf.lastInsertSlot = Int32(truncatingIfNeeded: index) }
         } else {
             var cell = [UInt8](repeating: 0, count: cellSize)
             cell.withUnsafeMutableBytes {

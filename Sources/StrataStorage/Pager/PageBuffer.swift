@@ -95,12 +95,20 @@ final class PageBuffer: ManagedBuffer<PageBufferHeader, UInt8> {
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
     }
 
-    @inline(__always) var size: Int { header.size }
+    // The in-memory header fields are read and written through a pointer: `ManagedBuffer.header`
+    // itself is a class property with dynamic exclusivity checks, which cost more than the
+    // accesses (the size is read on every cell access). A page has one writer (see above).
+    @inline(__always) var size: Int { withUnsafeMutablePointerToHeader { $0.pointee.size } }
 
     /// When a write transaction last touched this dirty page (for choosing pages to spill).
     @inline(__always) var lastTouched: UInt64 {
-        get { header.lastTouched }
-        set { header.lastTouched = newValue }
+        get { withUnsafeMutablePointerToHeader { $0.pointee.lastTouched } }
+        set { withUnsafeMutablePointerToHeader { $0.pointee.lastTouched = newValue } }
+    }
+    /// In memory only: see `PageBufferHeader.lastInsertSlot`.
+    @inline(__always) var lastInsertSlot: Int32 {
+        get { withUnsafeMutablePointerToHeader { $0.pointee.lastInsertSlot } }
+        set { withUnsafeMutablePointerToHeader { $0.pointee.lastInsertSlot = newValue } }
     }
 
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: size) }

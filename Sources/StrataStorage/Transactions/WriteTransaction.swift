@@ -18,23 +18,26 @@
 /// Open trees with ``openTree(_:)``, ``createTree(_:)`` or ``tree(_:)``; the transaction commits
 /// when the closure returns and rolls back when it throws.
 public final class WriteTransaction {
+    // `@exclusivity(unchecked)` on the mutable state: a write transaction is used by one thread
+    // at a time (see above) and its fields are touched on every page of every tree operation,
+    // where the runtime's dynamic exclusivity checks cost more than the work.
     let engine: StorageEngine
     /// The generation this transaction commits as.
     public let generation: Generation
     let base: StoreMeta
-    var meta: StoreMeta
-    var position: LogPosition
-    var space: FreeSpace
+    @exclusivity(unchecked) var meta: StoreMeta
+    @exclusivity(unchecked) var position: LogPosition
+    @exclusivity(unchecked) var space: FreeSpace
 
     enum State { case active, committed, rolledBack, failed(StrataError) }
-    var state: State = .active
+    @exclusivity(unchecked) var state: State = .active
 
     // Pages
-    var dirty: [UInt32: PageBuffer] = [:]
-    var clock: UInt64 = 0
+    @exclusivity(unchecked) var dirty: [UInt32: PageBuffer] = [:]
+    @exclusivity(unchecked) var clock: UInt64 = 0
     /// Dirty pages written out before commit: their WAL frame, or `inStoreFile` for pages
     /// written straight to the store file (see `directFloor`).
-    var spilled: [UInt32: Int] = [:]
+    @exclusivity(unchecked) var spilled: [UInt32: Int] = [:]
     static let inStoreFile = -1
     /// Pages from this number on have never been written anywhere (beyond the store file and
     /// every WAL frame of this life): a large transaction may write them straight into the store
@@ -42,11 +45,11 @@ public final class WriteTransaction {
     let directFloor: UInt32
     /// Pages this many or more in one transaction go to the store file directly.
     static let directThreshold = 256
-    var allocated: [UInt32: FreeSpace.Origin] = [:]
-    var freed: [FreeEntry] = []
+    @exclusivity(unchecked) var allocated: [UInt32: FreeSpace.Origin] = [:]
+    @exclusivity(unchecked) var freed: [FreeEntry] = []
     let dirtyLimit: Int
     /// Pages of the cache budget reserved for this transaction's dirty pages.
-    var reservedPages = 0
+    @exclusivity(unchecked) var reservedPages = 0
 
     // Trees
     struct OpenTree {
@@ -54,11 +57,11 @@ public final class WriteTransaction {
         var changed: Bool
         var version: UInt64
     }
-    var trees: [TreeName: OpenTree] = [:]
+    @exclusivity(unchecked) var trees: [TreeName: OpenTree] = [:]
     /// The tree changed last, kept out of `trees` so a run of changes to one tree does not hash
     /// its name each time; `flushHot()` puts it back.
-    var hot: (name: TreeName, open: OpenTree)?
-    var dropped: Set<TreeName> = []
+    @exclusivity(unchecked) var hot: (name: TreeName, open: OpenTree)?
+    @exclusivity(unchecked) var dropped: Set<TreeName> = []
 
     init(engine: StorageEngine, writer: WriterState) throws {
         self.engine = engine
@@ -330,7 +333,7 @@ extension WriteTransaction: PageSink {
         let committed = try engine.pager.committedPage(number)
         let copy = PageBuffer.copy(of: committed)
         // The split hint outlives the commit, so a run of inserts spanning transactions goes on.
-        copy.header.lastInsertSlot = committed.header.lastInsertSlot
+        copy.lastInsertSlot = committed.lastInsertSlot
         copy.pageNumber = try allocateNumber()
         copy.generation = generation
         dirty[copy.pageNumber.rawValue] = copy
