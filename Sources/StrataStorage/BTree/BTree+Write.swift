@@ -26,10 +26,9 @@ struct BTreeWriter<Sink: PageSink> {
     var reader: BTreeReader<Sink> { BTreeReader(source: sink, descriptor: descriptor, name: name) }
     var limits: NodeLimits { sink.limits }
 
-    /// Makes the path to the leaf for `key` writable. Returns the leaf and the branch steps.
-    private mutating func writablePath(to key: UnsafeRawBufferPointer) throws -> (PageBuffer, [PathStep]) {
-        var path: [PathStep] = []
-        path.reserveCapacity(descriptor.depth)
+    /// Makes the path to the leaf for `key` writable and returns the leaf. The branch steps are
+    /// not kept (an array per operation): the rare split or merge asks `writableSteps`.
+    private mutating func writableLeaf(for key: UnsafeRawBufferPointer) throws -> PageBuffer {
         var page = try sink.writable(descriptor.root)
         try expect(page, leaf: descriptor.depth == 1)
         descriptor.root = page.pageNumber
@@ -41,10 +40,25 @@ struct BTreeWriter<Sink: PageSink> {
             level += 1
             try expect(child, leaf: level == descriptor.depth)
             if child.pageNumber != childNumber { page.setChild(at: position, child.pageNumber) }
-            path.append(PathStep(page: page, position: position))
             page = child
         }
-        return (page, path)
+        return page
+    }
+
+    /// The branch steps from the root to the leaf for `key`, after `writableLeaf(for:)` made
+    /// them writable (so no page is copied again).
+    private func writableSteps(to key: UnsafeRawBufferPointer) throws -> [PathStep] {
+        var path: [PathStep] = []
+        path.reserveCapacity(descriptor.depth)
+        var page = try sink.writable(descriptor.root)
+        var level = 1
+        while level < descriptor.depth {
+            let position = page.upperBound(key)
+            path.append(PathStep(page: page, position: position))
+            page = try sink.writable(page.child(at: position))
+            level += 1
+        }
+        return path
     }
 
     func expect(_ page: PageBuffer, leaf: Bool) throws {
@@ -58,7 +72,7 @@ struct BTreeWriter<Sink: PageSink> {
     /// Stores `value` under `key`, replacing any value there. Returns true if a value was replaced.
     @discardableResult
     mutating func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
-        let (leaf, path) = try writablePath(to: key)
+        let leaf = try writableLeaf(for: key)
         let index = leaf.lowerBound(key)
         var replaced = false
         if index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 {
@@ -92,7 +106,7 @@ struct BTreeWriter<Sink: PageSink> {
                     into: $0.baseAddress!, at: 0, key: key, valueLength: value.count,
                     inlineValue: spills ? nil : value, overflow: overflow)
             }
-            try insertSplitting(node: leaf, at: index, cell: cell, path: path)
+            try insertSplitting(node: leaf, at: index, cell: cell, path: try writableSteps(to: key))
         }
         descriptor.modifiedGeneration = sink.writeGeneration
         return replaced
@@ -102,14 +116,19 @@ struct BTreeWriter<Sink: PageSink> {
     @discardableResult
     mutating func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {
         guard try reader.findLeaf(key).found else { return false }
-        let (leaf, path) = try writablePath(to: key)
+        let leaf = try writableLeaf(for: key)
         let index = leaf.lowerBound(key)
         guard index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 else {
             throw StrataError.corrupt(sink.storePath, page: leaf.pageNumber, "tree \"\(name)\": key found by lookup is missing on the write path")
         }
         try removeLeafCell(leaf, at: index)
         descriptor.recordCount = try decremented(descriptor.recordCount, by: 1, "record count")
-        try rebalance(from: leaf, path: path)
+        // Only an underfull (or empty) leaf below the root needs its path.
+        if descriptor.depth > 1 && (leaf.cellCount == 0 || leaf.usedBytes < limits.underflowBytes) {
+            try rebalance(from: leaf, path: try writableSteps(to: key))
+        } else if descriptor.depth == 1 {
+            try rebalance(from: leaf, path: [])
+        }
         descriptor.modifiedGeneration = sink.writeGeneration
         return true
     }

@@ -47,6 +47,16 @@ struct NativeCommitter {
 
     private func tree(_ name: TreeName) throws -> WritableTree { try tx.openTree(name) }
 
+    /// The layout of the last entity asked for is kept: a save's rows come grouped by entity.
+    private var lastLayout: EntityLayout?
+
+    private mutating func layout(of entity: EntityDescription) throws -> EntityLayout {
+        if let lastLayout, lastLayout.entity === entity { return lastLayout }
+        let layout = try store.layout(of: entity)
+        lastLayout = layout
+        return layout
+    }
+
     mutating func apply(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
         // Key order: new keys are appended at the right edge of each tree (full pages, few
         // page copies) and updates touch neighbouring rows together.
@@ -74,7 +84,7 @@ struct NativeCommitter {
         var conflicts: [RowVersionConflict] = []
         func check(_ id: ManagedObjectID, _ expected: Int64) throws {
             guard let key = id.primaryKey else { return }
-            let row = try reader.row(key: key, layout: try store.layout(of: id.entity))
+            let row = try reader.row(key: key, layout: try layout(of: id.entity))
             if let row { stored[id] = row }
             if !changes.forceUpdates.contains(id) && row?.version != expected {
                 conflicts.append(RowVersionConflict(id: id, expectedVersion: expected, stored: row))
@@ -89,7 +99,7 @@ struct NativeCommitter {
 
     private mutating func delete(_ id: ManagedObjectID) throws {
         guard let key = id.primaryKey, let old = stored[id] else { return }
-        let layout = try store.layout(of: id.entity)
+        let layout = try layout(of: id.entity)
         for index in layout.indexes {
             try tree(index.tree).delete(index.key(values: old.values, primaryKey: key).key)
         }
@@ -103,7 +113,7 @@ struct NativeCommitter {
 
     private mutating func update(_ row: StoreRow) throws {
         guard let key = row.id.primaryKey else { return }
-        let layout = try store.layout(of: row.id.entity)
+        let layout = try layout(of: row.id.entity)
         let old = stored[row.id]
         for index in layout.indexes {
             if let old {
@@ -132,7 +142,7 @@ struct NativeCommitter {
 
     private mutating func insert(_ row: StoreRow) throws {
         guard let key = row.id.primaryKey else { return }
-        let layout = try store.layout(of: row.id.entity)
+        let layout = try layout(of: row.id.entity)
         if !layout.indexes.isEmpty {
             let position = rowPosition(row)
             for index in layout.indexes { addIndexEntry(index, index.key(values: row.values, primaryKey: key), row: position) }
