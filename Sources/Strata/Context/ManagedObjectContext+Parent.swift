@@ -10,7 +10,7 @@ import Foundation
 struct ChildChanges: Sendable {
     var inserted: [StoreRow] = []
     /// Updated rows and the slots that changed.
-    var updated: [(row: StoreRow, slots: Set<Int>)] = []
+    var updated: [(row: StoreRow, slots: SlotSet)] = []
     var deleted: [ManagedObjectID] = []
 }
 

@@ -27,7 +27,7 @@ public struct MergePolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// The values to write for an object in conflict, or nil to discard its changes.
     /// `cached` is what the object was read with, `stored` what the store has now.
-    func resolve(current: [RowValue], cached: [RowValue], stored: [RowValue], changed: Set<Int>) -> [RowValue]? {
+    func resolve(current: [RowValue], cached: [RowValue], stored: [RowValue], changed: SlotSet) -> [RowValue]? {
         switch kind {
         case .error: return nil
         case .rollback: return nil

@@ -46,7 +46,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The row version the committed values belong to (optimistic locking).
     @exclusivity(unchecked) var rowVersion: Int64 = 0
     /// Slots set since the last save (only slots whose value differs are kept).
-    @exclusivity(unchecked) var changedSlots: Set<Int> = []
+    @exclusivity(unchecked) var changedSlots: SlotSet = []
     @exclusivity(unchecked) var isFaultStorage = false
     /// A fault's row as its fetch read it, with the coordinator's change stamp and the context's
     /// query generation token then: firing uses it while both are unchanged.
