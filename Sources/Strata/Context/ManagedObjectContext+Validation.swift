@@ -40,21 +40,19 @@ extension ManagedObjectContext {
         var problems: [StrataError] = []
         // Built only for a problem: an object ID's description is its URI, costly to build.
         var label: String { "\(object.entity.name) \(object.objectID)" }
-        for (slot, property) in object.entity.slots.enumerated() {
-            let value = object.values[slot]
-            if let attribute = property as? AttributeDescription {
-                if attribute is DerivedAttributeDescription { continue }
-                for violation in attribute.violations(of: value) {
+        let validations = object.entity.slotValidations
+        for slot in validations.indices {
+            switch validations[slot] {
+            case .none:
+                continue
+            case .required(let message):
+                if object.values[slot].isNull { problems.append(StrataError(.validation, "\(label): \(message)")) }
+            case .attribute(let attribute):
+                for violation in attribute.violations(of: object.values[slot]) {
                     problems.append(StrataError(.validation, "\(label): \(violation)"))
                 }
-            } else if let relationship = property as? RelationshipDescription {
-                if !relationship.isToMany {
-                    if value.isNull && !relationship.isOptional {
-                        problems.append(StrataError(.validation, "\(label): \(relationship.qualifiedName) is required"))
-                    }
-                    continue
-                }
-                let count = value.objectIDList.count
+            case .toMany(let relationship):
+                let count = object.values[slot].objectIDList.count
                 if count == 0 && relationship.isOptional { continue }
                 if count < max(relationship.minCount, relationship.isOptional ? 0 : 1) {
                     problems.append(StrataError(.validation, "\(label): \(relationship.qualifiedName) has \(count) objects, fewer than the minimum \(max(relationship.minCount, 1))"))

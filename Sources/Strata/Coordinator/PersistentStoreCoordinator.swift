@@ -202,17 +202,22 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
+        // Inserts come in runs of one entity: the store of the previous entity is asked first.
+        var stores: [any RowStore] = []
+        stores.reserveCapacity(entities.count)
+        var last: (entity: EntityDescription, store: any RowStore)?
+        var oneStore = true
+        for entity in entities {
+            let store: any RowStore
+            if let last, last.entity === entity { store = last.store } else { store = try self.store(for: entity) }
+            if let first = stores.first, first !== store { oneStore = false }
+            stores.append(store)
+            last = (entity, store)
+        }
+        if oneStore, let store = stores.first { return try store.permanentIDs(for: entities) }
         var result = [ManagedObjectID?](repeating: nil, count: entities.count)
         var groups: [ObjectIdentifier: (store: any RowStore, indices: [Int])] = [:]
-        var storeByEntity: [ObjectIdentifier: any RowStore] = [:]
-        for (index, entity) in entities.enumerated() {
-            let store: any RowStore
-            if let known = storeByEntity[ObjectIdentifier(entity)] { store = known } else {
-                store = try self.store(for: entity)
-                storeByEntity[ObjectIdentifier(entity)] = store
-            }
-            groups[ObjectIdentifier(store), default: (store, [])].indices.append(index)
-        }
+        for (index, store) in stores.enumerated() { groups[ObjectIdentifier(store), default: (store, [])].indices.append(index) }
         for (store, indices) in groups.values {
             let ids = try store.permanentIDs(for: indices.map { entities[$0] })
             for (index, id) in zip(indices, ids) { result[index] = id }
@@ -225,10 +230,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
         defer { noteChange() }
         // The usual case: every row in one store; the change set goes there as it is.
-        let first = changes.inserts.first?.id.storeIdentifier ?? changes.updates.first?.id.storeIdentifier ?? changes.deletes.first?.id.storeIdentifier
-        if let first, changes.inserts.allSatisfy({ $0.id.storeIdentifier == first }),
-           changes.updates.allSatisfy({ $0.id.storeIdentifier == first }), changes.deletes.allSatisfy({ $0.id.storeIdentifier == first }),
-           let store = store(identifier: first) {
+        let first = changes.inserts.first?.id.store ?? changes.updates.first?.id.store ?? changes.deletes.first?.id.store
+        if let first, changes.inserts.allSatisfy({ $0.id.store === first }),
+           changes.updates.allSatisfy({ $0.id.store === first }), changes.deletes.allSatisfy({ $0.id.store === first }),
+           let store = store(identifier: first.identifier) {
             return try store.commit(changes)
         }
         var byStore: [String: (store: any RowStore, changes: StoreChangeSet)] = [:]

@@ -93,6 +93,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     internal private(set) var directAttributeTypes: [AttributeDescription.AttributeType?] = []
     /// The row of a new object: every attribute's default, empty relationships.
     internal private(set) var defaultRow: [RowValue] = []
+    /// What saving checks in each slot, decided once when frozen (see `SlotValidation`).
+    internal private(set) var slotValidations: [SlotValidation] = []
     /// The hash of everything about the entity a store's layout depends on.
     public private(set) var versionHash = Data()
 
@@ -195,8 +197,37 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             }
             return attribute.defaultRowValue
         }
+        slotValidations = slots.map(SlotValidation.init)
         versionHash = ModelVersionHash.hash(of: self)
         isFrozen = true
         for property in properties { property.isFrozen = true }
+    }
+}
+
+/// What saving checks in one slot of an entity.
+enum SlotValidation {
+    /// Nothing (an optional attribute without rules, a derived or transient-free computed one).
+    case none
+    /// A value must be present (a required attribute without other rules, a required to-one).
+    case required(String)
+    /// The attribute's rules (range, length, pattern).
+    case attribute(AttributeDescription)
+    /// A to-many's count bounds.
+    case toMany(RelationshipDescription)
+
+    init(_ property: PropertyDescription) {
+        if let attribute = property as? AttributeDescription {
+            if attribute is DerivedAttributeDescription { self = .none; return }
+            let hasRules = attribute.minValue != nil || attribute.maxValue != nil || attribute.minLength != nil
+                || attribute.maxLength != nil || attribute.regularExpression != nil
+            if hasRules { self = .attribute(attribute) }
+            else if attribute.isOptional { self = .none }
+            else { self = .required("\(attribute.qualifiedName) is required") }
+            return
+        }
+        guard let relationship = property as? RelationshipDescription else { self = .none; return }
+        if relationship.isToMany { self = .toMany(relationship) }
+        else if relationship.isOptional { self = .none }
+        else { self = .required("\(relationship.qualifiedName) is required") }
     }
 }
