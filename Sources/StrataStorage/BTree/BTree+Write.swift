@@ -11,11 +11,30 @@ struct PathStep {
     let position: Int
 }
 
+/// The leaf the last write of a tree reached, with the key range its parents give it: a run of
+/// writes in key order (a commit's sorted entries) goes straight to it while the tree's shape is
+/// unchanged. Holds a dirty page of the write transaction; the transaction drops hints whenever
+/// pages may move (splits, merges, spills).
+struct LeafHint {
+    let leaf: PageBuffer
+    /// Keys ≥ `low` (nil: unbounded) and < `high` (nil: unbounded) belong to `leaf`.
+    let low: [UInt8]?
+    let high: [UInt8]?
+
+    func covers(_ key: UnsafeRawBufferPointer) -> Bool {
+        if let low, low.withUnsafeBytes({ compareBytes(key, $0) }) < 0 { return false }
+        if let high, high.withUnsafeBytes({ compareBytes(key, $0) }) >= 0 { return false }
+        return true
+    }
+}
+
 /// Write operations on one tree. Mutates `descriptor`; the caller stores it back.
 struct BTreeWriter<Sink: PageSink> {
     let sink: Sink
     var descriptor: TreeDescriptor
     let name: String
+    /// See `LeafHint`; set by writes, cleared by any change of the tree's shape.
+    var leafHint: LeafHint?
 
     init(sink: Sink, descriptor: TreeDescriptor, name: String) {
         self.sink = sink
@@ -29,12 +48,18 @@ struct BTreeWriter<Sink: PageSink> {
     /// Makes the path to the leaf for `key` writable and returns the leaf. The branch steps are
     /// not kept (an array per operation): the rare split or merge asks `writableSteps`.
     private mutating func writableLeaf(for key: UnsafeRawBufferPointer) throws -> PageBuffer {
+        if let leafHint, leafHint.covers(key) { return leafHint.leaf }
         var page = try sink.writable(descriptor.root)
         try expect(page, leaf: descriptor.depth == 1)
         descriptor.root = page.pageNumber
         var level = 1
+        // The key range of the node reached so far, as bytes inside the (writable) branch pages.
+        var low: UnsafeRawBufferPointer?
+        var high: UnsafeRawBufferPointer?
         while level < descriptor.depth {
             let position = page.upperBound(key)
+            if position > 0 { low = page.key(at: position - 1) }
+            if position < page.cellCount { high = page.key(at: position) }
             let childNumber = page.child(at: position)
             let child = try sink.writable(childNumber)
             level += 1
@@ -42,6 +67,7 @@ struct BTreeWriter<Sink: PageSink> {
             if child.pageNumber != childNumber { page.setChild(at: position, child.pageNumber) }
             page = child
         }
+        leafHint = LeafHint(leaf: page, low: low.map { Array($0) }, high: high.map { Array($0) })
         return page
     }
 
@@ -106,6 +132,7 @@ struct BTreeWriter<Sink: PageSink> {
                     into: $0.baseAddress!, at: 0, key: key, valueLength: value.count,
                     inlineValue: spills ? nil : value, overflow: overflow)
             }
+            leafHint = nil
             try insertSplitting(node: leaf, at: index, cell: cell, path: try writableSteps(to: key))
         }
         descriptor.modifiedGeneration = sink.writeGeneration
@@ -125,6 +152,7 @@ struct BTreeWriter<Sink: PageSink> {
         descriptor.recordCount = try decremented(descriptor.recordCount, by: 1, "record count")
         // Only an underfull (or empty) leaf below the root needs its path.
         if descriptor.depth > 1 && (leaf.cellCount == 0 || leaf.usedBytes < limits.underflowBytes) {
+            leafHint = nil
             try rebalance(from: leaf, path: try writableSteps(to: key))
         } else if descriptor.depth == 1 {
             try rebalance(from: leaf, path: [])

@@ -56,7 +56,13 @@ public final class WriteTransaction {
         var descriptor: TreeDescriptor
         var changed: Bool
         var version: UInt64
+        /// The leaf the tree's last write reached (see `LeafHint`), valid while `hintEpoch` is
+        /// the transaction's `pageEpoch`.
+        var hint: LeafHint? = nil
+        var hintEpoch: UInt64 = 0
     }
+    /// Advanced whenever dirty pages leave memory (spills), which ends every `LeafHint`.
+    @exclusivity(unchecked) var pageEpoch: UInt64 = 0
     @exclusivity(unchecked) var trees: [TreeName: OpenTree] = [:]
     /// The tree changed last, kept out of `trees` so a run of changes to one tree does not hash
     /// its name each time; `flushHot()` puts it back.
@@ -176,11 +182,14 @@ public final class WriteTransaction {
         }
         return try failing {
             var writer = BTreeWriter(sink: self, descriptor: open.descriptor, name: name.rawValue)
+            if open.hintEpoch == pageEpoch { writer.leafHint = open.hint }
             let result = try body(&writer)
             if writer.descriptor != open.descriptor {
                 open.descriptor = writer.descriptor
                 open.changed = true
             }
+            open.hint = writer.leafHint
+            open.hintEpoch = pageEpoch
             open.version &+= 1
             if let current = hot, current.name != name { trees[current.name] = current.open }
             hot = (name, open)
@@ -231,6 +240,7 @@ public final class WriteTransaction {
     /// operations, when no page buffer is held by a tree algorithm.
     func spillIfNeeded() throws {
         guard dirty.count * engine.pageSize > dirtyLimit else { return }
+        pageEpoch &+= 1
         let victims = dirty.values.sorted { $0.lastTouched < $1.lastTouched }.prefix(dirty.count / 2)
         let pages = victims.sorted { $0.pageNumber < $1.pageNumber }
         let direct = pages.filter { $0.pageNumber.rawValue >= directFloor }

@@ -192,3 +192,59 @@ final class SameSizeReplaceTests: XCTestCase {
         try expectSound(engine, "same-size replacements")
     }
 }
+
+/// Writes that reuse the leaf of the previous write (LeafHint): sorted runs, runs interrupted by
+/// random writes and deletes in the same and other trees, splits, merges and spills (a small
+/// cache), checked against the oracle after every transaction.
+final class LeafHintTests: XCTestCase {
+    func testSortedRunsMixedWithRandomWritesAgreeWithTheOracle() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/hint.strata", options: memoryOptions(fs, pageSize: 1024, cacheBytes: 64 << 10))
+        var oracle = KeyValueOracle()
+        func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian, Array.init) }
+        for transaction in 0..<12 {
+            try engine.write { tx in
+                for name in ["a", "b"] where oracle.trees[name] == nil {
+                    try tx.createTree(TreeName(name))
+                    oracle.trees[name] = [:]
+                }
+                for _ in 0..<40 {
+                    let name = random.next() % 3 == 0 ? "b" : "a"
+                    let tree = try tx.tree(TreeName(name))
+                    switch random.next() % 4 {
+                    case 0, 1:
+                        // A sorted run from a random start (appends inside and past a leaf).
+                        var n = random.next() % 5_000
+                        for _ in 0..<Int(random.next() % 200) {
+                            n += 1 + random.next() % 3
+                            let value = [UInt8](repeating: UInt8(n % 251), count: Int(random.next() % 40))
+                            try tree.put(key(n), value)
+                            oracle.trees[name]![key(n)] = value
+                        }
+                    case 2:
+                        for _ in 0..<20 {
+                            let n = random.next() % 5_000
+                            let value = [UInt8](repeating: 7, count: Int(random.next() % 120))
+                            try tree.put(key(n), value)
+                            oracle.trees[name]![key(n)] = value
+                        }
+                    default:
+                        // A sorted run of deletes (merges).
+                        var n = random.next() % 5_000
+                        for _ in 0..<Int(random.next() % 300) {
+                            n += 1
+                            try tree.delete(key(n))
+                            oracle.trees[name]![key(n)] = nil
+                        }
+                    }
+                }
+            }
+            try engine.read { tx in
+                if let difference = try oracle.difference(in: tx) { XCTFail("transaction \(transaction), seed \(seed): \(difference)") }
+            }
+        }
+        try expectSound(engine, "leaf hints, seed \(seed)")
+    }
+}
