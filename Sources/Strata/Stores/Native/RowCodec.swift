@@ -113,8 +113,11 @@ enum RowCodec {
                        into values: inout [RowValue], only wanted: [Bool]) throws {
         var reader = RecordReader(bytes: record, entity: layout.entity.name, key: key)
         _ = try reader.varint()
-        for (position, slot) in layout.recordSlots.enumerated() {
-            if wanted[position] { values[slot] = try reader.value(references: references) } else { try reader.skipValue() }
+        // Values after the last wanted one are not even skipped.
+        let recordSlots = layout.recordSlots
+        guard let last = wanted.lastIndex(of: true) else { return }
+        for position in 0...last {
+            if wanted[position] { values[recordSlots[position]] = try reader.value(references: references) } else { try reader.skipValue() }
         }
     }
 
@@ -166,10 +169,11 @@ struct RecordReader {
         }
     }
 
+    /// A little-endian number of `count` bytes (8 or 4).
     mutating func fixed(_ count: Int) throws -> UInt64 {
         guard offset + count <= bytes.count else { throw corrupt("record ends early") }
-        var value: UInt64 = 0
-        for index in (0..<count).reversed() { value = value << 8 | UInt64(bytes[offset + index]) }
+        let value = count == 8 ? UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            : UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
         offset += count
         return value
     }
