@@ -14,12 +14,18 @@ struct PathStep {
 /// The leaf the last write of a tree reached, with the key range its parents give it: a run of
 /// writes in key order (a commit's sorted entries) goes straight to it while the tree's shape is
 /// unchanged. Holds a dirty page of the write transaction; the transaction drops hints whenever
-/// pages may move (splits, merges, spills).
-struct LeafHint {
+/// pages may move (splits, merges, spills). A class: open-tree state is copied on every write.
+final class LeafHint {
     let leaf: PageBuffer
     /// Keys ≥ `low` (nil: unbounded) and < `high` (nil: unbounded) belong to `leaf`.
     let low: [UInt8]?
     let high: [UInt8]?
+
+    init(leaf: PageBuffer, low: [UInt8]?, high: [UInt8]?) {
+        self.leaf = leaf
+        self.low = low
+        self.high = high
+    }
 
     func covers(_ key: UnsafeRawBufferPointer) -> Bool {
         if let low, low.withUnsafeBytes({ compareBytes(key, $0) }) < 0 { return false }

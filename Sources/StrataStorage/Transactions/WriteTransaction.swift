@@ -116,6 +116,7 @@ public final class WriteTransaction {
     /// The tree `name`, created (empty) if it does not exist.
     public func openTree(_ name: TreeName) throws -> WritableTree {
         try checkActive()
+        if hot?.name == name { return WritableTree(transaction: self, name: name) }
         if try openTreeState(name) != nil { return WritableTree(transaction: self, name: name) }
         return try createTree(name)
     }
@@ -177,22 +178,25 @@ public final class WriteTransaction {
     /// Runs a change to tree `name` with a writer over its descriptor, and records the result.
     func modify<R>(_ name: TreeName, _ body: (inout BTreeWriter<WriteTransaction>) throws -> R) throws -> R {
         try checkActive()
-        guard var open = try openTreeState(name) else {
-            throw StrataError(.treeNotFound, "\(engine.path): tree \"\(name)\" was dropped")
+        // The tree becomes the hot one and is changed there in place.
+        if hot?.name != name {
+            guard let open = try openTreeState(name) else {
+                throw StrataError(.treeNotFound, "\(engine.path): tree \"\(name)\" was dropped")
+            }
+            if let current = hot { trees[current.name] = current.open }
+            hot = (name, open)
         }
         return try failing {
-            var writer = BTreeWriter(sink: self, descriptor: open.descriptor, name: name.rawValue)
-            if open.hintEpoch == pageEpoch { writer.leafHint = open.hint }
+            var writer = BTreeWriter(sink: self, descriptor: hot!.open.descriptor, name: name.rawValue)
+            if hot!.open.hintEpoch == pageEpoch { writer.leafHint = hot!.open.hint }
             let result = try body(&writer)
-            if writer.descriptor != open.descriptor {
-                open.descriptor = writer.descriptor
-                open.changed = true
+            if writer.descriptor != hot!.open.descriptor {
+                hot!.open.descriptor = writer.descriptor
+                hot!.open.changed = true
             }
-            open.hint = writer.leafHint
-            open.hintEpoch = pageEpoch
-            open.version &+= 1
-            if let current = hot, current.name != name { trees[current.name] = current.open }
-            hot = (name, open)
+            hot!.open.hint = writer.leafHint
+            hot!.open.hintEpoch = pageEpoch
+            hot!.open.version &+= 1
             try spillIfNeeded()
             return result
         }
