@@ -58,6 +58,20 @@ enum KeyEncoding {
         case .boolean:
             if case .boolean(let flag) = value { key.append(flag ? 1 : 0) } else { key.append(0) }
         case .text:
+            // ASCII strings (their own canonical form) are appended straight from their UTF-8.
+            if case .string(var string) = value, string.utf8.count <= cap,
+               let done = string.withUTF8({ utf8 -> Bool? in
+                   for byte in utf8 where byte >= 0x80 { return nil }
+                   key.reserveCapacity(key.count + utf8.count + 9)
+                   for byte in utf8 {
+                       key.append(byte)
+                       if byte == 0 { key.append(0xFF) }
+                   }
+                   key.append(0)
+                   return false
+               }) {
+                return done
+            }
             return appendEscaped(textBytes(of: value), cap: cap, to: &key)
         case .bytes:
             if case .data(let data) = value { return appendEscaped(Array(data), cap: cap, to: &key) }
@@ -108,7 +122,7 @@ enum KeyEncoding {
     }
 
     static func appendBigEndian(_ value: UInt64, to key: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { key.append(contentsOf: $0) }
+        for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 
     static func readBigEndian(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {

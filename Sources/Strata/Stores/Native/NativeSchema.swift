@@ -201,6 +201,7 @@ final class IndexLayout: Sendable {
     /// length of the elements part, whether an element was cut, and whether one is nil.
     func key(values: [RowValue], primaryKey: Int64) -> (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool) {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(slots.count * 10 + 8 + (cap > 0 ? 24 : 0))
         var truncated = false
         var hasNull = false
         for (slot, kind) in zip(slots, kinds) {

@@ -1,0 +1,63 @@
+import XCTest
+@testable import Strata
+import _StrataTestSupport
+
+/// Index keys (FORMAT.md §19.4): byte order of encodings is the order of values, against an
+/// independent oracle over random values of each kind.
+final class KeyEncodingTests: XCTestCase {
+    private func key(_ value: RowValue, _ kind: KeyElementKind, cap: Int = 200) -> [UInt8] {
+        var bytes: [UInt8] = []
+        KeyEncoding.append(value, kind: kind, cap: cap, to: &bytes)
+        return bytes
+    }
+
+    private func assertOrder(_ a: RowValue, _ b: RowValue, _ kind: KeyElementKind, oracle: Int, seed: UInt64,
+                             file: StaticString = #filePath, line: UInt = #line) {
+        let (x, y) = (key(a, kind), key(b, kind))
+        let bytes = x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
+        XCTAssertEqual(bytes, oracle, "\(a) vs \(b) (\(kind)), seed \(seed)", file: file, line: line)
+    }
+
+    func testEncodingsSortAsTheirValues() {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        func sign<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a > b ? 1 : 0) }
+        let alphabet: [String] = ["a", "b", "z", "A", "\0", " ", "é", "e\u{301}", "ß", "日", "😀", "~", "\u{7F}"]
+        func text() -> String { (0..<Int(random.next() % 6)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined() }
+        func scalars(_ s: String) -> [UInt32] { s.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value) }
+        for _ in 0..<3_000 {
+            let (i, j) = (Int64(bitPattern: random.next()) >> Int64(random.next() % 64), Int64(bitPattern: random.next()) >> Int64(random.next() % 64))
+            assertOrder(.integer(i), .integer(j), .integer, oracle: sign(i, j), seed: seed)
+            let (d, e) = (Double(Int64(bitPattern: random.next()) % 2_000) / 7, random.next() % 5 == 0 ? -0.0 : Double(Int64(bitPattern: random.next()) % 2_000) / 7)
+            assertOrder(.double(d), .double(e), .real, oracle: sign(d, e), seed: seed)
+            assertOrder(.date(Date(timeIntervalSinceReferenceDate: d)), .date(Date(timeIntervalSinceReferenceDate: e)), .real, oracle: sign(d, e), seed: seed)
+            let (s, t) = (text(), text())
+            let expected = scalars(s) == scalars(t) ? 0 : (scalars(s).lexicographicallyPrecedes(scalars(t)) ? -1 : 1)
+            assertOrder(.string(s), .string(t), .text, oracle: expected, seed: seed)
+            assertOrder(.null, .string(s), .text, oracle: -1, seed: seed)
+            assertOrder(.null, .integer(i), .integer, oracle: -1, seed: seed)
+        }
+    }
+
+    /// ASCII text is encoded straight from its UTF-8: the same bytes as the general path.
+    func testASCIITextMatchesTheGeneralEncoding() {
+        var random = SeededRandom(seed: SeededRandom.environmentSeed())
+        for _ in 0..<2_000 {
+            let string = String((0..<Int(random.next() % 30)).map { _ in Character(Unicode.Scalar(UInt8(random.next() % 128))) })
+            var expected: [UInt8] = [KeyEncoding.valueTag]
+            for byte in string.utf8 {
+                expected.append(byte)
+                if byte == 0 { expected.append(0xFF) }
+            }
+            expected.append(0)
+            XCTAssertEqual(key(.string(string), .text), expected, "\(string.debugDescription)")
+            // A URI of the same text takes the general path.
+            if let url = URL(string: "x:" + string.filter { $0.isLetter }) {
+                XCTAssertEqual(Array(key(.uri(url), .text).dropFirst()), Array(key(.string(url.absoluteString), .text).dropFirst()))
+            }
+        }
+        var cut: [UInt8] = []
+        XCTAssertTrue(KeyEncoding.append(.string(String(repeating: "x", count: 40)), kind: .text, cap: 16, to: &cut), "long text is cut")
+        XCTAssertEqual(cut.count, 1 + 16 + 1)
+    }
+}
