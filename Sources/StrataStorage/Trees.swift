@@ -119,6 +119,17 @@ public struct WritableTree {
         }
     }
 
+    /// Whether a record other than `key`'s has a key beginning with the first `prefixLength`
+    /// bytes of `key` (a uniqueness check before inserting `key`), decided from `key`'s
+    /// neighbours in its leaf; `.undecided` when they are not in one leaf (scan the prefix
+    /// range instead). Cheap when `put(key, …)` follows: it finds the leaf again at once.
+    public func probePrefix(of key: some ContiguousBytes, length prefixLength: Int) throws -> PrefixProbe {
+        try withBytes(key) { key in
+            try checkKey(key)
+            return try transaction.modify(name) { try $0.probePrefix(of: key, length: prefixLength) }
+        }
+    }
+
     /// Removes the record with `key`. Returns false if there was none.
     @discardableResult
     public func delete(_ key: some ContiguousBytes) throws -> Bool {

@@ -34,6 +34,16 @@ final class LeafHint {
     }
 }
 
+/// What `probePrefix` found.
+public enum PrefixProbe: Equatable, Sendable {
+    /// No other key has the prefix.
+    case free
+    /// Another key has it: that record.
+    case taken(key: [UInt8], value: [UInt8])
+    /// The neighbours are not in the same leaf: look it up another way.
+    case undecided
+}
+
 /// Write operations on one tree. Mutates `descriptor`; the caller stores it back.
 struct BTreeWriter<Sink: PageSink> {
     let sink: Sink
@@ -143,6 +153,38 @@ struct BTreeWriter<Sink: PageSink> {
         }
         descriptor.modifiedGeneration = sink.writeGeneration
         return replaced
+    }
+
+    /// Whether a key other than `key` begins with the first `prefixLength` bytes of `key`,
+    /// judged from `key`'s neighbours in its leaf (equal prefixes sit next to each other); when a
+    /// neighbour is in another leaf, `.undecided`. Leaves the path writable and the leaf hinted,
+    /// so a following `put(key, …)` goes straight there.
+    mutating func probePrefix(of key: UnsafeRawBufferPointer, length prefixLength: Int) throws -> PrefixProbe {
+        let leaf = try writableLeaf(for: key)
+        let count = leaf.cellCount
+        var index = leaf.lowerBound(key)
+        let prefix = UnsafeRawBufferPointer(rebasing: key[..<min(prefixLength, key.count)])
+        func shares(_ other: UnsafeRawBufferPointer) -> Bool {
+            other.count >= prefix.count && compareBytes(UnsafeRawBufferPointer(rebasing: other[..<prefix.count]), prefix) == 0
+        }
+        func taken(_ i: Int) -> PrefixProbe {
+            let value: [UInt8]
+            if case .inline(let bytes) = leaf.leafValue(at: i) { value = Array(bytes) } else { return .undecided }
+            return .taken(key: Array(leaf.key(at: i)), value: value)
+        }
+        if index > 0 {
+            if shares(leaf.key(at: index - 1)) { return taken(index - 1) }
+        } else if leafHint?.low != nil {
+            return .undecided
+        }
+        // The key itself, if stored, is not another key.
+        if index < count, compareBytes(leaf.key(at: index), key) == 0 { index += 1 }
+        if index < count {
+            if shares(leaf.key(at: index)) { return taken(index) }
+        } else if leafHint?.high != nil {
+            return .undecided
+        }
+        return .free
     }
 
     /// Removes `key`. Returns false (and changes nothing) if it is absent.

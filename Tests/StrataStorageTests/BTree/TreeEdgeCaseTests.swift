@@ -248,3 +248,49 @@ final class LeafHintTests: XCTestCase {
         try expectSound(engine, "leaf hints, seed \(seed)")
     }
 }
+
+/// probePrefix (uniqueness checks from a key's neighbours) against the oracle.
+final class PrefixProbeTests: XCTestCase {
+    func testProbesAgreeWithTheOracle() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/probe.strata", options: memoryOptions(fs, pageSize: 1024))
+        var oracle: [[UInt8]: [[UInt8]: [UInt8]]] = [:]   // prefix → key → value
+        func key(_ group: UInt64, _ suffix: UInt64) -> [UInt8] {
+            withUnsafeBytes(of: (group * 2_654_435_761 % 10_007).bigEndian, Array.init) + withUnsafeBytes(of: suffix.bigEndian, Array.init)
+        }
+        var decided = 0, undecided = 0
+        for _ in 0..<6 {
+            try engine.write { tx in
+                let tree = try tx.openTree("t")
+                for _ in 0..<1_500 {
+                    let candidate = key(random.next() % 3_000, random.next() % 4)
+                    let prefix = Array(candidate.prefix(8))
+                    let probe = try tree.probePrefix(of: candidate, length: 8)
+                    let others = (oracle[prefix] ?? [:]).filter { $0.key != candidate }
+                    switch probe {
+                    case .free:
+                        decided += 1
+                        XCTAssertTrue(others.isEmpty, "free, but \(others.count) keys share the prefix (seed \(seed))")
+                    case .taken(let found, let value):
+                        decided += 1
+                        XCTAssertEqual(others[found], value, "taken by a key sharing the prefix, with its value (seed \(seed))")
+                    case .undecided:
+                        undecided += 1
+                    }
+                    if random.next() % 4 != 0 {
+                        let value = [UInt8](repeating: UInt8(random.next() % 256), count: Int(random.next() % 8))
+                        try tree.put(candidate, value)
+                        oracle[prefix, default: [:]][candidate] = value
+                    } else if let existing = others.keys.first {
+                        try tree.delete(existing)
+                        oracle[prefix]?[existing] = nil
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(decided, undecided * 5, "most probes are decided in the leaf")
+        try expectSound(engine, "prefix probes, seed \(seed)")
+    }
+}

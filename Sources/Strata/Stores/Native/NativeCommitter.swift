@@ -187,7 +187,7 @@ struct NativeCommitter {
             for addition in entries {
                 let row = addedRows[addition.row]
                 if index.isUnique && !addition.hasNull,
-                   let holder = try otherHolder(of: addition, index: index, row: row, in: indexTree) {
+                   let holder = try uniqueHolder(of: addition, index: index, row: row, in: indexTree) {
                     let values = index.slots.map { row.values[$0] }
                     let name = index.tree.rawValue + "|\(values)"
                     let inSave = holder.primaryKey.map { savedKeys.contains($0) } ?? false
@@ -205,6 +205,22 @@ struct NativeCommitter {
             }
         }
         if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
+    }
+
+    /// Another row already holding the unique values of the addition's key: decided from the
+    /// key's neighbours in the index when they share its leaf, else by `otherHolder`.
+    private func uniqueHolder(of addition: Addition, index: IndexLayout, row: StoreRow, in indexTree: WritableTree) throws -> ManagedObjectID? {
+        guard !addition.truncated else { return try otherHolder(of: addition, index: index, row: row, in: indexTree) }
+        switch try indexTree.probePrefix(of: addition.key, length: addition.elements) {
+        case .free:
+            return nil
+        case .taken(let key, let value):
+            guard key.count == addition.elements + 8, value.count >= 2 else { throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes") }
+            let holderKey = key.withUnsafeBytes { Int64(bitPattern: KeyEncoding.readBigEndian($0, at: addition.elements)) }
+            return try reader.objectID(number: UInt16(value[0]) << 8 | UInt16(value[1]), key: holderKey, in: index.tree)
+        case .undecided:
+            return try otherHolder(of: addition, index: index, row: row, in: indexTree)
+        }
     }
 
     /// Another row already holding the unique values of the addition's key (its elements part).
