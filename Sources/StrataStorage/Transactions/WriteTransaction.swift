@@ -64,9 +64,11 @@ public final class WriteTransaction {
     /// Advanced whenever dirty pages leave memory (spills), which ends every `LeafHint`.
     @exclusivity(unchecked) var pageEpoch: UInt64 = 0
     @exclusivity(unchecked) var trees: [TreeName: OpenTree] = [:]
-    /// The tree changed last, kept out of `trees` so a run of changes to one tree does not hash
-    /// its name each time; `flushHot()` puts it back.
-    @exclusivity(unchecked) var hot: (name: TreeName, open: OpenTree)?
+    /// The trees changed last (oldest first), kept out of `trees` so changes going from one to
+    /// another do not hash their names each time; `flushHot()` puts them back.
+    @exclusivity(unchecked) var hot: [(name: TreeName, open: OpenTree)] = []
+    /// How many trees `hot` keeps (a save writes a rows tree and a few index trees in turn).
+    static let hotTrees = 6
     @exclusivity(unchecked) var dropped: Set<TreeName> = []
 
     init(engine: StorageEngine, writer: WriterState) throws {
@@ -116,7 +118,7 @@ public final class WriteTransaction {
     /// The tree `name`, created (empty) if it does not exist.
     public func openTree(_ name: TreeName) throws -> WritableTree {
         try checkActive()
-        if hot?.name == name { return WritableTree(transaction: self, name: name) }
+        if hotIndex(of: name) != nil { return WritableTree(transaction: self, name: name) }
         if try openTreeState(name) != nil { return WritableTree(transaction: self, name: name) }
         return try createTree(name)
     }
@@ -166,7 +168,7 @@ public final class WriteTransaction {
 
     /// The current descriptor of `name` (opened from the catalog on first use), or nil.
     func openTreeState(_ name: TreeName) throws -> OpenTree? {
-        if let hot, hot.name == name { return hot.open }
+        if let index = hotIndex(of: name) { return hot[index].open }
         if let open = trees[name] { return open }
         if dropped.contains(name) { return nil }
         guard let descriptor = try Catalog.descriptor(of: name, catalog: meta.catalog, source: self) else { return nil }
@@ -178,25 +180,32 @@ public final class WriteTransaction {
     /// Runs a change to tree `name` with a writer over its descriptor, and records the result.
     func modify<R>(_ name: TreeName, _ body: (inout BTreeWriter<WriteTransaction>) throws -> R) throws -> R {
         try checkActive()
-        // The tree becomes the hot one and is changed there in place.
-        if hot?.name != name {
+        // The tree joins the hot ones and is changed there in place.
+        let index: Int
+        if let found = hotIndex(of: name) {
+            index = found
+        } else {
             guard let open = try openTreeState(name) else {
                 throw StrataError(.treeNotFound, "\(engine.path): tree \"\(name)\" was dropped")
             }
-            if let current = hot { trees[current.name] = current.open }
-            hot = (name, open)
+            if hot.count >= Self.hotTrees {
+                let evicted = hot.removeFirst()
+                trees[evicted.name] = evicted.open
+            }
+            hot.append((name, open))
+            index = hot.count - 1
         }
         return try failing {
-            var writer = BTreeWriter(sink: self, descriptor: hot!.open.descriptor, name: name.rawValue)
-            if hot!.open.hintEpoch == pageEpoch { writer.leafHint = hot!.open.hint }
+            var writer = BTreeWriter(sink: self, descriptor: hot[index].open.descriptor, name: name.rawValue)
+            if hot[index].open.hintEpoch == pageEpoch { writer.leafHint = hot[index].open.hint }
             let result = try body(&writer)
-            if writer.descriptor != hot!.open.descriptor {
-                hot!.open.descriptor = writer.descriptor
-                hot!.open.changed = true
+            if writer.descriptor != hot[index].open.descriptor {
+                hot[index].open.descriptor = writer.descriptor
+                hot[index].open.changed = true
             }
-            hot!.open.hint = writer.leafHint
-            hot!.open.hintEpoch = pageEpoch
-            hot!.open.version &+= 1
+            hot[index].open.hint = writer.leafHint
+            hot[index].open.hintEpoch = pageEpoch
+            hot[index].open.version &+= 1
             try spillIfNeeded()
             return result
         }
@@ -227,14 +236,22 @@ public final class WriteTransaction {
     }
 
     func version(of name: TreeName) -> UInt64 {
-        if let hot, hot.name == name { return hot.open.version }
+        if let index = hotIndex(of: name) { return hot[index].open.version }
         return trees[name]?.version ?? 0
     }
 
-    /// Moves the hot tree back into `trees` (before anything iterates or replaces entries).
+    /// The position of `name` among the hot trees (names compare by identity first: callers
+    /// reuse their TreeName values).
+    @inline(__always)
+    func hotIndex(of name: TreeName) -> Int? {
+        for index in hot.indices where hot[index].name == name { return index }
+        return nil
+    }
+
+    /// Moves the hot trees back into `trees` (before anything iterates or replaces entries).
     func flushHot() {
-        if let current = hot { trees[current.name] = current.open }
-        hot = nil
+        for current in hot { trees[current.name] = current.open }
+        hot = []
     }
 
     // MARK: Spilling
