@@ -67,6 +67,8 @@ public final class WriteTransaction {
     /// The trees changed last (oldest first), kept out of `trees` so changes going from one to
     /// another do not hash their names each time; `flushHot()` puts them back.
     @exclusivity(unchecked) var hot: [(name: TreeName, open: OpenTree)] = []
+    /// The position in `hot` found last (runs of writes go to one tree).
+    @exclusivity(unchecked) var lastHot = 0
     /// How many trees `hot` keeps (a save writes a rows tree and a few index trees in turn).
     static let hotTrees = 6
     @exclusivity(unchecked) var dropped: Set<TreeName> = []
@@ -244,7 +246,11 @@ public final class WriteTransaction {
     /// reuse their TreeName values).
     @inline(__always)
     func hotIndex(of name: TreeName) -> Int? {
-        for index in hot.indices where hot[index].name == name { return index }
+        if lastHot < hot.count, hot[lastHot].name == name { return lastHot }
+        for index in hot.indices where hot[index].name == name {
+            lastHot = index
+            return index
+        }
         return nil
     }
 
