@@ -77,9 +77,11 @@ extension ManagedObjectContext {
         }
         for object in updatedSet where object.hasPersistentChangedValues {
             changes.updates.append(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)))
+            if let committed = object.committedValues { changes.baseValues[object.objectID] = committed }
         }
         for object in deletedSet where !object.isInsertedStorage && !object.isInaccessible {
             changes.deletes.append((object.objectID, object.rowVersion))
+            if let committed = object.committedValues { changes.baseValues[object.objectID] = committed }
         }
         changes.forceUpdates = forced
         return changes

@@ -93,6 +93,10 @@ struct StoreChangeSet: Sendable {
     var deletes: [(id: ManagedObjectID, version: Int64)] = []
     /// Rows to write without a version check (merge policies that overwrite).
     var forceUpdates: Set<ManagedObjectID> = []
+    /// For updated and deleted rows: the values the context read them with (at the version the
+    /// change is based on). A store may take them for the stored row's values when it finds the
+    /// version unchanged, instead of reading the row.
+    var baseValues: [ManagedObjectID: [RowValue]] = [:]
     var author: String?
     var contextName: String?
 

@@ -82,9 +82,18 @@ struct NativeCommitter {
 
     private mutating func checkVersions(_ changes: StoreChangeSet) throws {
         var conflicts: [RowVersionConflict] = []
+        let reader = self.reader
         func check(_ id: ManagedObjectID, _ expected: Int64) throws {
             guard let key = id.primaryKey else { return }
-            let row = try reader.row(key: key, layout: try layout(of: id.entity))
+            let layout = try layout(of: id.entity)
+            // Unchanged since the context read it: the stored row holds the values it read
+            // (record values: every slot a commit looks at), so only the version is read.
+            if !changes.forceUpdates.contains(id), let base = changes.baseValues[id],
+               try reader.version(key: key, layout: layout) == expected {
+                stored[id] = StoreRow(id: id, version: expected, values: base)
+                return
+            }
+            let row = try reader.row(key: key, layout: layout)
             if let row { stored[id] = row }
             if !changes.forceUpdates.contains(id) && row?.version != expected {
                 conflicts.append(RowVersionConflict(id: id, expectedVersion: expected, stored: row))
