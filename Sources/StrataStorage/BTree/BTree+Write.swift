@@ -190,10 +190,20 @@ struct BTreeWriter<Sink: PageSink> {
     /// Removes `key`. Returns false (and changes nothing) if it is absent.
     @discardableResult
     mutating func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        guard try reader.findLeaf(key).found else { return false }
-        let leaf = try writableLeaf(for: key)
+        let leaf: PageBuffer
+        var viaHint = false
+        if let leafHint, leafHint.covers(key) {
+            // The hinted leaf is already this transaction's: looking in it changes nothing.
+            leaf = leafHint.leaf
+            viaHint = true
+        } else {
+            // Absent keys must not make the path writable: look first.
+            guard try reader.findLeaf(key).found else { return false }
+            leaf = try writableLeaf(for: key)
+        }
         let index = leaf.lowerBound(key)
         guard index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 else {
+            if viaHint { return false }
             throw StrataError.corrupt(sink.storePath, page: leaf.pageNumber, "tree \"\(name)\": key found by lookup is missing on the write path")
         }
         try removeLeafCell(leaf, at: index)
