@@ -162,7 +162,37 @@ public struct WritableTree {
     }
 }
 
+/// Point lookups in one tree of a read transaction that reuse the leaf of the previous lookup
+/// when the next key lies in it: looking up keys in (roughly) ascending or descending order costs
+/// one descent per leaf instead of one per key. Made by ``ReadableTree/makePointReader()``; use it
+/// only while its transaction lives.
+public final class PointReader {
+    private var cursor: NodeCursor<Snapshot>
+    private let transaction: ReadTransaction
+
+    init(cursor: NodeCursor<Snapshot>, transaction: ReadTransaction) {
+        self.cursor = cursor
+        self.transaction = transaction
+    }
+
+    /// Calls `body` with the value under `key` (nil if absent) without copying it; the buffer is
+    /// valid only during the call.
+    public func withValue<R>(forKey key: some ContiguousBytes, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try transaction.checkUsable()
+        return try withBytes(key) { key in
+            guard try cursor.seekNear(atLeast: key), compareBytes(cursor.key, key) == 0 else { return try body(nil) }
+            return try cursor.withValue { try body($0) }
+        }
+    }
+}
+
 extension ReadableTree {
+    /// A reader for many point lookups in this tree (see ``PointReader``).
+    public func makePointReader() throws -> PointReader {
+        try transaction.checkUsable()
+        return PointReader(cursor: NodeCursor(reader: reader), transaction: transaction)
+    }
+
     /// Calls `body` with each record whose key is in `lower..<upper` (nil bounds are open), in
     /// descending key order, until it returns false. The buffers are valid only during each call.
     public func forEachReversed(

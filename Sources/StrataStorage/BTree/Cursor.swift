@@ -77,6 +77,19 @@ struct NodeCursor<Source: PageSource> {
         return true
     }
 
+    /// `seek(atLeast:)`, staying in the current leaf when `key` lies between its first and last
+    /// keys (the first key ≥ `key` is then in this leaf): a run of nearby lookups descends once
+    /// per leaf. Only for sources whose pages never change under the cursor (snapshots).
+    @discardableResult
+    mutating func seekNear(atLeast key: UnsafeRawBufferPointer) throws -> Bool {
+        if let page = leaf, page.cellCount > 0, compareBytes(page.key(at: 0), key) <= 0,
+           compareBytes(key, page.key(at: page.cellCount - 1)) <= 0 {
+            index = page.lowerBound(key)
+            return true
+        }
+        return try seek(atLeast: key)
+    }
+
     /// Moves to the next record; false (and unpositioned) at the end.
     @discardableResult
     mutating func next() throws -> Bool {

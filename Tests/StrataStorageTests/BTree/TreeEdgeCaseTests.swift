@@ -294,3 +294,36 @@ final class PrefixProbeTests: XCTestCase {
         try expectSound(engine, "prefix probes, seed \(seed)")
     }
 }
+
+/// PointReader (lookups reusing the previous leaf) against the oracle: ascending, descending and
+/// random keys, present and absent, small and overflowing values.
+final class PointReaderTests: XCTestCase {
+    func testLookupsInAnyOrderAgreeWithTheOracle() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/points.strata", options: memoryOptions(fs, pageSize: 1024))
+        var oracle: [UInt64: [UInt8]] = [:]
+        func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian, Array.init) }
+        try engine.write { tx in
+            let tree = try tx.createTree("t")
+            for n in stride(from: UInt64(0), to: 6_000, by: 2) where random.next() % 5 != 0 {
+                let value = [UInt8](repeating: UInt8(n % 251), count: random.next() % 50 == 0 ? 900 : Int(random.next() % 30))
+                try tree.put(key(n), value)
+                oracle[n] = value
+            }
+        }
+        try engine.read { tx in
+            let points = try tx.tree("t").makePointReader()
+            var order = Array(UInt64(0)..<6_100)
+            for round in 0..<3 {
+                if round == 1 { order.reverse() }
+                if round == 2 { order.shuffle(using: &random) }
+                for n in order {
+                    let found = try points.withValue(forKey: key(n)) { $0.map(Array.init) }
+                    XCTAssertEqual(found, oracle[n], "key \(n), round \(round), seed \(seed)")
+                }
+            }
+        }
+    }
+}

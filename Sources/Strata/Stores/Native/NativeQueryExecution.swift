@@ -85,11 +85,17 @@ extension NativeReadView {
         if let index = path.index, let layout = store.layouts[plan.entity.name],
            let indexLayout = layout.indexes.first(where: { $0.name == index.name && $0.declaringEntity == index.declaringEntity }) {
             let reader = self.reader
+            // Rows come in index order, often near each other in their tree: one point reader
+            // per rows tree descends once per leaf.
+            var points: (layout: EntityLayout, reader: PointReader)?
             try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { key, number in
                 guard let rowLayout = store.layoutsByNumber[number] else {
                     throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
                 }
-                guard let row = try cachedRow(key: key, layout: rowLayout) else {
+                if points?.layout !== rowLayout, let tree = try transaction.treeIfPresent(rowLayout.rowsTree) {
+                    points = (rowLayout, try tree.makePointReader())
+                }
+                guard let row = try cachedRow(key: key, layout: rowLayout, points: points?.reader) else {
                     throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
                 }
                 return try matches(row) ? try body(row) : true
@@ -107,10 +113,11 @@ extension NativeReadView {
         }
     }
 
-    /// A row through the row cache.
-    func cachedRow(key: Int64, layout: EntityLayout) throws -> StoreRow? {
+    /// A row through the row cache (and `points`, a point reader of its rows tree, if given).
+    func cachedRow(key: Int64, layout: EntityLayout, points: PointReader? = nil) throws -> StoreRow? {
         if let cached = store.rowCache.row(key, at: generation), cached.id.entity === layout.entity { return cached }
-        guard let row = try reader.row(key: key, layout: layout) else { return nil }
+        let found = try points.map { try reader.row(key: key, layout: layout, in: $0) } ?? reader.row(key: key, layout: layout)
+        guard let row = found else { return nil }
         store.rowCache.insert(row, key: key, at: generation)
         return row
     }

@@ -46,6 +46,16 @@ struct NativeRowReader {
         }
     }
 
+    /// `row(key:layout:)` through a point reader of the rows tree (nearby keys share a descent).
+    func row(key: Int64, layout: EntityLayout, in rows: PointReader) throws -> StoreRow? {
+        let decoded: (Int64, [RowValue])? = try rows.withValue(forKey: NativeStoreFile.encodeKey(key)) { record in
+            guard let record else { return nil }
+            return try decodeRecord(record, key: key, layout: layout)
+        }
+        guard let (version, values) = decoded else { return nil }
+        return try complete(version: version, values: values, key: key, layout: layout)
+    }
+
     /// The version and record values of a row (to-many slots still empty).
     func decodeRecord(_ record: UnsafeRawBufferPointer, key: Int64, layout: EntityLayout) throws -> (Int64, [RowValue]) {
         var values = layout.emptyRow
