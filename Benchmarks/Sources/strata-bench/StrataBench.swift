@@ -21,7 +21,7 @@ enum StrataBench {
     static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let suite = arguments.first, !suite.hasPrefix("-") else {
-            fail("usage: strata-bench engine [--records N] [--json] [--dir PATH] [--systems strata,sqlite,lmdb]")
+            fail("usage: strata-bench engine|fetch|objects [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
         }
         arguments.removeFirst()
         var records = 1_000_000

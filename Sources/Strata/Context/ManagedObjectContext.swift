@@ -100,7 +100,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var shouldDeleteInaccessibleFaults = true
     /// Records changes for undo when set (nil by default, as Core Data on macOS/Linux).
     public var undoManager: UndoManager?
-    /// Whether objects fetched without changes are kept alive by the context.
+    /// Whether objects fetched without changes are kept alive by the context. When false (the
+    /// default), an unchanged object nothing else references is released by the time the
+    /// perform block that dropped it returns (as an autorelease pool drains on Darwin), or at the
+    /// latest when the context has registered as many objects again.
     @exclusivity(unchecked) public var retainsRegisteredObjects = false
 
     // Object state, all on `queue`. `@exclusivity(unchecked)`: these are touched on every object

@@ -311,9 +311,9 @@ final class ContextConcurrencyTests: XCTestCase {
         observer.automaticallyMergesChangesFromParent = true
         let bystander = ManagedObjectContext(.privateQueue)
         bystander.persistentStoreCoordinator = coordinator
-        // Both load every quake and keep the objects alive (contexts hold unchanged objects weakly,
-        // and a released object is simply fetched fresh); the observer also makes an unsaved
-        // change of its own to quake 0.
+        // Both load every quake and keep the objects alive (contexts release unchanged objects
+        // nothing references, and a released object is simply fetched fresh); the observer also
+        // makes an unsaved change of its own to quake 0.
         let loaded = try [observer, bystander].map { context in
             try context.performAndWait {
                 try ids.map { id -> Quake in

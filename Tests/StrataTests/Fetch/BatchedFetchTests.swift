@@ -58,7 +58,7 @@ final class BatchedFetchTests: XCTestCase {
             XCTAssertEqual(total, Double(count / 100) * 4950)
             XCTAssertLessThan(maxAlive, 1_000, "objects alive while iterating \(count) results in batches of 100")
             XCTAssertGreaterThan(maxAlive, 0)
-            XCTAssertNil(first, "an object of a batch no longer retained is released (the registry holds it weakly)")
+            XCTAssertNil(first, "an object of a batch no longer retained is released (the context releases unused objects of a dropped batch)")
             if isStress { print("BatchedFetchTests: \(count) results, at most \(maxAlive) objects alive, fetch + iterate \(elapsed)") }
             results = nil
             XCTAssertLessThanOrEqual(ManagedObject._liveInstanceCount - baseline, 0, "dropping the results releases every object")
