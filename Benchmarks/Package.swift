@@ -1,7 +1,11 @@
 // swift-tools-version: 6.0
 // Benchmarks for Strata: a separate package, so the product keeps zero dependencies.
 // Compares Strata with SQLite (system libsqlite3) and LMDB (liblmdb, loaded at run time) in one run.
+import Foundation
 import PackageDescription
+
+// A path dependency is named after its directory: the product's checkout may have any name.
+let product = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 let package = Package(
     name: "StrataBenchmarks",
@@ -19,8 +23,8 @@ let package = Package(
         .executableTarget(
             name: "strata-bench",
             dependencies: [
-                .product(name: "StrataStorage", package: "main"),
-                .product(name: "Strata", package: "main"),
+                .product(name: "StrataStorage", package: product),
+                .product(name: "Strata", package: product),
                 "CSQLite", "CLMDB",
             ]
         ),
