@@ -1,0 +1,237 @@
+// TreeWritePathTests: the B+tree's write and lookup shortcuts against oracles: split points for
+// runs of inserts, same-size replacement in place, the leaf hint of sorted writes, uniqueness
+// probes from a key's neighbours, and point readers reusing a leaf.
+
+import XCTest
+import StrataStorage
+import _StrataTestSupport
+
+/// Split points: how full leaves end up under the insert orders stores see.
+final class SplitPolicyTests: XCTestCase {
+    private func leafFill(_ insertOrder: [[UInt8]], batches: Int = 1) throws -> (fill: Double, leaves: Int) {
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/split.strata", options: memoryOptions(fs, pageSize: 4096))
+        let perBatch = (insertOrder.count + batches - 1) / batches
+        for start in stride(from: 0, to: insertOrder.count, by: perBatch) {
+            try engine.write { tx in
+                let t = try tx.openTree("t")
+                for key in insertOrder[start..<min(insertOrder.count, start + perBatch)] { try t.put(key, [1, 2]) }
+            }
+        }
+        try engine.read { tx in
+            let t = try tx.tree("t")
+            XCTAssertEqual(t.count, insertOrder.count)
+            var previous: [UInt8]?
+            try t.forEach { key, _ in
+                if let previous { XCTAssertTrue(previous.lexicographicallyPrecedes(Array(key))) }
+                previous = Array(key)
+                return true
+            }
+        }
+        try expectSound(engine, "split policy")
+        let stats = try XCTUnwrap(try engine.statistics(fillFactor: true).trees.first { $0.name == "t" })
+        return (stats.fillFactor!, stats.leafPages)
+    }
+
+    private func key(_ group: Int, _ sequence: Int) -> [UInt8] {
+        [UInt8(group)] + withUnsafeBytes(of: UInt64(sequence).bigEndian, Array.init)
+    }
+
+    /// An index on (value, primary key): rows arrive with growing keys, each one appended at the
+    /// end of its value's run, inside the tree. Leaves stay full instead of half full.
+    func testRunsGrowingInsideTheTreeFillTheirLeaves() throws {
+        let groups = 8, perGroup = 10_000
+        var order: [[UInt8]] = []
+        for sequence in 0..<perGroup { for group in 0..<groups { order.append(key((group * 5) % groups, sequence)) } }
+        let (fill, leaves) = try leafFill(order, batches: 4)
+        XCTAssertGreaterThan(fill, 0.9, "leaves of interleaved ascending runs (\(leaves) leaves)")
+    }
+
+    /// Random inserts still split in half (an insert-point split would leave tiny nodes).
+    func testRandomInsertsKeepBalancedSplits() throws {
+        var random = SeededRandom(seed: 11)
+        let order = (0..<60_000).map { _ in key(Int(random.next() % 256), Int(random.next() % 1_000_000_000)) }
+        let unique = Array(Set(order))
+        let (fill, _) = try leafFill(unique)
+        XCTAssertGreaterThan(fill, 0.6, "random inserts")
+        XCTAssertLessThan(fill, 0.8, "random inserts split in half, not at the insert")
+    }
+
+    /// Descending runs: each insert lands before the previous one; halves as before.
+    func testDescendingInsertsStillWork() throws {
+        let order = (0..<20_000).reversed().map { key(1, $0) }
+        let (fill, _) = try leafFill(order)
+        XCTAssertGreaterThan(fill, 0.45)
+    }
+}
+
+/// Replacing a value with one of the same size rewrites it in place on the writable page.
+final class SameSizeReplaceTests: XCTestCase {
+    func testSameSizeReplacementsAreSeenByLaterReadersOnly() throws {
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/replace.strata", options: memoryOptions(fs, pageSize: 1024))
+        func key(_ i: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(i).bigEndian, Array.init) }
+        func value(_ i: Int, _ round: Int, size: Int = 40) -> [UInt8] { [UInt8](repeating: UInt8((i + round) % 251), count: size) }
+        try engine.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<2_000 { try t.put(key(i), value(i, 0)) }
+        }
+        let before = try engine.beginRead()
+        defer { before.end() }
+        try engine.write { tx in
+            let t = try tx.tree("t")
+            for i in stride(from: 0, to: 2_000, by: 3) { XCTAssertTrue(try t.put(key(i), value(i, 1))) }
+            // Twice in one transaction (the page is already this transaction's own).
+            for i in stride(from: 0, to: 2_000, by: 6) { XCTAssertTrue(try t.put(key(i), value(i, 2))) }
+            // A different size still works (remove and insert).
+            try t.put(key(1), value(1, 5, size: 90))
+            XCTAssertEqual(try t.get(key(0)), value(0, 2))
+        }
+        try engine.read { tx in
+            let t = try tx.tree("t")
+            XCTAssertEqual(t.count, 2_000)
+            for i in 0..<2_000 {
+                let expected = i == 1 ? value(1, 5, size: 90) : i % 6 == 0 ? value(i, 2) : i % 3 == 0 ? value(i, 1) : value(i, 0)
+                XCTAssertEqual(try t.get(key(i)), expected, "key \(i)")
+            }
+        }
+        let old = try before.tree("t")
+        for i in 0..<2_000 { XCTAssertEqual(try old.get(key(i)), value(i, 0), "the earlier snapshot, key \(i)") }
+        try expectSound(engine, "same-size replacements")
+    }
+}
+
+/// Writes that reuse the leaf of the previous write (LeafHint): sorted runs, runs interrupted by
+/// random writes and deletes in the same and other trees, splits, merges and spills (a small
+/// cache), checked against the oracle after every transaction.
+final class LeafHintTests: XCTestCase {
+    func testSortedRunsMixedWithRandomWritesAgreeWithTheOracle() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/hint.strata", options: memoryOptions(fs, pageSize: 1024, cacheBytes: 64 << 10))
+        var oracle = KeyValueOracle()
+        func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian, Array.init) }
+        for transaction in 0..<12 {
+            try engine.write { tx in
+                for name in ["a", "b"] where oracle.trees[name] == nil {
+                    try tx.createTree(TreeName(name))
+                    oracle.trees[name] = [:]
+                }
+                for _ in 0..<40 {
+                    let name = random.next() % 3 == 0 ? "b" : "a"
+                    let tree = try tx.tree(TreeName(name))
+                    switch random.next() % 4 {
+                    case 0, 1:
+                        // A sorted run from a random start (appends inside and past a leaf).
+                        var n = random.next() % 5_000
+                        for _ in 0..<Int(random.next() % 200) {
+                            n += 1 + random.next() % 3
+                            let value = [UInt8](repeating: UInt8(n % 251), count: Int(random.next() % 40))
+                            try tree.put(key(n), value)
+                            oracle.trees[name]![key(n)] = value
+                        }
+                    case 2:
+                        for _ in 0..<20 {
+                            let n = random.next() % 5_000
+                            let value = [UInt8](repeating: 7, count: Int(random.next() % 120))
+                            try tree.put(key(n), value)
+                            oracle.trees[name]![key(n)] = value
+                        }
+                    default:
+                        // A sorted run of deletes (merges).
+                        var n = random.next() % 5_000
+                        for _ in 0..<Int(random.next() % 300) {
+                            n += 1
+                            try tree.delete(key(n))
+                            oracle.trees[name]![key(n)] = nil
+                        }
+                    }
+                }
+            }
+            try engine.read { tx in
+                if let difference = try oracle.difference(in: tx) { XCTFail("transaction \(transaction), seed \(seed): \(difference)") }
+            }
+        }
+        try expectSound(engine, "leaf hints, seed \(seed)")
+    }
+}
+
+/// probePrefix (uniqueness checks from a key's neighbours) against the oracle.
+final class PrefixProbeTests: XCTestCase {
+    func testProbesAgreeWithTheOracle() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/probe.strata", options: memoryOptions(fs, pageSize: 1024))
+        var oracle: [[UInt8]: [[UInt8]: [UInt8]]] = [:]   // prefix → key → value
+        func key(_ group: UInt64, _ suffix: UInt64) -> [UInt8] {
+            withUnsafeBytes(of: (group * 2_654_435_761 % 10_007).bigEndian, Array.init) + withUnsafeBytes(of: suffix.bigEndian, Array.init)
+        }
+        var decided = 0, undecided = 0
+        for _ in 0..<6 {
+            try engine.write { tx in
+                let tree = try tx.openTree("t")
+                for _ in 0..<1_500 {
+                    let candidate = key(random.next() % 3_000, random.next() % 4)
+                    let prefix = Array(candidate.prefix(8))
+                    let probe = try tree.probePrefix(of: candidate, length: 8)
+                    let others = (oracle[prefix] ?? [:]).filter { $0.key != candidate }
+                    switch probe {
+                    case .free:
+                        decided += 1
+                        XCTAssertTrue(others.isEmpty, "free, but \(others.count) keys share the prefix (seed \(seed))")
+                    case .taken(let found, let value):
+                        decided += 1
+                        XCTAssertEqual(others[found], value, "taken by a key sharing the prefix, with its value (seed \(seed))")
+                    case .undecided:
+                        undecided += 1
+                    }
+                    if random.next() % 4 != 0 {
+                        let value = [UInt8](repeating: UInt8(random.next() % 256), count: Int(random.next() % 8))
+                        try tree.put(candidate, value)
+                        oracle[prefix, default: [:]][candidate] = value
+                    } else if let existing = others.keys.first {
+                        try tree.delete(existing)
+                        oracle[prefix]?[existing] = nil
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(decided, undecided * 5, "most probes are decided in the leaf")
+        try expectSound(engine, "prefix probes, seed \(seed)")
+    }
+}
+
+/// PointReader (lookups reusing the previous leaf) against the oracle: ascending, descending and
+/// random keys, present and absent, small and overflowing values.
+final class PointReaderTests: XCTestCase {
+    func testLookupsInAnyOrderAgreeWithTheOracle() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/points.strata", options: memoryOptions(fs, pageSize: 1024))
+        var oracle: [UInt64: [UInt8]] = [:]
+        func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian, Array.init) }
+        try engine.write { tx in
+            let tree = try tx.createTree("t")
+            for n in stride(from: UInt64(0), to: 6_000, by: 2) where random.next() % 5 != 0 {
+                let value = [UInt8](repeating: UInt8(n % 251), count: random.next() % 50 == 0 ? 900 : Int(random.next() % 30))
+                try tree.put(key(n), value)
+                oracle[n] = value
+            }
+        }
+        try engine.read { tx in
+            let points = try tx.tree("t").makePointReader()
+            var order = Array(UInt64(0)..<6_100)
+            for round in 0..<3 {
+                if round == 1 { order.reverse() }
+                if round == 2 { order.shuffle(using: &random) }
+                for n in order {
+                    let found = try points.withValue(forKey: key(n)) { $0.map(Array.init) }
+                    XCTAssertEqual(found, oracle[n], "key \(n), round \(round), seed \(seed)")
+                }
+            }
+        }
+    }
+}
