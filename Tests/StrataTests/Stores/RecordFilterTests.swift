@@ -57,21 +57,32 @@ final class RecordFilterTests: XCTestCase {
         var random = SeededRandom(seed: seed)
         let layout = try self.layout()
         let evaluator = PredicateEvaluator(source: NoRelatedRows())
-        var compiled = 0
+        var compiled = 0, numericLane = 0
+        let numbers = UnsafeMutableBufferPointer<NumericRecordValue>.allocate(capacity: layout.emptyRow.count)
+        defer { numbers.deallocate() }
         for number in 0..<iterations(3_000, stress: 100_000) {
             let format = randomPredicate(&random)
             let predicate = try FetchPredicate(format: format)
             guard let filter = RecordFilter.compile(predicate, layout: layout) else { continue }
             compiled += 1
+            let wanted = try XCTUnwrap(NativeReadView.recordPositions(read: predicate, layout: layout))
             for _ in 0..<8 {
                 let values = randomRow(&random)
                 let row = StoreRow(id: ManagedObjectID(entity: layout.entity, storeIdentifier: "s", key: .permanent(1)), version: 1, values: values)
                 let expected = try evaluator.evaluate(predicate, on: row)
                 XCTAssertEqual(filter.matches(values), expected, "seed \(seed), case \(number): \(format) on \(values)")
                 if filter.matches(values) != expected { return }
+                // The numeric lane, on the values read back from the encoded record.
+                guard filter.isNumeric else { continue }
+                numericLane += 1
+                numbers.initialize(repeating: .other)
+                let record = RowCodec.encode(version: 1, values: values, layout: layout, numberOf: { _ in 0 })
+                try record.withUnsafeBytes { try RowCodec.decodeNumeric($0, layout: layout, key: 1, into: numbers, only: wanted) }
+                XCTAssertEqual(filter.matches(numeric: UnsafeBufferPointer(numbers)), expected, "numeric lane, seed \(seed), case \(number): \(format) on \(values)")
             }
         }
         XCTAssertGreaterThan(compiled, iterations(3_000, stress: 100_000) / 2, "seed \(seed): most predicates should compile")
+        XCTAssertGreaterThan(numericLane, compiled, "seed \(seed): most compiled filters take the numeric lane")
     }
 
     func testWhatTheEvaluatorMustDecideIsNotCompiled() throws {

@@ -65,9 +65,21 @@ struct NativeReadView: StoreReadView {
         let wanted = predicate.flatMap { Self.recordPositions(read: $0, layout: layout) }
         let filter = wanted == nil ? nil : predicate.flatMap { RecordFilter.compile($0, layout: layout) }
         var scratch = layout.emptyRow
+        // Filters that compare with numbers, dates and nil only read those values from the bytes.
+        let numeric = filter?.isNumeric == true
+        let numbers = UnsafeMutableBufferPointer<NumericRecordValue>.allocate(capacity: numeric ? layout.emptyRow.count : 0)
+        numbers.initialize(repeating: .other)
+        defer { numbers.deallocate() }
         try tree.forEach(from: nil, to: nil) { keyBytes, record in
             guard keyBytes.count == 8 else { throw reader.corrupt(layout.rowsTree, "a row key of \(keyBytes.count) bytes") }
             let key = Int64(bitPattern: KeyEncoding.readBigEndian(keyBytes, at: 0))
+            if numeric, let filter, let wanted {
+                try RowCodec.decodeNumeric(record, layout: layout, key: key, into: numbers, only: wanted)
+                guard filter.matches(numeric: UnsafeBufferPointer(numbers)) else { return true }
+                guard needsRows else { return try body(nil) }
+                let (version, values) = try reader.decodeRecord(record, key: key, layout: layout)
+                return try body(try reader.complete(version: version, values: values, key: key, layout: layout))
+            }
             if let filter, let wanted {
                 try RowCodec.decode(record, layout: layout, key: key, references: store.references, into: &scratch, only: wanted)
                 guard filter.matches(scratch) else { return true }

@@ -121,6 +121,42 @@ enum RowCodec {
         }
     }
 
+    /// Reads the record values whose position is marked in `wanted` as the numeric lane of
+    /// RecordFilter sees them, into `values` (one per entity slot): numbers, dates and nil as
+    /// themselves, anything else as `.other`, nothing allocated.
+    static func decodeNumeric(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64,
+                              into values: UnsafeMutableBufferPointer<NumericRecordValue>, only wanted: [Bool]) throws {
+        var reader = RecordReader(bytes: record, entity: layout.entity.name, key: key)
+        _ = try reader.varint()
+        let recordSlots = layout.recordSlots
+        guard let last = wanted.lastIndex(of: true) else { return }
+        for position in 0...last {
+            guard wanted[position] else {
+                try reader.skipValue()
+                continue
+            }
+            let tagByte = try reader.byte()
+            let value: NumericRecordValue
+            switch Tag(rawValue: tagByte) {
+            case .null: value = .null
+            case .integer:
+                let raw = try reader.varint()
+                value = .integer(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
+            case .double: value = .real(Double(bitPattern: try reader.fixed(8)))
+            case .float: value = .real(Double(Float(bitPattern: UInt32(try reader.fixed(4)))))
+            case .falseValue: value = .real(0)
+            case .trueValue: value = .real(1)
+            case .date: value = .date(Double(bitPattern: try reader.fixed(8)))
+            case .some:
+                reader.offset -= 1
+                try reader.skipValue()
+                value = .other
+            case nil: throw reader.corrupt("unknown value tag 0x\(String(tagByte, radix: 16))")
+            }
+            values[recordSlots[position]] = value
+        }
+    }
+
     /// Decodes a record whose stored slots are `recordSlots` (positions in `values`).
     static func decode(_ record: UnsafeRawBufferPointer, recordSlots: [Int], entityName: String, key: Int64,
                        references: References, into values: inout [RowValue]) throws -> Int64 {
