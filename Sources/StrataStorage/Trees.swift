@@ -99,6 +99,17 @@ public struct WritableTree {
         return try withBytes(key) { try reader.withValue($0, body) }
     }
 
+    /// Calls `body` with the value under `key` (nil if absent) when the record is about to be
+    /// rewritten or deleted: the read makes the record's pages this transaction's own (as the
+    /// write will), so the write that follows, and reads of nearby keys in order, skip the
+    /// descent. The buffer is valid only during the call.
+    public func withValueForUpdate<R>(forKey key: some ContiguousBytes, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try withBytes(key) { key in
+            try checkKey(key)
+            return try transaction.modify(name) { try $0.withValueForUpdate(key, body) }
+        }
+    }
+
     public func contains(_ key: some ContiguousBytes) throws -> Bool {
         let reader = try reader()
         return try withBytes(key) { try reader.findLeaf($0).found }

@@ -187,6 +187,16 @@ struct BTreeWriter<Sink: PageSink> {
         return .free
     }
 
+    /// Calls `body` with the value under `key` (nil if absent), read from the leaf a following
+    /// write of `key` changes: the path is made writable and the leaf hinted, so reading a record
+    /// before rewriting it descends once (and a run of such reads in key order once per leaf).
+    mutating func withValueForUpdate<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        let leaf = try writableLeaf(for: key)
+        let index = leaf.lowerBound(key)
+        guard index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 else { return try body(nil) }
+        return try reader.withLeafValue(leaf, index, body)
+    }
+
     /// Removes `key`. Returns false (and changes nothing) if it is absent.
     @discardableResult
     mutating func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {

@@ -235,3 +235,52 @@ final class PointReaderTests: XCTestCase {
         }
     }
 }
+
+/// Reads before rewrites (withValueForUpdate) against the oracle; an older snapshot keeps its values.
+final class ReadForUpdateTests: XCTestCase {
+    func testReadsBeforeRewritesAgreeWithTheOracleAndLeaveSnapshotsAlone() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/update.strata", options: memoryOptions(fs, pageSize: 1024, cacheBytes: 64 << 10))
+        func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian, Array.init) }
+        var oracle: [UInt64: [UInt8]] = [:]
+        try engine.write { tx in
+            let tree = try tx.createTree("t")
+            for n in UInt64(0)..<3_000 where n % 3 != 0 {
+                oracle[n] = [UInt8](repeating: UInt8(n % 200), count: 20)
+                try tree.put(key(n), oracle[n]!)
+            }
+        }
+        let before = oracle
+        let snapshot = try engine.beginRead()
+        defer { snapshot.end() }
+        for _ in 0..<4 {
+            try engine.write { tx in
+                let tree = try tx.tree("t")
+                var n = random.next() % 3_000
+                for _ in 0..<800 {
+                    n = random.next() % 4 == 0 ? random.next() % 3_000 : (n + 1) % 3_000
+                    let read = try tree.withValueForUpdate(forKey: key(n)) { $0.map(Array.init) }
+                    XCTAssertEqual(read, oracle[n], "key \(n), seed \(seed)")
+                    switch random.next() % 3 {
+                    case 0:
+                        try tree.delete(key(n))
+                        oracle[n] = nil
+                    default:
+                        let value = [UInt8](repeating: UInt8(random.next() % 200), count: Int(random.next() % 3) * 10 + 20)
+                        try tree.put(key(n), value)
+                        oracle[n] = value
+                    }
+                }
+            }
+        }
+        try engine.read { tx in
+            let tree = try tx.tree("t")
+            for n in UInt64(0)..<3_000 { XCTAssertEqual(try tree.get(key(n)), oracle[n], "key \(n), seed \(seed)") }
+        }
+        let old = try snapshot.tree("t")
+        for n in UInt64(0)..<3_000 { XCTAssertEqual(try old.get(key(n)), before[n], "snapshot, key \(n), seed \(seed)") }
+        try expectSound(engine, "reads for update, seed \(seed)")
+    }
+}

@@ -89,7 +89,7 @@ struct NativeCommitter {
             // Unchanged since the context read it: the stored row holds the values it read
             // (record values: every slot a commit looks at), so only the version is read.
             if !changes.forceUpdates.contains(id), let base = changes.baseValues[id],
-               try reader.version(key: key, layout: layout) == expected {
+               try storedVersion(key: key, layout: layout) == expected {
                 stored[id] = StoreRow(id: id, version: expected, values: base)
                 return
             }
@@ -102,6 +102,16 @@ struct NativeCommitter {
         for row in changes.updates { try check(row.id, row.version) }
         for (id, version) in changes.deletes { try check(id, version) }
         if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
+    }
+
+    /// The version of a row this commit rewrites or deletes (nil: no such row), read from the
+    /// start of its record on the pages the write will change.
+    private func storedVersion(key: Int64, layout: EntityLayout) throws -> Int64? {
+        try tree(layout.rowsTree).withValueForUpdate(forKey: NativeStoreFile.encodeKey(key)) { record in
+            guard let record else { return nil }
+            var reader = RecordReader(bytes: record, entity: layout.entity.name, key: key)
+            return Int64(bitPattern: try reader.varint())
+        }
     }
 
     // MARK: (2) Deletes

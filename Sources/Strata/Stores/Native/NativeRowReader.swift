@@ -35,17 +35,6 @@ struct NativeRowReader {
         return try complete(version: version, values: values, key: key, layout: layout)
     }
 
-    /// The version of a row, read from the start of its record without decoding the rest (nil:
-    /// no such row).
-    func version(key: Int64, layout: EntityLayout) throws -> Int64? {
-        guard let rows = try tree(layout.rowsTree) else { return nil }
-        return try rows.withValue(forKey: NativeStoreFile.encodeKey(key)) { record in
-            guard let record else { return nil }
-            var reader = RecordReader(bytes: record, entity: layout.entity.name, key: key)
-            return Int64(bitPattern: try reader.varint())
-        }
-    }
-
     /// `row(key:layout:)` through a point reader of the rows tree (nearby keys share a descent).
     func row(key: Int64, layout: EntityLayout, in rows: PointReader) throws -> StoreRow? {
         let decoded: (Int64, [RowValue])? = try rows.withValue(forKey: NativeStoreFile.encodeKey(key)) { record in
