@@ -45,52 +45,24 @@ extension RecordFilter {
 
     /// `matches(_:)` over values read by the numeric lane (one per slot, as row values).
     func matches(numeric values: UnsafeBufferPointer<NumericRecordValue>) -> Bool { Self.run(test, values) }
+}
 
-    private static func run(_ test: Test, _ values: UnsafeBufferPointer<NumericRecordValue>) -> Bool {
-        switch test {
-        case .constant(let value): return value
-        case .not(let inner): return !run(inner, values)
-        case .and(let tests):
-            for test in tests where !run(test, values) { return false }
-            return true
-        case .or(let tests):
-            for test in tests where run(test, values) { return true }
-            return false
-        case .compare(let slot, let op, let constant):
-            let value = values[slot]
-            switch op {
-            case .equalTo: return equal(value, constant)
-            case .notEqualTo: return !equal(value, constant)
-            case .lessThan: return order(value, constant) == .orderedAscending
-            case .lessThanOrEqualTo: return order(value, constant).map { $0 != .orderedDescending } ?? false
-            case .greaterThan: return order(value, constant) == .orderedDescending
-            case .greaterThanOrEqualTo: return order(value, constant).map { $0 != .orderedAscending } ?? false
-            default: return false
-            }
-        case .between(let slot, let low, let high):
-            guard let a = order(values[slot], low), let b = order(values[slot], high) else { return false }
-            return a != .orderedAscending && b != .orderedDescending
-        case .oneOf(let slot, let constants):
-            return constants.contains { equal(values[slot], $0) }
-        }
+extension NumericRecordValue: FilterComparable {
+    var isNullValue: Bool {
+        if case .null = self { return true }
+        return false
     }
 
-    private static func equal(_ value: NumericRecordValue, _ constant: Constant) -> Bool {
-        if case .null = constant {
-            if case .null = value { return true }
-            return false
-        }
-        return order(value, constant) == .orderedSame
-    }
+    var text: String? { nil }
 
-    /// As `order` of row values: nil when either side is nil or the kinds do not compare.
-    private static func order(_ value: NumericRecordValue, _ constant: Constant) -> ComparisonResult? {
-        func result<T: Comparable>(_ x: T, _ y: T) -> ComparisonResult { x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame) }
-        switch (value, constant) {
-        case (.integer(let x), .integer(let y)): return result(x, y)
-        case (.integer(let x), .number(let y)): return result(Double(x), y)
-        case (.real(let x), .number(let y)): return result(x, y)
-        case (.date(let x), .date(let y)): return result(x, y.timeIntervalSinceReferenceDate)
+    /// As RowValue's order: the numeric lane maps floats and booleans to `.real`, which compare
+    /// with number constants exactly as they do as row values.
+    func order(against constant: RecordFilter.Constant) -> ComparisonResult? {
+        switch (self, constant) {
+        case (.integer(let x), .integer(let y)): return RecordFilter.result(x, y)
+        case (.integer(let x), .number(let y)): return RecordFilter.result(Double(x), y)
+        case (.real(let x), .number(let y)): return RecordFilter.result(x, y)
+        case (.date(let x), .date(let y)): return RecordFilter.result(x, y.timeIntervalSinceReferenceDate)
         default: return nil
         }
     }

@@ -104,7 +104,10 @@ struct RecordFilter {
 
     func matches(_ values: [RowValue]) -> Bool { Self.run(test, values) }
 
-    private static func run(_ test: Test, _ values: [RowValue]) -> Bool {
+    /// The test over values of any kind the filter can compare (row values, or the numeric
+    /// lane's values, RecordFilter+Numeric.swift); one walk, so the two cannot disagree.
+    static func run<Values: RandomAccessCollection>(_ test: Test, _ values: Values) -> Bool
+    where Values.Index == Int, Values.Element: FilterComparable {
         switch test {
         case .constant(let value): return value
         case .not(let inner): return !run(inner, values)
@@ -116,23 +119,23 @@ struct RecordFilter {
             return false
         case .compare(let slot, let op, let constant): return compare(values[slot], op, constant)
         case .between(let slot, let low, let high):
-            guard let a = order(values[slot], low), let b = order(values[slot], high) else { return false }
+            guard let a = values[slot].order(against: low), let b = values[slot].order(against: high) else { return false }
             return a != .orderedAscending && b != .orderedDescending
         case .oneOf(let slot, let constants):
             return constants.contains { equal(values[slot], $0) }
         }
     }
 
-    private static func compare(_ value: RowValue, _ op: PredicateComparison.Operator, _ constant: Constant) -> Bool {
+    private static func compare<Value: FilterComparable>(_ value: Value, _ op: PredicateComparison.Operator, _ constant: Constant) -> Bool {
         switch op {
         case .equalTo: return equal(value, constant)
         case .notEqualTo: return !equal(value, constant)
-        case .lessThan: return order(value, constant) == .orderedAscending
-        case .lessThanOrEqualTo: return order(value, constant).map { $0 != .orderedDescending } ?? false
-        case .greaterThan: return order(value, constant) == .orderedDescending
-        case .greaterThanOrEqualTo: return order(value, constant).map { $0 != .orderedAscending } ?? false
+        case .lessThan: return value.order(against: constant) == .orderedAscending
+        case .lessThanOrEqualTo: return value.order(against: constant).map { $0 != .orderedDescending } ?? false
+        case .greaterThan: return value.order(against: constant) == .orderedDescending
+        case .greaterThanOrEqualTo: return value.order(against: constant).map { $0 != .orderedAscending } ?? false
         case .beginsWith, .endsWith, .contains:
-            guard case .string(let text) = value, case .string(let needle) = constant, !needle.isEmpty else { return false }
+            guard let text = value.text, case .string(let needle) = constant, !needle.isEmpty else { return false }
             switch op {
             case .beginsWith: return text.hasPrefix(needle)
             case .endsWith: return text.hasSuffix(needle)
@@ -142,23 +145,43 @@ struct RecordFilter {
         }
     }
 
-    private static func equal(_ value: RowValue, _ constant: Constant) -> Bool {
-        if case .null = constant { return value.isNull }
-        return order(value, constant) == .orderedSame
+    private static func equal<Value: FilterComparable>(_ value: Value, _ constant: Constant) -> Bool {
+        if case .null = constant { return value.isNullValue }
+        return value.order(against: constant) == .orderedSame
     }
 
-    /// The order of a stored value against a constant; nil when either is nil.
-    private static func order(_ value: RowValue, _ constant: Constant) -> ComparisonResult? {
-        func result<T: Comparable>(_ x: T, _ y: T) -> ComparisonResult { x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame) }
-        switch (value, constant) {
+    static func result<T: Comparable>(_ x: T, _ y: T) -> ComparisonResult {
+        x < y ? .orderedAscending : (x > y ? .orderedDescending : .orderedSame)
+    }
+}
+
+/// A stored value as a RecordFilter compares it with constants.
+protocol FilterComparable {
+    var isNullValue: Bool { get }
+    /// The value's text, for the string operators (nil: not text).
+    var text: String? { get }
+    /// The order against a constant; nil when either is nil or the kinds do not compare.
+    func order(against constant: RecordFilter.Constant) -> ComparisonResult?
+}
+
+extension RowValue: FilterComparable {
+    var isNullValue: Bool { isNull }
+
+    var text: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    func order(against constant: RecordFilter.Constant) -> ComparisonResult? {
+        switch (self, constant) {
         case (.null, _), (_, .null): return nil
-        case (.integer(let x), .integer(let y)): return result(x, y)
-        case (.integer(let x), .number(let y)): return result(Double(x), y)
-        case (.double(let x), .number(let y)): return result(x, y)
-        case (.float(let x), .number(let y)): return result(Double(x), y)
-        case (.boolean(let x), .number(let y)): return result(x ? 1.0 : 0.0, y)
-        case (.date(let x), .date(let y)): return result(x, y)
-        case (.string(let x), .string(let y)): return result(x, y)
+        case (.integer(let x), .integer(let y)): return RecordFilter.result(x, y)
+        case (.integer(let x), .number(let y)): return RecordFilter.result(Double(x), y)
+        case (.double(let x), .number(let y)): return RecordFilter.result(x, y)
+        case (.float(let x), .number(let y)): return RecordFilter.result(Double(x), y)
+        case (.boolean(let x), .number(let y)): return RecordFilter.result(x ? 1.0 : 0.0, y)
+        case (.date(let x), .date(let y)): return RecordFilter.result(x, y)
+        case (.string(let x), .string(let y)): return RecordFilter.result(x, y)
         default: return nil
         }
     }
