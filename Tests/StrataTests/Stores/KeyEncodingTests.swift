@@ -60,4 +60,24 @@ final class KeyEncodingTests: XCTestCase {
         XCTAssertTrue(KeyEncoding.append(.string(String(repeating: "x", count: 40)), kind: .text, cap: 16, to: &cut), "long text is cut")
         XCTAssertEqual(cut.count, 1 + 16 + 1)
     }
+
+    /// The commit's key sort (two leading words, then whole keys) against a plain lexicographic
+    /// sort: random keys with shared prefixes, lengths around the 8- and 16-byte words, zeros.
+    func testKeySortMatchesLexicographicOrder() {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        for round in 0..<200 {
+            let prefix = (0..<Int(random.next() % 12)).map { _ in UInt8(random.next() % 3) }
+            var keys: [[UInt8]] = (0..<Int(random.next() % 300)).map { _ in
+                prefix + (0..<Int(random.next() % 20)).map { _ in UInt8([0, 1, 255, UInt8(truncatingIfNeeded: random.next())][Int(random.next() % 4)]) }
+            }
+            if round % 10 == 0 { keys.sort { $0.lexicographicallyPrecedes($1) } }
+            var sorted = keys
+            KeyEncoding.sort(&sorted) { $0 }
+            XCTAssertEqual(sorted, keys.sorted { $0.lexicographicallyPrecedes($1) }, "seed \(seed), round \(round)")
+            for (a, b) in zip(keys, keys.dropFirst()) {
+                XCTAssertEqual(KeyEncoding.precedes(a, b), a.lexicographicallyPrecedes(b), "seed \(seed)")
+            }
+        }
+    }
 }

@@ -132,6 +132,6 @@ final class InMemoryStore: RowStore {
 
     private func rebind(_ id: ManagedObjectID) -> ManagedObjectID {
         guard let mine = entitiesByName[id.entity.name], mine !== id.entity else { return id }
-        return ManagedObjectID(entity: mine, store: id.store, key: id.key)
+        return ManagedObjectID(entity: mine, store: id.storeIdentity, key: id.key)
     }
 }

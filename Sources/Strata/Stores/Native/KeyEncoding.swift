@@ -125,6 +125,53 @@ enum KeyEncoding {
         for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 
+    /// Whether key `a` sorts before key `b` (unsigned bytes, a prefix first): the engine's order.
+    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBufferPointer { x in
+            b.withUnsafeBufferPointer { y in
+                let common = min(x.count, y.count)
+                if common > 0, let xBase = x.baseAddress, let yBase = y.baseAddress {
+                    let order = memcmp(xBase, yBase, common)
+                    if order != 0 { return order < 0 }
+                }
+                return x.count < y.count
+            }
+        }
+    }
+
+    /// Puts `items` in the order of their keys (`precedes`); a no-op when they already are. Each
+    /// key's first sixteen bytes, read as two big-endian words, settle most comparisons.
+    static func sort<Item>(_ items: inout [Item], by key: (Item) -> [UInt8]) {
+        guard items.count > 1 else { return }
+        var previous = key(items[0])
+        var isSorted = true
+        for item in items.dropFirst() {
+            let next = key(item)
+            if !precedes(previous, next) { isSorted = false; break }
+            previous = next
+        }
+        if isSorted { return }
+        var order: [(first: UInt64, second: UInt64, index: Int)] = []
+        order.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            let bytes = key(item)
+            order.append((word(of: bytes, at: 0), word(of: bytes, at: 8), index))
+        }
+        order.sort { a, b in
+            if a.first != b.first { return a.first < b.first }
+            if a.second != b.second { return a.second < b.second }
+            return precedes(key(items[a.index]), key(items[b.index]))
+        }
+        items = order.map { items[$0.index] }
+    }
+
+    /// Eight bytes of `key` from `offset` as a big-endian word (zero-padded past the end).
+    private static func word(of key: [UInt8], at offset: Int) -> UInt64 {
+        var word: UInt64 = 0
+        for index in offset..<offset + 8 { word = word << 8 | UInt64(index < key.count ? key[index] : 0) }
+        return word
+    }
+
     static func readBigEndian(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
         var value: UInt64 = 0
         for index in offset..<offset + 8 { value = value << 8 | UInt64(bytes[index]) }

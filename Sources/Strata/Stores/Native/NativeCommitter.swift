@@ -5,6 +5,8 @@
 // foreign-key and link entry it had; (3) updates, removing the index entries whose values changed;
 // (4) new index entries of updates and inserts, where uniqueness constraints are checked, so a
 // save may swap unique values between its own rows; (5) records, foreign keys and links.
+// Index removals of (2) and (3) are gathered and applied per index in key order just before (4),
+// so neighbouring entries are removed from one leaf instead of a descent per row.
 // Any refusal throws before the transaction commits, so a refused save leaves no trace. Index
 // entries are `elements…, primary key(8)` → entity number(2) (FORMAT.md §19.4). Never decides
 // what to save (the context does) and never reads outside its transaction.
@@ -30,6 +32,8 @@ struct NativeCommitter {
         /// The row's position in `addedRows`.
         let row: Int
     }
+    /// Index entries to remove (old keys of deleted and updated rows), by index tree.
+    private var removals: [TreeName: [[UInt8]]] = [:]
     /// Index entries to add, by index tree.
     private var additions: [TreeName: (index: IndexLayout, entries: [Addition])] = [:]
     /// The rows the additions belong to.
@@ -61,9 +65,9 @@ struct NativeCommitter {
         // Key order: new keys are appended at the right edge of each tree (full pages, few
         // page copies) and updates touch neighbouring rows together.
         var changes = changes
-        changes.inserts.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
-        changes.updates.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
-        changes.deletes.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
+        Self.sortByPrimaryKey(&changes.inserts) { $0.id }
+        Self.sortByPrimaryKey(&changes.updates) { $0.id }
+        Self.sortByPrimaryKey(&changes.deletes) { $0.id }
         versions.reserveCapacity(changes.updates.count + changes.inserts.count)
         touchedKeys.reserveCapacity(changes.updates.count + changes.inserts.count + changes.deletes.count)
         stored.reserveCapacity(changes.updates.count + changes.deletes.count)
@@ -74,8 +78,17 @@ struct NativeCommitter {
         for (id, _) in changes.deletes { try delete(id) }
         for row in changes.updates { try update(row) }
         for row in changes.inserts { try insert(row) }
+        try removeIndexEntries()
         try addIndexEntries()
         return versions
+    }
+
+    private static func sortByPrimaryKey<Item>(_ items: inout [Item], id: (Item) -> ManagedObjectID) {
+        let keys = items.map { id($0).primaryKey ?? 0 }
+        guard zip(keys, keys.dropFirst()).contains(where: { $0 > $1 }) else { return }
+        var order = Array(keys.indices)
+        order.sort { keys[$0] < keys[$1] }
+        items = order.map { items[$0] }
     }
 
     // MARK: (1) Versions
@@ -119,9 +132,7 @@ struct NativeCommitter {
     private mutating func delete(_ id: ManagedObjectID) throws {
         guard let key = id.primaryKey, let old = stored[id] else { return }
         let layout = try layout(of: id.entity)
-        for index in layout.indexes {
-            try tree(index.tree).delete(index.key(values: old.values, primaryKey: key).key)
-        }
+        for index in layout.indexes { removeIndexEntry(index, index.key(values: old.values, primaryKey: key).key) }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: old.values[slot], to: .null, owner: key, layout: layout) }
         for (_, name, _) in layout.links { try removeLinks(tree: name, owner: key) }
         try tree(layout.rowsTree).delete(NativeStoreFile.encodeKey(key))
@@ -141,7 +152,7 @@ struct NativeCommitter {
                 let previous = index.key(values: old.values, primaryKey: key)
                 let new = index.key(values: row.values, primaryKey: key)
                 if previous.key == new.key { continue }
-                try tree(index.tree).delete(previous.key)
+                removeIndexEntry(index, previous.key)
                 addIndexEntry(index, new, row: rowPosition(row))
             } else {
                 addIndexEntry(index, index.key(values: row.values, primaryKey: key), row: rowPosition(row))
@@ -188,6 +199,20 @@ struct NativeCommitter {
         return addedRows.count - 1
     }
 
+    private mutating func removeIndexEntry(_ index: IndexLayout, _ key: [UInt8]) {
+        removals[index.tree, default: []].append(key)
+    }
+
+    /// Removes the gathered old index entries, each index in key order.
+    private mutating func removeIndexEntries() throws {
+        for tree in removals.keys.sorted() {
+            guard var keys = removals.removeValue(forKey: tree) else { continue }
+            KeyEncoding.sort(&keys) { $0 }
+            let indexTree = try self.tree(tree)
+            for key in keys { try indexTree.delete(key) }
+        }
+    }
+
     private mutating func addIndexEntry(_ index: IndexLayout, _ key: (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool), row: Int) {
         let addition = Addition(key: key.key, elements: key.elements, truncated: key.truncated, hasNull: key.hasNull, row: row)
         additions[index.tree, default: (index, [])].entries.append(addition)
@@ -198,9 +223,7 @@ struct NativeCommitter {
         // One index after another, each in key order (appends where keys grow with the rows).
         for tree in additions.keys.sorted() {
             guard var (index, entries) = additions.removeValue(forKey: tree) else { continue }
-            if zip(entries, entries.dropFirst()).contains(where: { !$0.key.lexicographicallyPrecedes($1.key) }) {
-                entries.sort { $0.key.lexicographicallyPrecedes($1.key) }
-            }
+            KeyEncoding.sort(&entries) { $0.key }
             let indexTree = try self.tree(tree)
             var numberBytes: (entity: EntityDescription, bytes: [UInt8])?
             for addition in entries {
