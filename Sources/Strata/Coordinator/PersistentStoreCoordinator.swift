@@ -231,8 +231,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         defer { noteChange() }
         // The usual case: every row in one store; the change set goes there as it is.
         let first = changes.inserts.first?.id.store ?? changes.updates.first?.id.store ?? changes.deletes.first?.id.store
-        if let first, changes.inserts.allSatisfy({ $0.id.store === first }),
-           changes.updates.allSatisfy({ $0.id.store === first }), changes.deletes.allSatisfy({ $0.id.store === first }),
+        if let first, changes.inserts.allSatisfy({ $0.id.storeIdentity === first }),
+           changes.updates.allSatisfy({ $0.id.storeIdentity === first }), changes.deletes.allSatisfy({ $0.id.storeIdentity === first }),
            let store = store(identifier: first.identifier) {
             return try store.commit(changes)
         }

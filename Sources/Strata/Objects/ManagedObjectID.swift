@@ -18,9 +18,14 @@ import Synchronization
 public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The entity of the object.
     public let entity: EntityDescription
-    /// The store that holds the row (shared per identifier); nil while the ID is temporary.
-    let store: StoreIdentity?
+    /// The store that holds the row (shared per identifier); `StoreIdentity.unsaved` while the
+    /// ID is temporary. Not optional: an ID is copied on every registry and cache access, and a
+    /// plain reference copies as one retain.
+    let storeIdentity: StoreIdentity
     let key: Key
+
+    /// The store that holds the row; nil while the ID is temporary.
+    var store: StoreIdentity? { storeIdentity === StoreIdentity.unsaved ? nil : storeIdentity }
 
     /// The identifier of the store that holds the row; nil while the ID is temporary.
     public var storeIdentifier: String? { store?.identifier }
@@ -36,14 +41,14 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     init(entity: EntityDescription, storeIdentifier: String?, key: Key) {
         self.entity = entity
-        self.store = storeIdentifier.map(StoreIdentity.named)
+        self.storeIdentity = storeIdentifier.map(StoreIdentity.named) ?? .unsaved
         self.key = key
     }
 
     /// An ID in `store` (what stores use: no lookup of the identifier).
     init(entity: EntityDescription, store: StoreIdentity?, key: Key) {
         self.entity = entity
-        self.store = store
+        self.storeIdentity = store ?? .unsaved
         self.key = key
     }
 
@@ -82,7 +87,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
-        lhs.key == rhs.key && lhs.store === rhs.store
+        lhs.key == rhs.key && lhs.storeIdentity === rhs.storeIdentity
             && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name)
     }
 
@@ -101,6 +106,9 @@ final class StoreIdentity: Sendable {
     let identifier: String
 
     private init(_ identifier: String) { self.identifier = identifier }
+
+    /// The store of temporary IDs: none (not in the table, so no store's identifier names it).
+    static let unsaved = StoreIdentity("")
 
     private static let interned = Lock<[String: StoreIdentity]>([:]) // guards the table
 
