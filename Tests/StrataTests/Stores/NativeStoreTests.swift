@@ -202,6 +202,49 @@ final class NativeStoreTests: XCTestCase {
         try first.performAndWait { XCTAssertEqual(try first.count(for: Quake.fetchRequest()), 300) }
     }
 
+    /// FORMAT.md §19.4: entries of the declaring entity's own rows have an empty value, those of
+    /// subentity rows name their entity; index fetches tell the kinds apart from it.
+    func testIndexEntriesNameOnlySubentities() throws {
+        let url = TestStores.freshFile()
+        let model = try ManagedObjectModel(classes: [Event.self, Earthquake.self, Eruption.self])
+        let event = try XCTUnwrap(model.entitiesByName["Event"])
+        event.indexes = [FetchIndexDescription(name: "byTime", elements: [FetchIndexElementDescription(property: event.attributesByName["time"]!)])]
+        do {
+            let (_, context) = try open(model, at: url)
+            try context.performAndWait {
+                for index in 0..<30 {
+                    let object: Event = index % 3 == 0 ? Event(context: context) : (index % 3 == 1 ? Earthquake(context: context) : Eruption(context: context))
+                    object.time = Date(timeIntervalSinceReferenceDate: Double(index))
+                }
+                try context.save()
+                let later = FetchRequest<Event>(entityName: "Event")
+                later.predicate = try FetchPredicate(format: "time >= %@", Date(timeIntervalSinceReferenceDate: 15))
+                later.sortDescriptors = [FetchSortDescriptor(key: "time")]
+                let found = try context.fetch(later)
+                XCTAssertEqual(found.map { Int($0.time.timeIntervalSinceReferenceDate) }, Array(15..<30))
+                XCTAssertEqual(found.map { String(describing: type(of: $0)) },
+                               (15..<30).map { ["Event", "Earthquake", "Eruption"][$0 % 3] })
+                let quakes = FetchRequest<Earthquake>(entityName: "Earthquake")
+                quakes.predicate = later.predicate
+                XCTAssertEqual(try context.count(for: quakes), 5)
+            }
+        }
+        let engine = try StorageEngine(path: url.path)
+        defer { engine.close() }
+        var lengths: [Int: Int] = [:]
+        var numbers: Set<[UInt8]> = []
+        try engine.read { tx in
+            try tx.tree("index/Event/byTime").forEach { _, value in
+                lengths[value.count, default: 0] += 1
+                if value.count == 2 { numbers.insert(Array(value)) }
+                return true
+            }
+        }
+        XCTAssertEqual(lengths, [0: 10, 2: 20], "Event rows store no number; Earthquake and Eruption rows store theirs")
+        XCTAssertEqual(numbers.count, 2)
+        try assertSound(url)
+    }
+
     func testACorruptRowRecordIsAnErrorNamingTheRowNotACrash() throws {
         let url = TestStores.freshFile()
         do {

@@ -8,8 +8,9 @@
 // Index removals of (2) and (3) are gathered and applied per index in key order just before (4),
 // so neighbouring entries are removed from one leaf instead of a descent per row.
 // Any refusal throws before the transaction commits, so a refused save leaves no trace. Index
-// entries are `elements…, primary key(8)` → entity number(2) (FORMAT.md §19.4). Never decides
-// what to save (the context does) and never reads outside its transaction.
+// entries are `elements…, primary key(8)` → entity number(2), or nothing for rows of the
+// index's declaring entity (FORMAT.md §19.4). Never decides what to save (the context does) and
+// never reads outside its transaction.
 
 import Foundation
 import StrataStorage
@@ -225,7 +226,7 @@ struct NativeCommitter {
             guard var (index, entries) = additions.removeValue(forKey: tree) else { continue }
             KeyEncoding.sort(&entries) { $0.key }
             let indexTree = try self.tree(tree)
-            var numberBytes: (entity: EntityDescription, bytes: [UInt8])?
+            var entryValue: (entity: EntityDescription, bytes: [UInt8])?
             for addition in entries {
                 let row = addedRows[addition.row]
                 if index.isUnique && !addition.hasNull,
@@ -240,10 +241,10 @@ struct NativeCommitter {
                     conflicts[name] = conflict
                     continue
                 }
-                if numberBytes?.entity !== row.id.entity {
-                    numberBytes = (row.id.entity, Self.entityNumberBytes(store.numberOf(row.id.entity)))
+                if entryValue?.entity !== row.id.entity {
+                    entryValue = (row.id.entity, index.entryValue(entity: store.numberOf(row.id.entity)))
                 }
-                try indexTree.put(addition.key, numberBytes!.bytes)
+                try indexTree.put(addition.key, entryValue!.bytes)
             }
         }
         if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
@@ -257,9 +258,11 @@ struct NativeCommitter {
         case .free:
             return nil
         case .taken(let key, let value):
-            guard key.count == addition.elements + 8, value.count >= 2 else { throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes") }
+            guard key.count == addition.elements + 8, let number = value.withUnsafeBytes({ index.entityNumber(ofEntryValue: $0) }) else {
+                throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes")
+            }
             let holderKey = key.withUnsafeBytes { Int64(bitPattern: KeyEncoding.readBigEndian($0, at: addition.elements)) }
-            return try reader.objectID(number: UInt16(value[0]) << 8 | UInt16(value[1]), key: holderKey, in: index.tree)
+            return try reader.objectID(number: number, key: holderKey, in: index.tree)
         case .undecided:
             return try otherHolder(of: addition, index: index, row: row, in: indexTree)
         }
@@ -273,10 +276,12 @@ struct NativeCommitter {
         let own = row.id.primaryKey
         try indexTree.forEach(from: prefix) { entryKey, value in
             guard entryKey.count >= elements, entryKey.prefix(elements).elementsEqual(prefix) else { return false }
-            guard entryKey.count == elements + 8, value.count >= 2 else { throw reader.corrupt(index.tree, "an index entry of \(entryKey.count)+\(value.count) bytes") }
+            guard entryKey.count == elements + 8, let number = index.entityNumber(ofEntryValue: value) else {
+                throw reader.corrupt(index.tree, "an index entry of \(entryKey.count)+\(value.count) bytes")
+            }
             let holderKey = Int64(bitPattern: KeyEncoding.readBigEndian(entryKey, at: elements))
             if holderKey != own {
-                holders.append(try reader.objectID(number: UInt16(value[0]) << 8 | UInt16(value[1]), key: holderKey, in: index.tree))
+                holders.append(try reader.objectID(number: number, key: holderKey, in: index.tree))
             }
             // Without cut values the first other holder settles it.
             return addition.truncated || holders.isEmpty

@@ -279,7 +279,7 @@ private struct IndexWriter {
                     throw incompatible("rows \(clash) and \(key) of \(layout.entity.name) share values of the uniqueness constraint \(index.elementNames) the new model adds")
                 }
             }
-            try tree.put(bytes, NativeCommitter.entityNumberBytes(layout.number))
+            try tree.put(bytes, index.entryValue(entity: layout.number))
         }
         for (slot, name) in layout.foreignKeys {
             guard case .objectID(let target) = values[slot], let targetKey = target.primaryKey else { continue }

@@ -129,8 +129,9 @@ extension NativeReadView {
         let wanted = path.filtersEntities ? Set(plan.entityNames.compactMap { store.layouts[$0]?.number }) : []
         let ranges = keyRanges(path, index: index)
         func entry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> (Int64, UInt16)? {
-            guard key.count >= 8, value.count >= 2 else { throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes") }
-            let number = UInt16(value[0]) << 8 | UInt16(value[1])
+            guard key.count >= 8, let number = index.entityNumber(ofEntryValue: value) else {
+                throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes")
+            }
             if path.filtersEntities && !wanted.contains(number) { return nil }
             return (Int64(bitPattern: KeyEncoding.readBigEndian(key, at: key.count - 8)), number)
         }

@@ -177,6 +177,8 @@ final class IndexLayout: Sendable {
     let tree: TreeName
     /// The entity that declares it; its rows and those of every subentity are in the tree.
     let declaringEntity: String
+    /// The declaring entity's number: entries of its own rows store no entity number (§19.4).
+    let declaringNumber: UInt16
     let elementNames: [String]
     /// The slots of the elements in the entity the layout is for.
     let slots: [Int]
@@ -185,16 +187,32 @@ final class IndexLayout: Sendable {
     /// Text and bytes elements are cut at this many bytes so keys fit in a page.
     let cap: Int
 
-    init(name: String, tree: TreeName, declaringEntity: String, elementNames: [String], slots: [Int],
-         kinds: [KeyElementKind], isUnique: Bool, cap: Int) {
+    init(name: String, tree: TreeName, declaringEntity: String, declaringNumber: UInt16, elementNames: [String],
+         slots: [Int], kinds: [KeyElementKind], isUnique: Bool, cap: Int) {
         self.name = name
         self.tree = tree
         self.declaringEntity = declaringEntity
+        self.declaringNumber = declaringNumber
         self.elementNames = elementNames
         self.slots = slots
         self.kinds = kinds
         self.isUnique = isUnique
         self.cap = cap
+    }
+
+    /// The value of an entry for a row of entity `number`: empty for the declaring entity's own
+    /// rows, else the number (FORMAT.md §19.4).
+    func entryValue(entity number: UInt16) -> [UInt8] {
+        number == declaringNumber ? [] : [UInt8(number >> 8), UInt8(number & 0xFF)]
+    }
+
+    /// The entity number an entry's value names; nil when the value is malformed.
+    func entityNumber(ofEntryValue value: UnsafeRawBufferPointer) -> UInt16? {
+        switch value.count {
+        case 0: return declaringNumber
+        case 2: return UInt16(value[0]) << 8 | UInt16(value[1])
+        default: return nil
+        }
     }
 
     /// The index key of a row (FORMAT.md §19.4): every element, then the primary key; with the
@@ -286,6 +304,7 @@ final class EntityLayout: Sendable {
                 let fixed = index.kinds.count * 10 + 8
                 let cap = textual == 0 ? 0 : max(16, (maxKeyLength - fixed) / textual / 2 - 1)
                 indexes.append(IndexLayout(name: index.name, tree: TreeName(index.tree), declaringEntity: current.name,
+                                           declaringNumber: UInt16(truncatingIfNeeded: stored[current.name]?.number ?? 0),
                                            elementNames: index.elements, slots: slots, kinds: index.kinds,
                                            isUnique: index.isUnique, cap: cap))
             }
