@@ -72,6 +72,11 @@ extension ManagedObjectContext {
         var changes = StoreChangeSet()
         changes.author = transactionAuthor
         changes.contextName = name
+        // Sized up front: a big save's arrays would otherwise be copied to fresh memory as they double.
+        changes.inserts.reserveCapacity(insertedSet.count)
+        changes.updates.reserveCapacity(updatedSet.count)
+        changes.deletes.reserveCapacity(deletedSet.count)
+        changes.baseValues.reserveCapacity(updatedSet.count + deletedSet.count)
         for object in insertedSet where !object.isDeletedStorage {
             changes.inserts.append(StoreRow(id: object.objectID, version: 0, values: persistentValues(of: object)))
         }

@@ -167,6 +167,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// Sets and dictionaries of objects hash the object's address with one finalizer (see
+    /// `HashMixing`), not a full SipHash.
+    public func _rawHashValue(seed: Int) -> Int {
+        HashMixing.mix(UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())), seed: seed)
+    }
 
     open var description: String {
         let state = isFaultStorage ? "fault" : entity.slots.enumerated().map { index, property in

@@ -97,7 +97,32 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(key)
     }
 
+    /// What dictionaries and sets of IDs hash with (every registry, change set and cache lookup):
+    /// the key mixed with the table's seed by one 64-bit finalizer instead of a full SipHash.
+    /// Keys are row keys and counters, not attacker-chosen input.
+    public func _rawHashValue(seed: Int) -> Int {
+        switch key {
+        case .temporary(let number): return HashMixing.mix(number ^ 0x5BD1_E995_9E37_79B9, seed: seed)
+        case .permanent(let value): return HashMixing.mix(UInt64(bitPattern: value), seed: seed)
+        }
+    }
+
     public var description: String { "<\(uriRepresentation().absoluteString)>" }
+}
+
+/// A cheap, well-spread hash of one 64-bit word for a hash table's seed (MurmurHash3's
+/// finalizer): used where SipHash's flood resistance buys nothing and costs every lookup.
+enum HashMixing {
+    @inline(__always)
+    static func mix(_ word: UInt64, seed: Int) -> Int {
+        var k = word ^ UInt64(bitPattern: Int64(seed))
+        k ^= k >> 33
+        k &*= 0xFF51_AFD7_ED55_8CCD
+        k ^= k >> 33
+        k &*= 0xC4CE_B9FE_1A85_EC53
+        k ^= k >> 33
+        return Int(bitPattern: UInt(k))
+    }
 }
 
 /// The identity of a store as object IDs hold it: one shared object per identifier string (for

@@ -40,6 +40,8 @@ struct NativeCommitter {
     /// The rows the additions belong to.
     private var addedRows: [StoreRow] = []
     private var savedKeys: Set<Int64> = []
+    /// The most index entries one index may gain or lose in this commit (lists are sized to it).
+    private var expectedEntries = 0
 
     init(store: NativeStore, tx: WriteTransaction) {
         self.store = store
@@ -72,6 +74,8 @@ struct NativeCommitter {
         versions.reserveCapacity(changes.updates.count + changes.inserts.count)
         touchedKeys.reserveCapacity(changes.updates.count + changes.inserts.count + changes.deletes.count)
         stored.reserveCapacity(changes.updates.count + changes.deletes.count)
+        expectedEntries = changes.updates.count + changes.inserts.count + changes.deletes.count
+        addedRows.reserveCapacity(changes.updates.count + changes.inserts.count)
         try checkVersions(changes)
         savedKeys.reserveCapacity(changes.updates.count + changes.inserts.count)
         for row in changes.updates { if let key = row.id.primaryKey { savedKeys.insert(key) } }
@@ -200,8 +204,15 @@ struct NativeCommitter {
         return addedRows.count - 1
     }
 
+    private static func reserved<Element>(_ capacity: Int) -> [Element] {
+        var list: [Element] = []
+        list.reserveCapacity(capacity)
+        return list
+    }
+
     private mutating func removeIndexEntry(_ index: IndexLayout, _ key: [UInt8]) {
-        removals[index.tree, default: []].append(key)
+        if removals[index.tree] == nil { removals[index.tree] = Self.reserved(expectedEntries) }
+        removals[index.tree]!.append(key)
     }
 
     /// Removes the gathered old index entries, each index in key order.
@@ -216,7 +227,8 @@ struct NativeCommitter {
 
     private mutating func addIndexEntry(_ index: IndexLayout, _ key: (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool), row: Int) {
         let addition = Addition(key: key.key, elements: key.elements, truncated: key.truncated, hasNull: key.hasNull, row: row)
-        additions[index.tree, default: (index, [])].entries.append(addition)
+        if additions[index.tree] == nil { additions[index.tree] = (index, Self.reserved(expectedEntries)) }
+        additions[index.tree]!.entries.append(addition)
     }
 
     private mutating func addIndexEntries() throws {

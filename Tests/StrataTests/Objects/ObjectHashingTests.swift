@@ -1,0 +1,49 @@
+import XCTest
+@testable import Strata
+import _StrataTestSupport
+
+/// Object IDs and objects hash through one 64-bit finalizer (HashMixing): equal IDs built apart
+/// hash alike under every seed, and sequential keys spread over a table's buckets.
+final class ObjectHashingTests: XCTestCase {
+    func testEqualIDsHashAlikeAndDifferentOnesSpread() throws {
+        let model = try TestModels.earthquakes()
+        let quake = try XCTUnwrap(model.entitiesByName["Quake"])
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        for _ in 0..<1_000 {
+            let key = Int64(bitPattern: random.next())
+            let tableSeed = Int(bitPattern: UInt(random.next()))
+            let a = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(key))
+            let b = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(key))
+            XCTAssertEqual(a, b)
+            XCTAssertEqual(a._rawHashValue(seed: tableSeed), b._rawHashValue(seed: tableSeed), "seed \(seed)")
+        }
+        // 4,096 sequential keys (as a store numbers rows) over 1,024 buckets: nearly all used,
+        // none crowded; temporary and permanent IDs of the same number differ.
+        var buckets = [Int](repeating: 0, count: 1_024)
+        for key in 1...4_096 {
+            let id = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(Int64(key)))
+            buckets[id._rawHashValue(seed: 0) & 1_023] += 1
+        }
+        XCTAssertGreaterThan(buckets.filter { $0 > 0 }.count, 950)
+        XCTAssertLessThan(buckets.max() ?? 0, 16)
+        let temporary = ManagedObjectID(entity: quake, storeIdentifier: nil, key: .temporary(7))
+        let permanent = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(7))
+        XCTAssertNotEqual(temporary._rawHashValue(seed: 0), permanent._rawHashValue(seed: 0))
+        var set: Set<ManagedObjectID> = []
+        for key in 0..<10_000 { set.insert(ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(Int64(key % 5_000)))) }
+        XCTAssertEqual(set.count, 5_000)
+    }
+
+    func testObjectsHashByIdentity() throws {
+        let (_, context) = try TestModels.stack(try TestModels.earthquakes())
+        try context.performAndWait {
+            let objects = (0..<2_000).map { _ in Quake(context: context) }
+            var set = Set(objects)
+            set.formUnion(objects)
+            XCTAssertEqual(set.count, 2_000)
+            for object in objects { XCTAssertTrue(set.contains(object)) }
+            XCTAssertEqual(objects[0]._rawHashValue(seed: 42), objects[0]._rawHashValue(seed: 42))
+        }
+    }
+}
