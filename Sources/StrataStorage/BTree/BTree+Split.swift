@@ -5,13 +5,20 @@
 // new right node (the bulk-append fast path); an insert right after the previous insert into the
 // same leaf (keys growing inside the tree: an index on (value, primary key) gaining rows, codes
 // numbered in order) splits at the insert, so the left node keeps what it has plus the new cell
-// and the run goes on filling it; otherwise the cells are divided in half by bytes.
+// and the run goes on filling it; otherwise the cells are divided in half by bytes. Before a
+// leaf outside such a run splits, BTree+Shift.swift tries to share it with a sibling.
 // Must never leave a node holding a cell that does not fit, or a parent pointing at a freed page.
 
 extension BTreeWriter {
     /// Inserts `cell` at slot `index` of the full `node`, splitting it and, as needed, its
     /// ancestors (`path`, root first).
     mutating func insertSplitting(node: PageBuffer, at index: Int, cell: [UInt8], path: [PathStep]) throws {
+        // A leaf first shares its cells with a sibling that has room (BTree+Shift.swift), unless
+        // the insert appends to it (runs at the right edge keep their full pages).
+        if node.isLeaf, let parent = path.last, index < node.cellCount,
+           try insertShifting(node: node, at: index, cell: cell, parent: parent) {
+            return
+        }
         var node = node
         var index = index
         var cell = cell

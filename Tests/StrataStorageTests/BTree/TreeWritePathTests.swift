@@ -47,14 +47,19 @@ final class SplitPolicyTests: XCTestCase {
         XCTAssertGreaterThan(fill, 0.9, "leaves of interleaved ascending runs (\(leaves) leaves)")
     }
 
-    /// Random inserts still split in half (an insert-point split would leave tiny nodes).
-    func testRandomInsertsKeepBalancedSplits() throws {
+    /// Random inserts share a full leaf with a sibling that has room before splitting it in half
+    /// (B*-tree style): leaves end about 80% full instead of about 70%.
+    func testRandomInsertsShareLeavesWithSiblingsBeforeSplitting() throws {
         var random = SeededRandom(seed: 11)
         let order = (0..<60_000).map { _ in key(Int(random.next() % 256), Int(random.next() % 1_000_000_000)) }
         let unique = Array(Set(order))
         let (fill, _) = try leafFill(unique)
-        XCTAssertGreaterThan(fill, 0.6, "random inserts")
-        XCTAssertLessThan(fill, 0.8, "random inserts split in half, not at the insert")
+        XCTAssertGreaterThan(fill, 0.77, "random inserts")
+        // In several transactions (siblings read from the store, copied on write) and with
+        // variable-size keys the tree stays sound and as full.
+        let sized = (0..<30_000).map { _ in [UInt8](repeating: UInt8(random.next() % 200), count: 1 + Int(random.next() % 40)) + key(0, Int(random.next() % 1_000_000_000)) }
+        let (sizedFill, _) = try leafFill(Array(Set(sized)), batches: 7)
+        XCTAssertGreaterThan(sizedFill, 0.74, "random variable-size keys")
     }
 
     /// Descending runs: each insert lands before the previous one; halves as before.

@@ -235,7 +235,8 @@ struct NativeCommitter {
         var conflicts: [String: RowConstraintConflict] = [:]
         // One index after another, each in key order (appends where keys grow with the rows).
         for tree in additions.keys.sorted() {
-            guard var (index, entries) = additions.removeValue(forKey: tree) else { continue }
+            guard let (index, gathered) = additions.removeValue(forKey: tree) else { continue }
+            var entries = gathered
             KeyEncoding.sort(&entries) { $0.key }
             let indexTree = try self.tree(tree)
             var entryValue: (entity: EntityDescription, bytes: [UInt8])?
