@@ -12,9 +12,16 @@
 protocol PageSource: AnyObject {
     /// The page `number`, checksum-verified and structurally validated.
     func page(_ number: PageNumber) throws -> PageBuffer
+    /// The page `number` as `page(_:)` gives it; `sequential` says a cursor reached it moving to
+    /// the next leaf of a scan, which the page cache keeps only while it has room (PageCache).
+    func page(_ number: PageNumber, sequential: Bool) throws -> PageBuffer
     var limits: NodeLimits { get }
     /// The store path, for error messages.
     var storePath: String { get }
+}
+
+extension PageSource {
+    func page(_ number: PageNumber, sequential: Bool) throws -> PageBuffer { try page(number) }
 }
 
 /// A write transaction's view of pages: a source that can also change them.
@@ -39,8 +46,8 @@ struct BTreeReader<Source: PageSource> {
 
     /// The node at `number`, required to be a branch (`expectLeaf == false`) or a leaf.
     @inline(__always)
-    func node(_ number: PageNumber, expectLeaf: Bool) throws -> PageBuffer {
-        let page = try source.page(number)
+    func node(_ number: PageNumber, expectLeaf: Bool, sequential: Bool = false) throws -> PageBuffer {
+        let page = try source.page(number, sequential: sequential)
         if expectLeaf ? !page.isLeaf : !page.isBranch {
             throw StrataError.corrupt(
                 source.storePath, page: number,

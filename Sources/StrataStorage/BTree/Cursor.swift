@@ -143,7 +143,8 @@ struct NodeCursor<Source: PageSource> {
             top.position += forward ? 1 : -1
             stack.append(top)
             let childLevel = stack.count + 1
-            let child = try reader.node(top.page.child(at: top.position), expectLeaf: childLevel == reader.descriptor.depth)
+            let isLeaf = childLevel == reader.descriptor.depth
+            let child = try reader.node(top.page.child(at: top.position), expectLeaf: isLeaf, sequential: isLeaf)
             try descend(from: child, level: childLevel, toFirst: forward)
             if leaf!.cellCount > 0 { return true }
         }

@@ -1,7 +1,8 @@
 // PageCache: committed page versions in memory, bounded in bytes.
 //
 // Owns: the mapping page number → the page's current committed content, with CLOCK eviction
-// once the capacity is reached. The memory budget is shared with the writer: a write
+// once the capacity is reached (scan-resistant: the next leaves of a scan never evict each
+// other, see `insert`). The memory budget is shared with the writer: a write
 // transaction reserves room for its dirty pages (`reserve`), which shrinks the capacity for
 // clean pages, so cached plus dirty pages never exceed the budget while reads alone can use all
 // of it. Because user trees are copy-on-write, a page number reachable from any pinned
@@ -15,6 +16,8 @@ struct PageCache: ~Copyable, Sendable {
     struct Slot {
         var page: SharedPage?
         var referenced = false
+        /// Loaded as the next leaf of a scan (see `insert(_:ifUnchangedSince:sequential:)`).
+        var scanned = false
     }
 
     struct State {
@@ -68,11 +71,17 @@ struct PageCache: ~Copyable, Sendable {
     var changeToken: UInt64 { state.withLock { $0.changeToken } }
 
     /// Caches a page read from disk, unless an invalidation happened since `token`.
-    func insert(_ page: PageBuffer, ifUnchangedSince token: UInt64) {
+    ///
+    /// `sequential`: the next leaf of a scan. Such a page takes a free place or the place of a
+    /// page no scan loaded, never another scan's: a scan of a tree larger than the cache would
+    /// otherwise evict everything, itself included, before its next pass (with plain CLOCK
+    /// every page of a repeated large scan misses); this way the pages of the scan that fit stay,
+    /// and the next pass finds them. Scan pages come in unreferenced, first to go for other loads.
+    func insert(_ page: PageBuffer, ifUnchangedSince token: UInt64, sequential: Bool = false) {
         let page = SharedPage(page: page)
         state.withLock { s in
             guard s.changeToken == token else { return }
-            Self.store(page, in: &s, capacity: capacityPages)
+            Self.store(page, in: &s, capacity: capacityPages, sequential: sequential)
         }
     }
 
@@ -119,20 +128,26 @@ struct PageCache: ~Copyable, Sendable {
         state.withLock { ($0.index.count, $0.hits, $0.misses) }
     }
 
-    private static func store(_ page: SharedPage, in s: inout State, capacity: Int) {
+    private static func store(_ page: SharedPage, in s: inout State, capacity: Int, sequential: Bool = false) {
         let number = page.page.pageNumber.rawValue
         if let slot = s.index[number] {
             s.slots[Int(slot)].page = page
             s.slots[Int(slot)].referenced = true
+            s.slots[Int(slot)].scanned = false
             return
         }
-        while s.index.count >= capacity - s.reserved { evictOne(in: &s) }
+        while s.index.count >= capacity - s.reserved {
+            guard let victim = clockVictim(in: &s) else { break }
+            if sequential && s.slots[victim].scanned { return }
+            evict(victim, in: &s)
+        }
+        let entry = Slot(page: page, referenced: !sequential, scanned: sequential)
         let slot: Int
         if let free = s.emptySlots.popLast() {
             slot = free
-            s.slots[slot] = Slot(page: page, referenced: true)
+            s.slots[slot] = entry
         } else {
-            s.slots.append(Slot(page: page, referenced: true))
+            s.slots.append(entry)
             slot = s.slots.count - 1
         }
         s.index.set(number, UInt32(slot))
@@ -140,19 +155,29 @@ struct PageCache: ~Copyable, Sendable {
 
     /// CLOCK: clears reference bits until an unreferenced page comes round, and evicts it.
     private static func evictOne(in s: inout State) {
-        guard s.index.count > 0 else { return }
+        if let victim = clockVictim(in: &s) { evict(victim, in: &s) }
+    }
+
+    /// CLOCK: clears reference bits until an unreferenced page comes round; its slot (the hand
+    /// moves past it). Nil when nothing is cached.
+    private static func clockVictim(in s: inout State) -> Int? {
+        guard s.index.count > 0 else { return nil }
         while true {
             let slot = s.hand
             s.hand = (s.hand + 1) % s.slots.count
-            guard let page = s.slots[slot].page else { continue }
+            guard s.slots[slot].page != nil else { continue }
             if s.slots[slot].referenced {
                 s.slots[slot].referenced = false
                 continue
             }
-            s.index.remove(page.page.pageNumber.rawValue)
-            empty(slot, in: &s)
-            return
+            return slot
         }
+    }
+
+    private static func evict(_ slot: Int, in s: inout State) {
+        guard let page = s.slots[slot].page else { return }
+        s.index.remove(page.page.pageNumber.rawValue)
+        empty(slot, in: &s)
     }
 
     /// Empties a slot, keeping the buffer for reuse if nobody else holds it.

@@ -40,12 +40,13 @@ final class Pager: Sendable {
 
     /// The committed version of page `number`.
     @inline(__always)
-    func committedPage(_ number: PageNumber) throws -> PageBuffer {
+    /// `sequential`: the next leaf of a scan (cached only while the cache has room).
+    func committedPage(_ number: PageNumber, sequential: Bool = false) throws -> PageBuffer {
         if let page = cache.page(number) { return page }
-        return try load(number)
+        return try load(number, sequential: sequential)
     }
 
-    private func load(_ number: PageNumber) throws -> PageBuffer {
+    private func load(_ number: PageNumber, sequential: Bool) throws -> PageBuffer {
         if number == .none { throw StrataError.corrupt(storePath, "a tree points at page 0 (the file header)") }
         let token = cache.changeToken
         var refreshed = false
@@ -71,7 +72,7 @@ final class Pager: Sendable {
             if let problem = Pager.validate(page) {
                 throw StrataError.corrupt(storePath, page: number, problem)
             }
-            cache.insert(page, ifUnchangedSince: token)
+            cache.insert(page, ifUnchangedSince: token, sequential: sequential)
             return page
         }
     }

@@ -98,7 +98,11 @@ final class Snapshot: PageSource, Sendable {
 
     @inline(__always)
     func page(_ number: PageNumber) throws -> PageBuffer {
-        let page = try pager.committedPage(number)
+        try page(number, sequential: false)
+    }
+
+    func page(_ number: PageNumber, sequential: Bool) throws -> PageBuffer {
+        let page = try pager.committedPage(number, sequential: sequential)
         if page.generation > generation {
             // Another process's writer may have ended this engine's old readers.
             try? readers.noticeEviction(before: page.generation)

@@ -127,7 +127,7 @@ struct NativeCommitter {
     private func storedVersion(key: Int64, layout: EntityLayout) throws -> Int64? {
         try tree(layout.rowsTree).withValueForUpdate(forKey: NativeStoreFile.encodeKey(key)) { record in
             guard let record else { return nil }
-            var reader = RecordReader(bytes: record, entity: layout.entity.name, key: key)
+            var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
             return Int64(bitPattern: try reader.varint())
         }
     }

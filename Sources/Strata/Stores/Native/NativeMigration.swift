@@ -276,7 +276,7 @@ private struct IndexWriter {
                     return false
                 }
                 if let clash {
-                    throw incompatible("rows \(clash) and \(key) of \(layout.entity.name) share values of the uniqueness constraint \(index.elementNames) the new model adds")
+                    throw incompatible("rows \(clash) and \(key) of \(layout.entityName) share values of the uniqueness constraint \(index.elementNames) the new model adds")
                 }
             }
             try tree.put(bytes, index.entryValue(entity: layout.number))

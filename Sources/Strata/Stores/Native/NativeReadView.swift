@@ -92,7 +92,7 @@ struct NativeReadView: StoreReadView {
                 do {
                     return try evaluator.evaluate(predicate!, on: row)
                 } catch var error as StrataError {
-                    error.message += " — fetching \(layout.entity.name) where \(predicate!.predicateFormat)"
+                    error.message += " — fetching \(layout.entityName) where \(predicate!.predicateFormat)"
                     throw error
                 }
             }

@@ -235,6 +235,8 @@ final class IndexLayout: Sendable {
 /// How the native store lays out the rows of one entity of a coordinator's model.
 final class EntityLayout: Sendable {
     let entity: EntityDescription
+    /// The entity's name (a constant: read per record for messages without an access check).
+    let entityName: String
     let number: UInt16
     let rowsTree: TreeName
     let storage: [SlotStorage]
@@ -261,6 +263,7 @@ final class EntityLayout: Sendable {
             throw StrataError(.incompatibleModel, "the store's schema lists properties \(mine.properties.map(\.name)) for entity \(entity.name), the model \(entity.slots.map(\.name))")
         }
         self.entity = entity
+        self.entityName = entity.name
         self.number = UInt16(truncatingIfNeeded: mine.number)
         self.rowsTree = TreeName(NativeSchema.rowsTree(entity.name))
         var storage: [SlotStorage] = []

@@ -104,14 +104,14 @@ enum RowCodec {
     /// returns the version.
     static func decode(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64, references: References,
                        into values: inout [RowValue]) throws -> Int64 {
-        try decode(record, recordSlots: layout.recordSlots, entityName: layout.entity.name, key: key, references: references, into: &values)
+        try decode(record, recordSlots: layout.recordSlots, entityName: layout.entityName, key: key, references: references, into: &values)
     }
 
     /// Decodes only the record values whose position is marked in `wanted` (the others are skipped
     /// and left as they are in `values`).
     static func decode(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64, references: References,
                        into values: inout [RowValue], only wanted: [Bool]) throws {
-        var reader = RecordReader(bytes: record, entity: layout.entity.name, key: key)
+        var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
         _ = try reader.varint()
         // Values after the last wanted one are not even skipped.
         let recordSlots = layout.recordSlots
@@ -126,7 +126,7 @@ enum RowCodec {
     /// themselves, anything else as `.other`, nothing allocated.
     static func decodeNumeric(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64,
                               into values: UnsafeMutableBufferPointer<NumericRecordValue>, only wanted: [Bool]) throws {
-        var reader = RecordReader(bytes: record, entity: layout.entity.name, key: key)
+        var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
         _ = try reader.varint()
         let recordSlots = layout.recordSlots
         guard let last = wanted.lastIndex(of: true) else { return }
