@@ -27,7 +27,8 @@ public struct StorageOptions: Sendable {
     public var pageSize: Int = 4096
     /// Memory for pages, in bytes. Cached committed pages may use all of it; a write transaction's
     /// changed pages take up to a quarter of it (beyond that they are spilled to the WAL), and the
-    /// cache makes room for them. Default 64 MiB.
+    /// cache makes room for them. Scans of trees larger than the cache keep the part that fits
+    /// instead of cycling through it (their pages never evict each other). Default 64 MiB.
     public var cacheBytes: Int = 64 << 20
     /// Whether a commit syncs the WAL. Default `.full`.
     public var durability: Durability = .full
