@@ -30,8 +30,11 @@ struct NativeCommitter {
         let elements: Int
         let truncated: Bool
         let hasNull: Bool
-        /// The row's position in `addedRows`.
+        /// The row's position in `addedRows` (read only for uniqueness conflicts and cut keys:
+        /// entries are put in key order, rows come in another).
         let row: Int
+        /// The row's entity number (what the entry's value says).
+        let entity: UInt16
     }
     /// Index entries to remove (old keys of deleted and updated rows), by index tree.
     private var removals: [TreeName: [[UInt8]]] = [:]
@@ -158,9 +161,9 @@ struct NativeCommitter {
                 let new = index.key(values: row.values, primaryKey: key)
                 if previous.key == new.key { continue }
                 removeIndexEntry(index, previous.key)
-                addIndexEntry(index, new, row: rowPosition(row))
+                addIndexEntry(index, new, row: rowPosition(row), entity: layout.number)
             } else {
-                addIndexEntry(index, index.key(values: row.values, primaryKey: key), row: rowPosition(row))
+                addIndexEntry(index, index.key(values: row.values, primaryKey: key), row: rowPosition(row), entity: layout.number)
             }
         }
         for (slot, name) in layout.foreignKeys {
@@ -180,7 +183,9 @@ struct NativeCommitter {
         let layout = try layout(of: row.id.entity)
         if !layout.indexes.isEmpty {
             let position = rowPosition(row)
-            for index in layout.indexes { addIndexEntry(index, index.key(values: row.values, primaryKey: key), row: position) }
+            for index in layout.indexes {
+                addIndexEntry(index, index.key(values: row.values, primaryKey: key), row: position, entity: layout.number)
+            }
         }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: .null, to: row.values[slot], owner: key, layout: layout) }
         for (slot, name, ordered) in layout.links { try setLinks(tree: name, owner: key, from: nil, to: row.values[slot], ordered: ordered) }
@@ -225,8 +230,10 @@ struct NativeCommitter {
         }
     }
 
-    private mutating func addIndexEntry(_ index: IndexLayout, _ key: (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool), row: Int) {
-        let addition = Addition(key: key.key, elements: key.elements, truncated: key.truncated, hasNull: key.hasNull, row: row)
+    private mutating func addIndexEntry(_ index: IndexLayout, _ key: (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool),
+                                        row: Int, entity: UInt16) {
+        let addition = Addition(key: key.key, elements: key.elements, truncated: key.truncated, hasNull: key.hasNull,
+                                row: row, entity: entity)
         if additions[index.tree] == nil { additions[index.tree] = (index, Self.reserved(expectedEntries)) }
         additions[index.tree]!.entries.append(addition)
     }
@@ -239,11 +246,11 @@ struct NativeCommitter {
             var entries = gathered
             KeyEncoding.sort(&entries) { $0.key }
             let indexTree = try self.tree(tree)
-            var entryValue: (entity: EntityDescription, bytes: [UInt8])?
+            var entryValue: (entity: UInt16, bytes: [UInt8])?
             for addition in entries {
-                let row = addedRows[addition.row]
                 if index.isUnique && !addition.hasNull,
-                   let holder = try uniqueHolder(of: addition, index: index, row: row, in: indexTree) {
+                   let holder = try uniqueHolder(of: addition, index: index, in: indexTree) {
+                    let row = addedRows[addition.row]
                     let values = index.slots.map { row.values[$0] }
                     let name = index.tree.rawValue + "|\(values)"
                     let inSave = holder.primaryKey.map { savedKeys.contains($0) } ?? false
@@ -254,8 +261,8 @@ struct NativeCommitter {
                     conflicts[name] = conflict
                     continue
                 }
-                if entryValue?.entity !== row.id.entity {
-                    entryValue = (row.id.entity, index.entryValue(entity: store.numberOf(row.id.entity)))
+                if entryValue?.entity != addition.entity {
+                    entryValue = (addition.entity, index.entryValue(entity: addition.entity))
                 }
                 try indexTree.put(addition.key, entryValue!.bytes)
             }
@@ -265,8 +272,8 @@ struct NativeCommitter {
 
     /// Another row already holding the unique values of the addition's key: decided from the
     /// key's neighbours in the index when they share its leaf, else by `otherHolder`.
-    private func uniqueHolder(of addition: Addition, index: IndexLayout, row: StoreRow, in indexTree: WritableTree) throws -> ManagedObjectID? {
-        guard !addition.truncated else { return try otherHolder(of: addition, index: index, row: row, in: indexTree) }
+    private func uniqueHolder(of addition: Addition, index: IndexLayout, in indexTree: WritableTree) throws -> ManagedObjectID? {
+        guard !addition.truncated else { return try otherHolder(of: addition, index: index, in: indexTree) }
         switch try indexTree.probePrefix(of: addition.key, length: addition.elements) {
         case .free:
             return nil
@@ -277,12 +284,13 @@ struct NativeCommitter {
             let holderKey = key.withUnsafeBytes { Int64(bitPattern: KeyEncoding.readBigEndian($0, at: addition.elements)) }
             return try reader.objectID(number: number, key: holderKey, in: index.tree)
         case .undecided:
-            return try otherHolder(of: addition, index: index, row: row, in: indexTree)
+            return try otherHolder(of: addition, index: index, in: indexTree)
         }
     }
 
     /// Another row already holding the unique values of the addition's key (its elements part).
-    private func otherHolder(of addition: Addition, index: IndexLayout, row: StoreRow, in indexTree: WritableTree) throws -> ManagedObjectID? {
+    private func otherHolder(of addition: Addition, index: IndexLayout, in indexTree: WritableTree) throws -> ManagedObjectID? {
+        let row = addedRows[addition.row]
         let elements = addition.elements
         let prefix = Array(addition.key[..<elements])
         var holders: [ManagedObjectID] = []
