@@ -61,9 +61,10 @@ final class KeyEncodingTests: XCTestCase {
         XCTAssertEqual(cut.count, 1 + 16 + 1)
     }
 
-    /// The commit's key sort (two leading words, then whole keys) against a plain lexicographic
-    /// sort: random keys with shared prefixes, lengths around the 8- and 16-byte words, zeros.
-    func testKeySortMatchesLexicographicOrder() {
+    /// The commit's key lists (IndexKeyList: one buffer, sorted by two leading words, then
+    /// whole keys) against a plain lexicographic sort: random keys with shared prefixes, lengths
+    /// around the 8- and 16-byte words, zeros; each key keeps its info.
+    func testIndexKeyListSortsAsLexicographicOrder() {
         let seed = SeededRandom.environmentSeed()
         var random = SeededRandom(seed: seed)
         for round in 0..<200 {
@@ -72,12 +73,15 @@ final class KeyEncodingTests: XCTestCase {
                 prefix + (0..<Int(random.next() % 20)).map { _ in UInt8([0, 1, 255, UInt8(truncatingIfNeeded: random.next())][Int(random.next() % 4)]) }
             }
             if round % 10 == 0 { keys.sort { $0.lexicographicallyPrecedes($1) } }
-            var sorted = keys
-            KeyEncoding.sort(&sorted) { $0 }
-            XCTAssertEqual(sorted, keys.sorted { $0.lexicographicallyPrecedes($1) }, "seed \(seed), round \(round)")
-            for (a, b) in zip(keys, keys.dropFirst()) {
-                XCTAssertEqual(KeyEncoding.precedes(a, b), a.lexicographicallyPrecedes(b), "seed \(seed)")
+            var list = IndexKeyList<Int>(capacity: 4, bytesPerKey: 4)
+            for (index, key) in keys.enumerated() {
+                if index % 2 == 0 { list.append(key, info: index) } else { list.append { $0.append(contentsOf: key); return index } }
             }
+            list.sort()
+            var listed: [([UInt8], Int)] = []
+            list.forEach { key, info in listed.append((Array(key), info)) }
+            XCTAssertEqual(listed.map(\.0), keys.sorted { $0.lexicographicallyPrecedes($1) }, "seed \(seed), round \(round)")
+            for (key, info) in listed { XCTAssertEqual(key, keys[info], "each key keeps its info, seed \(seed)") }
         }
     }
 }

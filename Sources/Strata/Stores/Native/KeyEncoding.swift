@@ -62,7 +62,7 @@ enum KeyEncoding {
             if case .string(var string) = value, string.utf8.count <= cap,
                let done = string.withUTF8({ utf8 -> Bool? in
                    for byte in utf8 where byte >= 0x80 { return nil }
-                   key.reserveCapacity(key.count + utf8.count + 9)
+                   ensureRoom(utf8.count + 9, in: &key)
                    for byte in utf8 {
                        key.append(byte)
                        if byte == 0 { key.append(0xFF) }
@@ -125,53 +125,6 @@ enum KeyEncoding {
         for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 
-    /// Whether key `a` sorts before key `b` (unsigned bytes, a prefix first): the engine's order.
-    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        a.withUnsafeBufferPointer { x in
-            b.withUnsafeBufferPointer { y in
-                let common = min(x.count, y.count)
-                if common > 0, let xBase = x.baseAddress, let yBase = y.baseAddress {
-                    let order = memcmp(xBase, yBase, common)
-                    if order != 0 { return order < 0 }
-                }
-                return x.count < y.count
-            }
-        }
-    }
-
-    /// Puts `items` in the order of their keys (`precedes`); a no-op when they already are. Each
-    /// key's first sixteen bytes, read as two big-endian words, settle most comparisons.
-    static func sort<Item>(_ items: inout [Item], by key: (Item) -> [UInt8]) {
-        guard items.count > 1 else { return }
-        var previous = key(items[0])
-        var isSorted = true
-        for item in items.dropFirst() {
-            let next = key(item)
-            if !precedes(previous, next) { isSorted = false; break }
-            previous = next
-        }
-        if isSorted { return }
-        var order: [(first: UInt64, second: UInt64, index: Int)] = []
-        order.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-            let bytes = key(item)
-            order.append((word(of: bytes, at: 0), word(of: bytes, at: 8), index))
-        }
-        order.sort { a, b in
-            if a.first != b.first { return a.first < b.first }
-            if a.second != b.second { return a.second < b.second }
-            return precedes(key(items[a.index]), key(items[b.index]))
-        }
-        items = order.map { items[$0.index] }
-    }
-
-    /// Eight bytes of `key` from `offset` as a big-endian word (zero-padded past the end).
-    private static func word(of key: [UInt8], at offset: Int) -> UInt64 {
-        var word: UInt64 = 0
-        for index in offset..<offset + 8 { word = word << 8 | UInt64(index < key.count ? key[index] : 0) }
-        return word
-    }
-
     static func readBigEndian(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
         var value: UInt64 = 0
         for index in offset..<offset + 8 { value = value << 8 | UInt64(bytes[index]) }
@@ -181,7 +134,7 @@ enum KeyEncoding {
     /// Bytes with every 0x00 written as 0x00 0xFF, then a 0x00 terminator: a shorter string sorts
     /// before any longer one it begins, and the terminator sorts before any following byte.
     private static func appendEscaped(_ bytes: [UInt8], cap: Int, to key: inout [UInt8]) -> Bool {
-        key.reserveCapacity(key.count + bytes.count + 9)
+        ensureRoom(bytes.count + 9, in: &key)
         var truncated = false
         var content = bytes[...]
         if content.count > cap {
@@ -197,6 +150,14 @@ enum KeyEncoding {
         }
         key.append(0)
         return truncated
+    }
+
+    /// Makes room for `count` more bytes in `key`, growing it geometrically (keys are also
+    /// appended to one shared buffer, where reserving exactly would copy it for every key).
+    @inline(__always)
+    static func ensureRoom(_ count: Int, in key: inout [UInt8]) {
+        let needed = key.count + count
+        if needed > key.capacity { key.reserveCapacity(max(needed, key.capacity * 2)) }
     }
 
     /// The UTF-8 of a text value in canonical composition (NFC), so canonically equivalent

@@ -23,10 +23,9 @@ struct NativeCommitter {
     private(set) var touchedKeys: Set<Int64> = []
     private var versions: [ManagedObjectID: Int64] = [:]
     private var stored: [ManagedObjectID: StoreRow] = [:]
-    /// One index entry to add once every removal is done.
+    /// What the commit knows about one index entry to add once every removal is done.
     private struct Addition {
-        let key: [UInt8]
-        /// The length of the elements part of `key`.
+        /// The length of the elements part of the key.
         let elements: Int
         let truncated: Bool
         let hasNull: Bool
@@ -37,9 +36,9 @@ struct NativeCommitter {
         let entity: UInt16
     }
     /// Index entries to remove (old keys of deleted and updated rows), by index tree.
-    private var removals: [TreeName: [[UInt8]]] = [:]
+    private var removals: [TreeName: IndexKeyList<Void>] = [:]
     /// Index entries to add, by index tree.
-    private var additions: [TreeName: (index: IndexLayout, entries: [Addition])] = [:]
+    private var additions: [TreeName: (index: IndexLayout, keys: IndexKeyList<Addition>)] = [:]
     /// The rows the additions belong to.
     private var addedRows: [StoreRow] = []
     private var savedKeys: Set<Int64> = []
@@ -140,7 +139,7 @@ struct NativeCommitter {
     private mutating func delete(_ id: ManagedObjectID) throws {
         guard let key = id.primaryKey, let old = stored[id] else { return }
         let layout = try layout(of: id.entity)
-        for index in layout.indexes { removeIndexEntry(index, index.key(values: old.values, primaryKey: key).key) }
+        for index in layout.indexes { removeIndexEntry(index, values: old.values, primaryKey: key) }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: old.values[slot], to: .null, owner: key, layout: layout) }
         for (_, name, _) in layout.links { try removeLinks(tree: name, owner: key) }
         try tree(layout.rowsTree).delete(NativeStoreFile.encodeKey(key))
@@ -160,10 +159,10 @@ struct NativeCommitter {
                 let previous = index.key(values: old.values, primaryKey: key)
                 let new = index.key(values: row.values, primaryKey: key)
                 if previous.key == new.key { continue }
-                removeIndexEntry(index, previous.key)
-                addIndexEntry(index, new, row: rowPosition(row), entity: layout.number)
+                removeIndexEntry(index, key: previous.key)
+                addIndexEntry(index, key: new, row: rowPosition(row), entity: layout.number)
             } else {
-                addIndexEntry(index, index.key(values: row.values, primaryKey: key), row: rowPosition(row), entity: layout.number)
+                addIndexEntry(index, values: row.values, primaryKey: key, row: rowPosition(row), entity: layout.number)
             }
         }
         for (slot, name) in layout.foreignKeys {
@@ -184,7 +183,7 @@ struct NativeCommitter {
         if !layout.indexes.isEmpty {
             let position = rowPosition(row)
             for index in layout.indexes {
-                addIndexEntry(index, index.key(values: row.values, primaryKey: key), row: position, entity: layout.number)
+                addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
             }
         }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: .null, to: row.values[slot], owner: key, layout: layout) }
@@ -209,33 +208,42 @@ struct NativeCommitter {
         return addedRows.count - 1
     }
 
-    private static func reserved<Element>(_ capacity: Int) -> [Element] {
-        var list: [Element] = []
-        list.reserveCapacity(capacity)
-        return list
+    /// Bytes reserved per gathered index key (most keys are one or two elements and 8 key bytes).
+    private static let keyBytes = 24
+
+    private mutating func removeIndexEntry(_ index: IndexLayout, values: [RowValue], primaryKey: Int64) {
+        if removals[index.tree] == nil { removals[index.tree] = IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes) }
+        removals[index.tree]!.append { bytes in _ = index.appendKey(values: values, primaryKey: primaryKey, to: &bytes) }
     }
 
-    private mutating func removeIndexEntry(_ index: IndexLayout, _ key: [UInt8]) {
-        if removals[index.tree] == nil { removals[index.tree] = Self.reserved(expectedEntries) }
-        removals[index.tree]!.append(key)
+    private mutating func removeIndexEntry(_ index: IndexLayout, key: [UInt8]) {
+        if removals[index.tree] == nil { removals[index.tree] = IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes) }
+        removals[index.tree]!.append(key, info: ())
     }
 
     /// Removes the gathered old index entries, each index in key order.
     private mutating func removeIndexEntries() throws {
         for tree in removals.keys.sorted() {
             guard var keys = removals.removeValue(forKey: tree) else { continue }
-            KeyEncoding.sort(&keys) { $0 }
+            keys.sort()
             let indexTree = try self.tree(tree)
-            for key in keys { try indexTree.delete(key) }
+            try keys.forEach { key, _ in _ = try indexTree.delete(key) }
         }
     }
 
-    private mutating func addIndexEntry(_ index: IndexLayout, _ key: (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool),
+    private mutating func addIndexEntry(_ index: IndexLayout, values: [RowValue], primaryKey: Int64, row: Int, entity: UInt16) {
+        if additions[index.tree] == nil { additions[index.tree] = (index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)) }
+        additions[index.tree]!.keys.append { bytes in
+            let made = index.appendKey(values: values, primaryKey: primaryKey, to: &bytes)
+            return Addition(elements: made.elements, truncated: made.truncated, hasNull: made.hasNull, row: row, entity: entity)
+        }
+    }
+
+    private mutating func addIndexEntry(_ index: IndexLayout, key: (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool),
                                         row: Int, entity: UInt16) {
-        let addition = Addition(key: key.key, elements: key.elements, truncated: key.truncated, hasNull: key.hasNull,
-                                row: row, entity: entity)
-        if additions[index.tree] == nil { additions[index.tree] = (index, Self.reserved(expectedEntries)) }
-        additions[index.tree]!.entries.append(addition)
+        if additions[index.tree] == nil { additions[index.tree] = (index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)) }
+        additions[index.tree]!.keys.append(key.key, info: Addition(elements: key.elements, truncated: key.truncated,
+                                                                   hasNull: key.hasNull, row: row, entity: entity))
     }
 
     private mutating func addIndexEntries() throws {
@@ -243,13 +251,13 @@ struct NativeCommitter {
         // One index after another, each in key order (appends where keys grow with the rows).
         for tree in additions.keys.sorted() {
             guard let (index, gathered) = additions.removeValue(forKey: tree) else { continue }
-            var entries = gathered
-            KeyEncoding.sort(&entries) { $0.key }
+            var keys = gathered
+            keys.sort()
             let indexTree = try self.tree(tree)
             var entryValue: (entity: UInt16, bytes: [UInt8])?
-            for addition in entries {
+            try keys.forEach { key, addition in
                 if index.isUnique && !addition.hasNull,
-                   let holder = try uniqueHolder(of: addition, index: index, in: indexTree) {
+                   let holder = try uniqueHolder(of: key, addition, index: index, in: indexTree) {
                     let row = addedRows[addition.row]
                     let values = index.slots.map { row.values[$0] }
                     let name = index.tree.rawValue + "|\(values)"
@@ -259,12 +267,12 @@ struct NativeCommitter {
                         conflictingIDs: inSave ? [holder] : [], storedID: inSave ? nil : holder)
                     conflict.conflictingIDs.append(row.id)
                     conflicts[name] = conflict
-                    continue
+                    return
                 }
                 if entryValue?.entity != addition.entity {
                     entryValue = (addition.entity, index.entryValue(entity: addition.entity))
                 }
-                try indexTree.put(addition.key, entryValue!.bytes)
+                try indexTree.put(key, entryValue!.bytes)
             }
         }
         if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
@@ -272,9 +280,10 @@ struct NativeCommitter {
 
     /// Another row already holding the unique values of the addition's key: decided from the
     /// key's neighbours in the index when they share its leaf, else by `otherHolder`.
-    private func uniqueHolder(of addition: Addition, index: IndexLayout, in indexTree: WritableTree) throws -> ManagedObjectID? {
-        guard !addition.truncated else { return try otherHolder(of: addition, index: index, in: indexTree) }
-        switch try indexTree.probePrefix(of: addition.key, length: addition.elements) {
+    private func uniqueHolder(of key: UnsafeRawBufferPointer, _ addition: Addition, index: IndexLayout,
+                              in indexTree: WritableTree) throws -> ManagedObjectID? {
+        guard !addition.truncated else { return try otherHolder(of: key, addition, index: index, in: indexTree) }
+        switch try indexTree.probePrefix(of: key, length: addition.elements) {
         case .free:
             return nil
         case .taken(let key, let value):
@@ -284,15 +293,16 @@ struct NativeCommitter {
             let holderKey = key.withUnsafeBytes { Int64(bitPattern: KeyEncoding.readBigEndian($0, at: addition.elements)) }
             return try reader.objectID(number: number, key: holderKey, in: index.tree)
         case .undecided:
-            return try otherHolder(of: addition, index: index, in: indexTree)
+            return try otherHolder(of: key, addition, index: index, in: indexTree)
         }
     }
 
     /// Another row already holding the unique values of the addition's key (its elements part).
-    private func otherHolder(of addition: Addition, index: IndexLayout, in indexTree: WritableTree) throws -> ManagedObjectID? {
+    private func otherHolder(of key: UnsafeRawBufferPointer, _ addition: Addition, index: IndexLayout,
+                             in indexTree: WritableTree) throws -> ManagedObjectID? {
         let row = addedRows[addition.row]
         let elements = addition.elements
-        let prefix = Array(addition.key[..<elements])
+        let prefix = Array(key[..<elements])
         var holders: [ManagedObjectID] = []
         let own = row.id.primaryKey
         try indexTree.forEach(from: prefix) { entryKey, value in

@@ -220,15 +220,23 @@ final class IndexLayout: Sendable {
     func key(values: [RowValue], primaryKey: Int64) -> (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(slots.count * 10 + 8 + (cap > 0 ? 24 : 0))
+        let made = appendKey(values: values, primaryKey: primaryKey, to: &bytes)
+        return (bytes, made.elements, made.truncated, made.hasNull)
+    }
+
+    /// Appends the index key of a row to `bytes` (see `key(values:primaryKey:)`); the length of
+    /// its elements part counts from where it starts.
+    func appendKey(values: [RowValue], primaryKey: Int64, to bytes: inout [UInt8]) -> (elements: Int, truncated: Bool, hasNull: Bool) {
+        let start = bytes.count
         var truncated = false
         var hasNull = false
         for (slot, kind) in zip(slots, kinds) {
             if values[slot].isNull { hasNull = true }
             if KeyEncoding.append(values[slot], kind: kind, cap: cap, to: &bytes) { truncated = true }
         }
-        let elements = bytes.count
+        let elements = bytes.count - start
         KeyEncoding.appendPrimaryKey(primaryKey, to: &bytes)
-        return (bytes, elements, truncated, hasNull)
+        return (elements, truncated, hasNull)
     }
 }
 
