@@ -200,11 +200,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 }
 
-/// A fault's row as its fetch read it (see `ManagedObject.prefetchedRow`).
-struct PrefetchedRow {
+/// A fault's row as its fetch read it (see `ManagedObject.prefetchedRow`). A class: an object
+/// holds it as one optional reference (moved, checked and dropped as a pointer when the fault
+/// fires), not as an inline multi-field value copied through generic value witnesses.
+final class PrefetchedRow {
     let row: StoreRow
     /// The coordinator's change stamp before the fetch read the row.
     let stamp: UInt64
     /// The identity of the query generation token the context read at (nil: unpinned).
     let pin: ObjectIdentifier?
+
+    init(row: StoreRow, stamp: UInt64, pin: ObjectIdentifier?) {
+        self.row = row
+        self.stamp = stamp
+        self.pin = pin
+    }
 }
