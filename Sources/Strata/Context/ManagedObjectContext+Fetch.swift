@@ -37,11 +37,21 @@ extension ManagedObjectContext {
         default:
             var results: [T] = []
             results.reserveCapacity(rows.count)
+            // When T is a class, an object of a class already cast to T once is passed on as it is
+            // (a dynamic cast per object cost more than materializing a fault).
+            let resultIsClass = T.self is ManagedObject.Type
+            var castClass: ObjectIdentifier?
             for row in rows {
                 let object = materialize(row, asFault: request.returnsObjectsAsFaults, prefetch: prefetch)
+                let objectClass = ObjectIdentifier(type(of: object))
+                if resultIsClass && objectClass == castClass {
+                    results.append(unsafeBitCast(object, to: T.self))
+                    continue
+                }
                 guard let typed = object as? T else {
                     throw StrataError(.typeMismatch, "fetch of \(entity.name) returned a \(type(of: object)), not \(T.self)")
                 }
+                if resultIsClass { castClass = objectClass }
                 results.append(typed)
             }
             try prefetchRelationships(for: request, entity: entity, rows: rows)

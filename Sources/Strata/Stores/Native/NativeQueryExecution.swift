@@ -160,7 +160,10 @@ extension NativeReadView {
             var stopped = false
             try tree.forEachReversed(from: range.lower, to: range.upper) { key, value in
                 let values = UnsafeRawBufferPointer(rebasing: key[..<max(0, key.count - 8)])
-                if !groupValues.elementsEqual(values) {
+                let sameValues = groupValues.count == values.count && groupValues.withUnsafeBytes { group in
+                    values.count == 0 || memcmp(group.baseAddress!, values.baseAddress!, values.count) == 0
+                }
+                if !sameValues {
                     if try !flush() { stopped = true; return false }
                     groupValues.removeAll(keepingCapacity: true)
                     groupValues.append(contentsOf: values)
