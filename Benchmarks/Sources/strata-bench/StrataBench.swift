@@ -9,7 +9,9 @@
 //
 // Each system's phases run in child processes of their own (so peak RSS is their own; the
 // table shows the largest phase); `--child SYSTEM --phase PHASE` runs one phase (for profiling,
-// e.g. under perf or valgrind; `mixed` needs the store `load` leaves behind). The parent prints a table
+// e.g. under perf or valgrind; `mixed` needs the store `load` leaves behind; for `objects`,
+// `--child strata --phase load` builds the store and `--phase update` (count, scan, latest, faults,
+// lookup, update, delete, open) runs one workload on it). The parent prints a table
 // of every workload with the Strata/peer ratios, or with --json an array of
 // {"suite", "workload", "system", "value", "unit"} objects.
 import Foundation
@@ -61,7 +63,7 @@ enum StrataBench {
         }
         if directory.hasSuffix("/") { directory.removeLast() }
         if suite == "objects" {
-            runObjects(records: records, directory: directory, child: child, json: json)
+            runObjects(records: records, directory: directory, child: child, phase: phase, json: json)
             return
         }
 
@@ -126,10 +128,10 @@ enum StrataBench {
     }
 
     /// The objects suite: each system's workloads in a child process of its own.
-    static func runObjects(records: Int, directory: String, child: String?, json: Bool) {
+    static func runObjects(records: Int, directory: String, child: String?, phase: String, json: Bool) {
         if let child {
             do {
-                try ObjectsSuite.run(system: child, records: records, directory: directory) { m in
+                try ObjectsSuite.run(system: child, records: records, directory: directory, phase: phase) { m in
                     let line = String(decoding: try! JSONEncoder().encode(m), as: UTF8.self)
                     FileHandle.standardOutput.write(Data("RESULT \(line)\n".utf8))
                 }

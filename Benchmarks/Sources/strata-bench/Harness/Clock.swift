@@ -15,7 +15,20 @@ enum Clock {
     static func time(_ body: () throws -> Void) rethrows -> Double {
         let start = now()
         try body()
-        return now() - start
+        let end = now()
+        lastInterval = (start, end)
+        return end - start
+    }
+
+    /// The monotonic start and end of the last timed interval, for `STRATA_BENCH_MARKS`.
+    nonisolated(unsafe) static var lastInterval = (0.0, 0.0)
+
+    /// With `STRATA_BENCH_MARKS=1` in the environment, prints the last timed interval on standard
+    /// error as `MARK <workload> <start>,<end>`: monotonic seconds, as `perf report --time` takes
+    /// them from `perf record -k CLOCK_MONOTONIC`, to profile one workload of a run.
+    static func mark(_ workload: String) {
+        guard ProcessInfo.processInfo.environment["STRATA_BENCH_MARKS"] == "1" else { return }
+        FileHandle.standardError.write(Data(String(format: "MARK %@ %.6f,%.6f\n", workload, lastInterval.0, lastInterval.1).utf8))
     }
 }
 

@@ -33,14 +33,15 @@ enum ObjectsSuite {
     }
 
     static func measurement(_ workload: String, _ system: String, _ value: Double, _ unit: String) -> Measurement {
-        Measurement(suite: "objects", workload: workload, system: system, value: value, unit: unit)
+        Clock.mark(workload)
+        return Measurement(suite: "objects", workload: workload, system: system, value: value, unit: unit)
     }
 
     /// Runs one system's workloads (in the current process), reporting each measurement.
-    static func run(system: String, records: Int, directory: String, report: (Measurement) -> Void) throws {
+    static func run(system: String, records: Int, directory: String, phase: String = "all", report: (Measurement) -> Void) throws {
         let records = max(records, 100_000)
         switch system {
-        case "strata": try runStrata(records: records, path: directory + "/objects-bench.strata", report: report)
+        case "strata": try runStrata(records: records, path: directory + "/objects-bench.strata", phase: phase, report: report)
         case "sqlite": try runSQLite(records: records, path: directory + "/objects-bench.sqlite", report: report)
         default: throw BenchError("the objects suite compares strata and sqlite; not \(system)")
         }
@@ -68,32 +69,16 @@ enum ObjectsSuite {
         return (coordinator, context)
     }
 
-    static func runStrata(records: Int, path: String, report: (Measurement) -> Void) throws {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        func insert(_ range: Range<Int>, into context: ManagedObjectContext) throws {
-            for i in range {
-                let q = quake(i)
-                let object = ObjectQuake(context: context)
-                object.code = q.code; object.magnitude = q.magnitude; object.depth = q.magnitude
-                object.place = q.place; object.time = Date(timeIntervalSinceReferenceDate: q.time)
-            }
-            try context.save()
-            context.reset()
-        }
-        do {
+    /// Strata's workloads. `phase` "all" runs every one on a fresh store; "load" only builds the
+    /// store; any other workload key ("count", "scan", "latest", "faults", "lookup", "update",
+    /// "delete", "open") runs just that one on the store a "load" left at `path` (for profiling).
+    static func runStrata(records: Int, path: String, phase: String = "all", report: (Measurement) -> Void) throws {
+        func wants(_ key: String) -> Bool { phase == "all" || phase == key }
+        if phase == "all" || phase == "load" {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             let (_, context) = try openStrata(path: path)
-            try context.performAndWait {
-                let first = try Clock.time { try insert(0..<100_000, into: context) }
-                report(measurement(workloads[0], "strata", 100_000 / first, "objects/s"))
-                let rest = try Clock.time {
-                    var start = 100_000
-                    while start < records {
-                        try insert(start..<min(records, start + 5_000), into: context)
-                        start += 5_000
-                    }
-                }
-                if records > 100_000 { report(measurement(workloads[1], "strata", Double(records - 100_000) / rest, "objects/s")) }
-            }
+            try context.performAndWait { try loadStrata(records: records, context: context, report: report) }
+            if phase == "load" { return }
         }
         var coordinator: PersistentStoreCoordinator?
         var context: ManagedObjectContext!
@@ -105,63 +90,97 @@ enum ObjectsSuite {
         }
         _ = coordinator
         try context.performAndWait {
-            let indexed = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
-            indexed.predicate = try FetchPredicate(format: "magnitude > 5")
-            report(measurement(workloads[2], "strata", try FetchSuite.rate { blackHole(try context.count(for: indexed)) }, "queries/s"))
-            let scan = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
-            scan.predicate = try FetchPredicate(format: "depth > 5")
-            report(measurement(workloads[3], "strata", try FetchSuite.rate { blackHole(try context.count(for: scan)) }, "queries/s"))
-
-            let latest = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
-            latest.sortDescriptors = [FetchSortDescriptor(key: "time", ascending: false)]
-            latest.fetchLimit = 50
-            report(measurement(workloads[4], "strata", try FetchSuite.rate {
-                blackHole(try context.fetch(latest).reduce(0.0) { $0 + $1.magnitude })
+            if wants("count") {
+                let indexed = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                indexed.predicate = try FetchPredicate(format: "magnitude > 5")
+                report(measurement(workloads[2], "strata", try FetchSuite.rate { blackHole(try context.count(for: indexed)) }, "queries/s"))
+            }
+            if wants("scan") {
+                let scan = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                scan.predicate = try FetchPredicate(format: "depth > 5")
+                report(measurement(workloads[3], "strata", try FetchSuite.rate { blackHole(try context.count(for: scan)) }, "queries/s"))
+            }
+            if wants("latest") {
+                let latest = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                latest.sortDescriptors = [FetchSortDescriptor(key: "time", ascending: false)]
+                latest.fetchLimit = 50
+                report(measurement(workloads[4], "strata", try FetchSuite.rate {
+                    blackHole(try context.fetch(latest).reduce(0.0) { $0 + $1.magnitude })
+                    context.reset()
+                }, "queries/s"))
+            }
+            if wants("faults") {
+                let faults = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                faults.predicate = try FetchPredicate(format: "time < %@", Date(timeIntervalSinceReferenceDate: 100_000))
+                let objects = try context.fetch(faults)
+                let fire = Clock.time { blackHole(objects.reduce(0.0) { $0 + $1.magnitude }) }
+                report(measurement(workloads[5], "strata", Double(objects.count) / fire, "faults/s"))
                 context.reset()
-            }, "queries/s"))
-
-            let faults = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
-            faults.predicate = try FetchPredicate(format: "time < %@", Date(timeIntervalSinceReferenceDate: 100_000))
-            let objects = try context.fetch(faults)
-            let fire = Clock.time { blackHole(objects.reduce(0.0) { $0 + $1.magnitude }) }
-            report(measurement(workloads[5], "strata", Double(objects.count) / fire, "faults/s"))
-            context.reset()
-
-            var random = SplitMix(seed: 42)
-            let lookups = 100_000
-            let codes = (0..<lookups).map { _ in "ci\(Int(random.next() % UInt64(records)))" }
-            let byCode = try Clock.time {
-                for code in codes {
-                    let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
-                    request.predicate = FetchPredicate(leftExpression: FetchExpression(forKeyPath: "code"),
-                                                       rightExpression: try FetchExpression(forConstantValue: code), type: .equalTo)
-                    blackHole(try context.fetch(request).first?.magnitude)
+            }
+            if wants("lookup") {
+                var random = SplitMix(seed: 42)
+                let lookups = 100_000
+                let codes = (0..<lookups).map { _ in "ci\(Int(random.next() % UInt64(records)))" }
+                let byCode = try Clock.time {
+                    for code in codes {
+                        let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                        request.predicate = FetchPredicate(leftExpression: FetchExpression(forKeyPath: "code"),
+                                                           rightExpression: try FetchExpression(forConstantValue: code), type: .equalTo)
+                        blackHole(try context.fetch(request).first?.magnitude)
+                    }
+                    context.reset()
                 }
-                context.reset()
+                report(measurement(workloads[6], "strata", Double(lookups) / byCode, "lookups/s"))
             }
-            report(measurement(workloads[6], "strata", Double(lookups) / byCode, "lookups/s"))
-
             let tenth = Double(records / 10)
-            let update = try Clock.time {
-                let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
-                request.predicate = try FetchPredicate(format: "time < %@", Date(timeIntervalSinceReferenceDate: tenth))
-                for object in try context.fetch(request) { object.magnitude += 0.5 }
-                try context.save()
-                context.reset()
+            if wants("update") {
+                let update = try Clock.time {
+                    let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                    request.predicate = try FetchPredicate(format: "time < %@", Date(timeIntervalSinceReferenceDate: tenth))
+                    for object in try context.fetch(request) { object.magnitude += 0.5 }
+                    try context.save()
+                    context.reset()
+                }
+                report(measurement(workloads[7], "strata", tenth / update, "objects/s"))
             }
-            report(measurement(workloads[7], "strata", tenth / update, "objects/s"))
-            let delete = try Clock.time {
-                let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
-                request.predicate = try FetchPredicate(format: "time >= %@ AND time < %@",
-                                                       Date(timeIntervalSinceReferenceDate: tenth), Date(timeIntervalSinceReferenceDate: 2 * tenth))
-                for object in try context.fetch(request) { context.delete(object) }
-                try context.save()
-                context.reset()
+            if wants("delete") {
+                let delete = try Clock.time {
+                    let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                    request.predicate = try FetchPredicate(format: "time >= %@ AND time < %@",
+                                                           Date(timeIntervalSinceReferenceDate: tenth), Date(timeIntervalSinceReferenceDate: 2 * tenth))
+                    for object in try context.fetch(request) { context.delete(object) }
+                    try context.save()
+                    context.reset()
+                }
+                report(measurement(workloads[8], "strata", tenth / delete, "objects/s"))
             }
-            report(measurement(workloads[8], "strata", tenth / delete, "objects/s"))
         }
-        report(measurement(workloads[9], "strata", 1 / open, "opens/s"))
-        report(measurement(workloads[10], "strata", Double(fileSize(path) + fileSize(path + "-wal")), "bytes"))
+        if wants("open") { report(measurement(workloads[9], "strata", 1 / open, "opens/s")) }
+        if phase == "all" { report(measurement(workloads[10], "strata", Double(fileSize(path) + fileSize(path + "-wal")), "bytes")) }
+    }
+
+    /// Inserts 100,000 quakes with one save, then the rest up to `records` in saves of 5,000.
+    static func loadStrata(records: Int, context: ManagedObjectContext, report: (Measurement) -> Void) throws {
+        func insert(_ range: Range<Int>) throws {
+            for i in range {
+                let q = quake(i)
+                let object = ObjectQuake(context: context)
+                object.code = q.code; object.magnitude = q.magnitude; object.depth = q.magnitude
+                object.place = q.place; object.time = Date(timeIntervalSinceReferenceDate: q.time)
+            }
+            try context.save()
+            context.reset()
+        }
+        let first = try Clock.time { try insert(0..<100_000) }
+        report(measurement(workloads[0], "strata", 100_000 / first, "objects/s"))
+        let rest = try Clock.time {
+            var start = 100_000
+            while start < records {
+                try insert(start..<min(records, start + 5_000))
+                start += 5_000
+            }
+        }
+        if records > 100_000 { report(measurement(workloads[1], "strata", Double(records - 100_000) / rest, "objects/s")) }
     }
 
     // MARK: SQLite
@@ -245,13 +264,14 @@ enum ObjectsSuite {
         report(measurement(workloads[6], "sqlite", Double(lookups) / lookup, "lookups/s"))
         sqlite3_finalize(byCode)
 
-        // Update and delete as Core Data does: select the rows, then one statement per row.
+        // Update and delete as Core Data does: fetch the objects (every column of their rows, as
+        // Core Data's fetches read them), then one statement per row.
         let tenth = Double(records / 10)
         let update = try Clock.time {
-            let select = try db.prepare("SELECT Z_PK, Z_OPT, ZMAGNITUDE FROM ZQUAKE WHERE ZTIME < ?")
+            let select = try db.prepare("SELECT Z_PK, Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME FROM ZQUAKE WHERE ZTIME < ?")
             sqlite3_bind_double(select, 1, tenth)
             var rows: [(Int64, Int64, Double)] = []
-            while sqlite3_step(select) == SQLITE_ROW { rows.append((sqlite3_column_int64(select, 0), sqlite3_column_int64(select, 1), sqlite3_column_double(select, 2))) }
+            db.forEachRow(select) { pk, version, magnitude in rows.append((pk, version, magnitude)) }
             sqlite3_finalize(select)
             let statement = try db.prepare("UPDATE ZQUAKE SET ZMAGNITUDE = ?, Z_OPT = ? WHERE Z_PK = ? AND Z_OPT = ?")
             try db.exec("BEGIN")
@@ -268,11 +288,11 @@ enum ObjectsSuite {
         }
         report(measurement(workloads[7], "sqlite", tenth / update, "objects/s"))
         let delete = try Clock.time {
-            let select = try db.prepare("SELECT Z_PK FROM ZQUAKE WHERE ZTIME >= ? AND ZTIME < ?")
+            let select = try db.prepare("SELECT Z_PK, Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME FROM ZQUAKE WHERE ZTIME >= ? AND ZTIME < ?")
             sqlite3_bind_double(select, 1, tenth)
             sqlite3_bind_double(select, 2, 2 * tenth)
             var rows: [Int64] = []
-            while sqlite3_step(select) == SQLITE_ROW { rows.append(sqlite3_column_int64(select, 0)) }
+            db.forEachRow(select) { pk, _, _ in rows.append(pk) }
             sqlite3_finalize(select)
             let statement = try db.prepare("DELETE FROM ZQUAKE WHERE Z_PK = ?")
             try db.exec("BEGIN")
@@ -317,6 +337,18 @@ struct SQLiteConnection {
         while sqlite3_step(statement) == SQLITE_ROW { value = sqlite3_column_int64(statement, 0) }
         sqlite3_reset(statement)
         return value
+    }
+
+    /// Steps a `Z_PK, Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME` statement to the end, reading
+    /// every column as a fetched object's row would be, and hands on the key, version and magnitude.
+    func forEachRow(_ statement: OpaquePointer, _ body: (Int64, Int64, Double) -> Void) {
+        while sqlite3_step(statement) == SQLITE_ROW {
+            let pk = sqlite3_column_int64(statement, 0), version = sqlite3_column_int64(statement, 1)
+            let magnitude = sqlite3_column_double(statement, 3)
+            blackHole((sqlite3_column_text(statement, 2).map { String(cString: $0) }, sqlite3_column_double(statement, 4),
+                       sqlite3_column_text(statement, 5).map { String(cString: $0) }, sqlite3_column_double(statement, 6)))
+            body(pk, version, magnitude)
+        }
     }
 
     /// Steps a statement to the end reading every column of each row as an object would.
