@@ -51,10 +51,11 @@ extension ManagedObjectContext {
         try obtainPermanentIDs(for: insertedSet.sorted { $0.insertionNumber < $1.insertionNumber })
         var forced: Set<ManagedObjectID> = []
         for attempt in 1...4 {
-            let changes = changeSet(forced: forced)
+            let (changes, inserted, updated) = changeSet(forced: forced)
             do {
                 let versions = try coordinator.commit(changes)
-                applyVersions(versions)
+                for object in inserted { object.rowVersion = 1 }
+                for (object, version) in zip(updated, versions) { object.rowVersion = version }
                 return
             } catch CommitRefusal.versionConflicts(let conflicts) {
                 if attempt == 4 || mergePolicy == .error { throw mergeConflictError(conflicts) }
@@ -67,29 +68,35 @@ extension ManagedObjectContext {
         }
     }
 
-    /// The rows this save writes, grouped by nothing (the coordinator routes them to stores).
-    private func changeSet(forced: Set<ManagedObjectID>) -> StoreChangeSet {
+    /// The rows this save writes, grouped by nothing (the coordinator routes them to stores),
+    /// with the objects of its inserts and updates in the same order.
+    private func changeSet(forced: Set<ManagedObjectID>) -> (StoreChangeSet, inserted: [ManagedObject], updated: [ManagedObject]) {
         var changes = StoreChangeSet()
         changes.author = transactionAuthor
         changes.contextName = name
+        var inserted: [ManagedObject] = [], updated: [ManagedObject] = []
         // Sized up front: a big save's arrays would otherwise be copied to fresh memory as they double.
         changes.inserts.reserveCapacity(insertedSet.count)
+        inserted.reserveCapacity(insertedSet.count)
         changes.updates.reserveCapacity(updatedSet.count)
+        changes.updateBases.reserveCapacity(updatedSet.count)
+        updated.reserveCapacity(updatedSet.count)
         changes.deletes.reserveCapacity(deletedSet.count)
-        changes.baseValues.reserveCapacity(updatedSet.count + deletedSet.count)
+        changes.deleteBases.reserveCapacity(deletedSet.count)
         for object in insertedSet where !object.isDeletedStorage {
             changes.inserts.append(StoreRow(id: object.objectID, version: 0, values: persistentValues(of: object)))
+            inserted.append(object)
         }
         for object in updatedSet where object.hasPersistentChangedValues {
-            changes.updates.append(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)))
-            if let committed = object.committedValues { changes.baseValues[object.objectID] = committed }
+            changes.appendUpdate(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)),
+                                 base: object.committedValues)
+            updated.append(object)
         }
         for object in deletedSet where !object.isInsertedStorage && !object.isInaccessible {
-            changes.deletes.append((object.objectID, object.rowVersion))
-            if let committed = object.committedValues { changes.baseValues[object.objectID] = committed }
+            changes.appendDelete(object.objectID, version: object.rowVersion, base: object.committedValues)
         }
         changes.forceUpdates = forced
-        return changes
+        return (changes, inserted, updated)
     }
 
     private func persistentValues(of object: ManagedObject) -> [RowValue] {
@@ -98,10 +105,6 @@ extension ManagedObjectContext {
         var values = object.values
         for slot in transient { values[slot] = .null }
         return values
-    }
-
-    private func applyVersions(_ versions: [ManagedObjectID: Int64]) {
-        for (id, version) in versions { registry[id]?.rowVersion = version }
     }
 
     /// Applies the merge policy to each conflicting object, then the save is retried.
@@ -212,26 +215,28 @@ extension ManagedObjectContext {
             object.changedSlots = []
             object.isInsertedStorage = false
         }
-        // Objects inserted and deleted before this save never reach a store; they leave too.
-        let insertedThenDeleted = retained.values.filter { $0.isInsertedStorage && $0.isDeletedStorage }
+        for objects in [inserted, updated] {
+            for object in objects where !object.isDeletedStorage { markSaved(object) }
+        }
+        // Objects inserted and deleted before this save never reached a store; they leave too.
+        var insertedThenDeleted: [ManagedObject] = []
         if retainsRegisteredObjects {
-            for object in inserted where !object.isDeletedStorage { markSaved(object) }
-            for object in updated where !object.isDeletedStorage { markSaved(object) }
-        } else if updated.isEmpty && deleted.isEmpty && insertedThenDeleted.isEmpty && retained.count == inserted.count {
-            // Only inserts, and nothing else is kept alive: every one of them leaves `retained`.
-            for object in inserted { markSaved(object) }
-            retained = [:]
-            noteUnretained(inserted)
+            for object in retained.values where object.isInsertedStorage && object.isDeletedStorage { insertedThenDeleted.append(object) }
         } else {
-            for objects in [inserted, updated] {
-                for object in objects where !object.isDeletedStorage {
-                    markSaved(object)
-                    retained[ObjectIdentifier(object)] = nil
+            // Nothing is changed any more, so nothing needs keeping alive: every object `retained`
+            // held is left to the registry's sweeps (deleted ones leave below).
+            let released = retained
+            retained = [:]
+            releaseCandidates.reserveCapacity(releaseCandidates.count + released.count)
+            for object in released.values {
+                if !object.isDeletedStorage {
                     releaseCandidates.append(object.objectID)
+                } else if object.isInsertedStorage {
+                    insertedThenDeleted.append(object)
                 }
             }
         }
-        for objects in [deleted, Set(insertedThenDeleted)] {
+        for objects in [Array(deleted), insertedThenDeleted] {
             for object in objects {
                 unregister(object)
                 object.managedObjectContext = nil
@@ -241,10 +246,11 @@ extension ManagedObjectContext {
         updatedSet = []
         deletedSet = []
         pendingNotification = PendingChanges()
-        let savedUpdated = updated.filter { !$0.isDeletedStorage }
+        let savedUpdated = updated.contains(where: \.isDeletedStorage) ? updated.filter { !$0.isDeletedStorage } : updated
         for object in inserted { object.didSave() }
-        for object in savedUpdated where !inserted.contains(object) { object.didSave() }
-        for object in deleted where !inserted.contains(object) && !savedUpdated.contains(object) { object.didSave() }
-        postDidSave(inserted: inserted.subtracting(deleted), updated: savedUpdated, deleted: deleted)
+        for object in savedUpdated where inserted.isEmpty || !inserted.contains(object) { object.didSave() }
+        let disjoint = inserted.isEmpty && savedUpdated.isEmpty
+        for object in deleted where disjoint || (!inserted.contains(object) && !savedUpdated.contains(object)) { object.didSave() }
+        postDidSave(inserted: deleted.isEmpty ? inserted : inserted.subtracting(deleted), updated: savedUpdated, deleted: deleted)
     }
 }

@@ -227,7 +227,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// Commits a save, split by store. Each store's part is atomic; with several stores, a failure
     /// in a later store leaves earlier stores' parts committed (as Core Data).
-    func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+    func commit(_ changes: StoreChangeSet) throws -> [Int64] {
         defer { noteChange() }
         // The usual case: every row in one store; the change set goes there as it is.
         let first = changes.inserts.first?.id.store ?? changes.updates.first?.id.store ?? changes.deletes.first?.id.store
@@ -236,7 +236,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
            let store = store(identifier: first.identifier) {
             return try store.commit(changes)
         }
-        var byStore: [String: (store: any RowStore, changes: StoreChangeSet)] = [:]
+        /// One store's part of the change set, and where its updates stand in the whole.
+        struct Part {
+            let store: any RowStore
+            var changes: StoreChangeSet
+            var updatePositions: [Int] = []
+        }
+        var byStore: [String: Part] = [:]
         func part(_ id: ManagedObjectID) throws -> String {
             guard let identifier = id.storeIdentifier else {
                 throw StrataError(.noStore, "\(id) belongs to no store of this coordinator")
@@ -249,16 +255,22 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
                 empty.author = changes.author
                 empty.contextName = changes.contextName
                 empty.forceUpdates = changes.forceUpdates
-                byStore[identifier] = (store, empty)
+                byStore[identifier] = Part(store: store, changes: empty)
             }
             return identifier
         }
         for row in changes.inserts { byStore[try part(row.id)]!.changes.inserts.append(row) }
-        for row in changes.updates { byStore[try part(row.id)]!.changes.updates.append(row) }
-        for delete in changes.deletes { byStore[try part(delete.id)]!.changes.deletes.append(delete) }
-        var versions: [ManagedObjectID: Int64] = [:]
-        for (store, storeChanges) in byStore.values.sorted(by: { $0.store.identifier < $1.store.identifier }) {
-            versions.merge(try store.commit(storeChanges)) { _, new in new }
+        for (position, row) in changes.updates.enumerated() {
+            let name = try part(row.id)
+            byStore[name]!.changes.appendUpdate(row, base: changes.base(ofUpdate: position))
+            byStore[name]!.updatePositions.append(position)
+        }
+        for (position, delete) in changes.deletes.enumerated() {
+            byStore[try part(delete.id)]!.changes.appendDelete(delete.id, version: delete.version, base: changes.base(ofDelete: position))
+        }
+        var versions = [Int64](repeating: 0, count: changes.updates.count)
+        for part in byStore.values.sorted(by: { $0.store.identifier < $1.store.identifier }) {
+            for (position, version) in zip(part.updatePositions, try part.store.commit(part.changes)) { versions[position] = version }
         }
         return versions
     }

@@ -57,8 +57,8 @@ final class RowCache: Sendable {
         }
     }
 
-    /// The store committed `generation`, changing the rows under `keys`.
-    func didCommit(at generation: UInt64, changedKeys keys: Set<Int64>) {
+    /// The store committed `generation`, changing the rows under `keys` (a key may repeat).
+    func didCommit(at generation: UInt64, changedKeys keys: [Int64]) {
         state.withLock { state in
             for key in keys {
                 if let old = state.entries.removeValue(forKey: key) { state.cost -= old.cost }

@@ -21,7 +21,9 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The store that holds the row (shared per identifier); `StoreIdentity.unsaved` while the
     /// ID is temporary. Not optional: an ID is copied on every registry and cache access, and a
     /// plain reference copies as one retain.
-    let storeIdentity: StoreIdentity
+    /// Unowned: every `StoreIdentity` is interned for the life of the process (`named(_:)`
+    /// and `unsaved` are the only ways to get one), so copying an ID retains its entity only.
+    unowned(unsafe) let storeIdentity: StoreIdentity
     let key: Key
 
     /// The store that holds the row; nil while the ID is temporary.
@@ -127,6 +129,8 @@ enum HashMixing {
 
 /// The identity of a store as object IDs hold it: one shared object per identifier string (for
 /// the life of the process), so IDs copy and compare their store as a reference.
+/// A store's identifier, interned: one instance per identifier, never released (IDs refer to it
+/// without retaining it).
 final class StoreIdentity: Sendable {
     let identifier: String
 

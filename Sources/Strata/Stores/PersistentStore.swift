@@ -93,14 +93,34 @@ struct StoreChangeSet: Sendable {
     var deletes: [(id: ManagedObjectID, version: Int64)] = []
     /// Rows to write without a version check (merge policies that overwrite).
     var forceUpdates: Set<ManagedObjectID> = []
-    /// For updated and deleted rows: the values the context read them with (at the version the
-    /// change is based on). A store may take them for the stored row's values when it finds the
-    /// version unchanged, instead of reading the row.
-    var baseValues: [ManagedObjectID: [RowValue]] = [:]
+    /// For each of `updates`, then each of `deletes`, at the same position: the values the
+    /// context read the row with (at the version the change is based on), or nil. A store may
+    /// take them for the stored row's values when it finds the version unchanged, instead of
+    /// reading the row. Either empty (none known) or as long as `updates` (`deleteBases`:
+    /// `deletes`); `appendUpdate`/`appendDelete` keep them aligned.
+    var updateBases: [[RowValue]?] = []
+    var deleteBases: [[RowValue]?] = []
     var author: String?
     var contextName: String?
 
     var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+
+    mutating func appendUpdate(_ row: StoreRow, base: [RowValue]?) {
+        updates.append(row)
+        updateBases.append(base)
+    }
+
+    mutating func appendDelete(_ id: ManagedObjectID, version: Int64, base: [RowValue]?) {
+        deletes.append((id, version))
+        deleteBases.append(base)
+    }
+
+    /// The values the update at `index` was based on, if the context gave them.
+    func base(ofUpdate index: Int) -> [RowValue]? { index < updateBases.count ? updateBases[index] : nil }
+    /// The values the delete at `index` was based on, if the context gave them.
+    func base(ofDelete index: Int) -> [RowValue]? { index < deleteBases.count ? deleteBases[index] : nil }
+    /// Whether any row is written without a version check (most saves: none, and no lookup).
+    func isForced(_ id: ManagedObjectID) -> Bool { !forceUpdates.isEmpty && forceUpdates.contains(id) }
 }
 
 /// A row whose stored version differs from the version a save was based on.
@@ -140,8 +160,8 @@ protocol RowStore: PersistentStore {
     /// else of the latest.
     func read<R>(snapshot: (any StoreSnapshot)?, _ body: (any StoreReadView) throws -> R) throws -> R
     /// Applies `changes` atomically after checking versions and constraints; returns the new
-    /// version of every inserted and updated row.
-    func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64]
+    /// version of each of `changes.updates`, in their order (inserted rows are at version 1).
+    func commit(_ changes: StoreChangeSet) throws -> [Int64]
     /// Releases the store (the coordinator removed it).
     func close()
     /// Replaces the application part of the metadata.

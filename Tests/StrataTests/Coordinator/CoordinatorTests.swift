@@ -31,6 +31,58 @@ final class CoordinatorTests: XCTestCase {
         XCTAssertThrowsError(try coordinator.addPersistentStore(type: .inMemory, configuration: "Nope", at: URL(fileURLWithPath: "/dev/null")))
     }
 
+    /// A save whose updates go to two stores gets each row's new version back in its place:
+    /// later saves pass their version checks, and a row changed elsewhere still conflicts.
+    func testVersionsOfUpdatesSplitAcrossStores() throws {
+        let model = try configuredModel()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        _ = try TestStores.add(to: coordinator, path: "/dev/null/text-\(UUID())", configuration: "Text")
+        _ = try TestStores.add(to: coordinator, path: "/dev/null/media-\(UUID())", configuration: "Media")
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        context.retainsRegisteredObjects = true
+        let other = ManagedObjectContext(.privateQueue)
+        other.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            var posts: [Post] = [], attachments: [Attachment] = []
+            for i in 0..<20 {
+                let post = Post(context: context)
+                post.title = "p\(i)"
+                posts.append(post)
+                let attachment = Attachment(context: context)
+                attachment.identifier = "a\(i)"
+                attachments.append(attachment)
+            }
+            try context.save()
+            // Rows of both stores change in differing rounds, so one save's rows stand at
+            // different versions (a version handed to the wrong row would conflict later).
+            var random = SystemRandomNumberGenerator()
+            for round in 1...6 {
+                for i in 0..<20 {
+                    if Bool.random(using: &random) { posts[i].rating = round }
+                    if Bool.random(using: &random) { attachments[i].identifier = "a\(i)-\(round)" }
+                }
+                try context.save()
+            }
+            let changedElsewhere = attachments[4].objectID
+            try other.performAndWait {
+                let attachment = try other.existingObject(with: changedElsewhere) as! Attachment
+                attachment.identifier = "changed elsewhere"
+                try other.save()
+            }
+            for i in 0..<20 {
+                posts[i].rating = 100 + i
+                attachments[i].identifier = "last-\(i)"
+            }
+            XCTAssertThrowsError(try context.save()) { error in
+                let details = (error as? StrataError)?.details ?? []
+                XCTAssertEqual((error as? StrataError)?.code, .mergeConflict)
+                XCTAssertEqual(details.count, 1, "only the row changed elsewhere conflicts: \(details.map(\.message))")
+                XCTAssertEqual((details.first?.cause as? MergeConflict)?.objectID, changedElsewhere)
+            }
+        }
+    }
+
     func testRemovedStoreNoLongerServesItsEntities() throws {
         let (coordinator, context) = try TestModels.stack(TestModels.earthquakes())
         try coordinator.remove(coordinator.persistentStores[0])

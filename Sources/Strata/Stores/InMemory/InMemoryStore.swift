@@ -85,7 +85,7 @@ final class InMemoryStore: RowStore {
         try body(View(store: self))
     }
 
-    func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+    func commit(_ changes: StoreChangeSet) throws -> [Int64] {
         if isReadOnly {
             throw StrataError(.readOnly, "in-memory store \(url?.path ?? "") was added read-only")
         }

@@ -65,11 +65,12 @@ final class MemoryStoreData: @unchecked Sendable {
     // MARK: Commit
 
     /// Checks versions and constraints, then applies every change; all under the lock.
-    func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+    func commit(_ changes: StoreChangeSet) throws -> [Int64] {
         lock.lock(); defer { lock.unlock() }
         try checkVersions(changes)
         try checkConstraints(changes)
-        var versions: [ManagedObjectID: Int64] = [:]
+        var versions: [Int64] = []
+        versions.reserveCapacity(changes.updates.count)
         for id in changes.deletes.map(\.id) + changes.updates.map(\.id) + changes.inserts.map(\.id) {
             orderedRows[id.entity.name] = nil
         }
@@ -84,13 +85,12 @@ final class MemoryStoreData: @unchecked Sendable {
             row.version = (old?.version ?? 0) + 1
             rowsByEntity[row.id.entity.name, default: [:]][key] = row
             addConstraintEntries(of: row)
-            versions[row.id] = row.version
+            versions.append(row.version)
         }
         for var row in changes.inserts {
             row.version = 1
             rowsByEntity[row.id.entity.name, default: [:]][row.id.primaryKey!] = row
             addConstraintEntries(of: row)
-            versions[row.id] = 1
         }
         return versions
     }
@@ -98,7 +98,7 @@ final class MemoryStoreData: @unchecked Sendable {
     private func checkVersions(_ changes: StoreChangeSet) throws {
         var conflicts: [RowVersionConflict] = []
         func check(_ id: ManagedObjectID, _ expected: Int64) {
-            guard !changes.forceUpdates.contains(id), let key = id.primaryKey else { return }
+            guard !changes.isForced(id), let key = id.primaryKey else { return }
             let stored = rowsByEntity[id.entity.name]?[key]
             if stored?.version != expected {
                 conflicts.append(RowVersionConflict(id: id, expectedVersion: expected, stored: stored))

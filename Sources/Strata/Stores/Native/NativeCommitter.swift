@@ -19,10 +19,16 @@ struct NativeCommitter {
     let store: NativeStore
     let tx: WriteTransaction
     /// Rows whose cached state this commit invalidates: every row written or deleted, and every
-    /// row whose to-many (read from a foreign-key tree) gained or lost a member.
-    private(set) var touchedKeys: Set<Int64> = []
-    private var versions: [ManagedObjectID: Int64] = [:]
-    private var stored: [ManagedObjectID: StoreRow] = [:]
+    /// row whose to-many (read from a foreign-key tree) gained or lost a member (may repeat).
+    private(set) var touchedKeys: [Int64] = []
+    /// The new version of each update, at its position in the change set.
+    private var versions: [Int64] = []
+    /// The stored row of each update, then of each delete, at its position in the change set
+    /// (nil: no such row).
+    private var storedUpdates: [StoreRow?] = []
+    private var storedDeletes: [StoreRow?] = []
+    /// The primary keys the save writes (built only to describe a uniqueness conflict).
+    private var savedKeys: Set<Int64>?
     /// What the commit knows about one index entry to add once every removal is done.
     private struct Addition {
         /// The length of the elements part of the key.
@@ -41,7 +47,6 @@ struct NativeCommitter {
     private var additions: [TreeName: (index: IndexLayout, keys: IndexKeyList<Addition>)] = [:]
     /// The rows the additions belong to.
     private var addedRows: [StoreRow] = []
-    private var savedKeys: Set<Int64> = []
     /// The most index entries one index may gain or lose in this commit (lists are sized to it).
     private var expectedEntries = 0
 
@@ -66,61 +71,65 @@ struct NativeCommitter {
         return layout
     }
 
-    mutating func apply(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+    mutating func apply(_ changes: StoreChangeSet) throws -> [Int64] {
         // Key order: new keys are appended at the right edge of each tree (full pages, few
         // page copies) and updates touch neighbouring rows together.
-        var changes = changes
-        Self.sortByPrimaryKey(&changes.inserts) { $0.id }
-        Self.sortByPrimaryKey(&changes.updates) { $0.id }
-        Self.sortByPrimaryKey(&changes.deletes) { $0.id }
-        versions.reserveCapacity(changes.updates.count + changes.inserts.count)
-        touchedKeys.reserveCapacity(changes.updates.count + changes.inserts.count + changes.deletes.count)
-        stored.reserveCapacity(changes.updates.count + changes.deletes.count)
-        expectedEntries = changes.updates.count + changes.inserts.count + changes.deletes.count
+        let insertOrder = Self.keyOrder(changes.inserts) { $0.id }
+        let updateOrder = Self.keyOrder(changes.updates) { $0.id }
+        let deleteOrder = Self.keyOrder(changes.deletes) { $0.id }
+        let total = changes.updates.count + changes.inserts.count + changes.deletes.count
+        versions = [Int64](repeating: 0, count: changes.updates.count)
+        touchedKeys.reserveCapacity(total)
+        expectedEntries = total
         addedRows.reserveCapacity(changes.updates.count + changes.inserts.count)
-        try checkVersions(changes)
-        savedKeys.reserveCapacity(changes.updates.count + changes.inserts.count)
-        for row in changes.updates { if let key = row.id.primaryKey { savedKeys.insert(key) } }
-        for row in changes.inserts { if let key = row.id.primaryKey { savedKeys.insert(key) } }
-        for (id, _) in changes.deletes { try delete(id) }
-        for row in changes.updates { try update(row) }
-        for row in changes.inserts { try insert(row) }
+        try checkVersions(changes, updateOrder: updateOrder, deleteOrder: deleteOrder)
+        for position in deleteOrder { try delete(changes.deletes[position].id, stored: storedDeletes[position]) }
+        for position in updateOrder { try update(changes.updates[position], stored: storedUpdates[position], position: position) }
+        for position in insertOrder { try insert(changes.inserts[position]) }
         try removeIndexEntries()
-        try addIndexEntries()
+        try addIndexEntries(changes)
         return versions
     }
 
-    private static func sortByPrimaryKey<Item>(_ items: inout [Item], id: (Item) -> ManagedObjectID) {
+    /// The positions of `items` in ascending primary-key order (usually already so).
+    private static func keyOrder<Item>(_ items: [Item], id: (Item) -> ManagedObjectID) -> [Int] {
         let keys = items.map { id($0).primaryKey ?? 0 }
-        guard zip(keys, keys.dropFirst()).contains(where: { $0 > $1 }) else { return }
         var order = Array(keys.indices)
+        guard zip(keys, keys.dropFirst()).contains(where: { $0 > $1 }) else { return order }
         order.sort { keys[$0] < keys[$1] }
-        items = order.map { items[$0] }
+        return order
     }
 
     // MARK: (1) Versions
 
-    private mutating func checkVersions(_ changes: StoreChangeSet) throws {
+    private mutating func checkVersions(_ changes: StoreChangeSet, updateOrder: [Int], deleteOrder: [Int]) throws {
         var conflicts: [RowVersionConflict] = []
         let reader = self.reader
-        func check(_ id: ManagedObjectID, _ expected: Int64) throws {
-            guard let key = id.primaryKey else { return }
+        func check(_ id: ManagedObjectID, _ expected: Int64, base: [RowValue]?) throws -> StoreRow? {
+            guard let key = id.primaryKey else { return nil }
             let layout = try layout(of: id.entity)
+            let forced = changes.isForced(id)
             // Unchanged since the context read it: the stored row holds the values it read
             // (record values: every slot a commit looks at), so only the version is read.
-            if !changes.forceUpdates.contains(id), let base = changes.baseValues[id],
-               try storedVersion(key: key, layout: layout) == expected {
-                stored[id] = StoreRow(id: id, version: expected, values: base)
-                return
+            if !forced, let base, try storedVersion(key: key, layout: layout) == expected {
+                return StoreRow(id: id, version: expected, values: base)
             }
             let row = try reader.row(key: key, layout: layout)
-            if let row { stored[id] = row }
-            if !changes.forceUpdates.contains(id) && row?.version != expected {
+            if !forced && row?.version != expected {
                 conflicts.append(RowVersionConflict(id: id, expectedVersion: expected, stored: row))
             }
+            return row
         }
-        for row in changes.updates { try check(row.id, row.version) }
-        for (id, version) in changes.deletes { try check(id, version) }
+        storedUpdates = [StoreRow?](repeating: nil, count: changes.updates.count)
+        storedDeletes = [StoreRow?](repeating: nil, count: changes.deletes.count)
+        for position in updateOrder {
+            let row = changes.updates[position]
+            storedUpdates[position] = try check(row.id, row.version, base: changes.base(ofUpdate: position))
+        }
+        for position in deleteOrder {
+            let (id, version) = changes.deletes[position]
+            storedDeletes[position] = try check(id, version, base: changes.base(ofDelete: position))
+        }
         if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
     }
 
@@ -136,22 +145,21 @@ struct NativeCommitter {
 
     // MARK: (2) Deletes
 
-    private mutating func delete(_ id: ManagedObjectID) throws {
-        guard let key = id.primaryKey, let old = stored[id] else { return }
+    private mutating func delete(_ id: ManagedObjectID, stored old: StoreRow?) throws {
+        guard let key = id.primaryKey, let old else { return }
         let layout = try layout(of: id.entity)
         for index in layout.indexes { removeIndexEntry(index, values: old.values, primaryKey: key) }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: old.values[slot], to: .null, owner: key, layout: layout) }
         for (_, name, _) in layout.links { try removeLinks(tree: name, owner: key) }
         try tree(layout.rowsTree).delete(NativeStoreFile.encodeKey(key))
-        touchedKeys.insert(key)
+        touchedKeys.append(key)
     }
 
     // MARK: (3) Updates
 
-    private mutating func update(_ row: StoreRow) throws {
+    private mutating func update(_ row: StoreRow, stored old: StoreRow?, position: Int) throws {
         guard let key = row.id.primaryKey else { return }
         let layout = try layout(of: row.id.entity)
-        let old = stored[row.id]
         for index in layout.indexes {
             if let old {
                 // Unchanged element values keep their entry.
@@ -172,6 +180,7 @@ struct NativeCommitter {
             try setLinks(tree: name, owner: key, from: old?.values[slot], to: row.values[slot], ordered: ordered)
         }
         let version = (old?.version ?? 0) + 1
+        versions[position] = version
         try writeRecord(row, version: version, layout: layout)
     }
 
@@ -195,8 +204,7 @@ struct NativeCommitter {
         let key = row.id.primaryKey!
         let record = RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf)
         try tree(layout.rowsTree).put(NativeStoreFile.encodeKey(key), record)
-        versions[row.id] = version
-        touchedKeys.insert(key)
+        touchedKeys.append(key)
     }
 
     // MARK: (4) Index entries and uniqueness
@@ -246,7 +254,7 @@ struct NativeCommitter {
                                                                    hasNull: key.hasNull, row: row, entity: entity))
     }
 
-    private mutating func addIndexEntries() throws {
+    private mutating func addIndexEntries(_ changes: StoreChangeSet) throws {
         var conflicts: [String: RowConstraintConflict] = [:]
         // One index after another, each in key order (appends where keys grow with the rows).
         for tree in additions.keys.sorted() {
@@ -261,7 +269,10 @@ struct NativeCommitter {
                     let row = addedRows[addition.row]
                     let values = index.slots.map { row.values[$0] }
                     let name = index.tree.rawValue + "|\(values)"
-                    let inSave = holder.primaryKey.map { savedKeys.contains($0) } ?? false
+                    if savedKeys == nil {
+                        savedKeys = Set((changes.updates + changes.inserts).compactMap(\.id.primaryKey))
+                    }
+                    let inSave = holder.primaryKey.map { savedKeys!.contains($0) } ?? false
                     var conflict = conflicts[name] ?? RowConstraintConflict(
                         entityName: row.id.entity.name, constraint: index.elementNames, values: values,
                         conflictingIDs: inSave ? [holder] : [], storedID: inSave ? nil : holder)
@@ -340,11 +351,11 @@ struct NativeCommitter {
         let fk = try tree(name)
         if let oldTarget {
             try fk.delete(NativeStoreFile.encodeKey(oldTarget) + NativeStoreFile.encodeKey(owner))
-            touchedKeys.insert(oldTarget)
+            touchedKeys.append(oldTarget)
         }
         if let newTarget {
             try fk.put(NativeStoreFile.encodeKey(newTarget) + NativeStoreFile.encodeKey(owner), Self.entityNumberBytes(layout.number))
-            touchedKeys.insert(newTarget)
+            touchedKeys.append(newTarget)
         }
     }
 

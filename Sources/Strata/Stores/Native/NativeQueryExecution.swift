@@ -31,7 +31,7 @@ extension NativeReadView {
         }
         rows = plan.window(rows)
         // Fetched objects are faults: keep their rows where firing them will look first.
-        if !path.isIndexScan { for row in rows.prefix(20_000) { store.rowCache.insert(row, key: row.id.primaryKey!, at: generation) } }
+        if !path.isIndexScan { for row in rows.prefix(Self.rowsRememberedPerRead) { store.rowCache.insert(row, key: row.id.primaryKey!, at: generation) } }
         return rows
     }
 
@@ -88,6 +88,7 @@ extension NativeReadView {
             // Rows come in index order, often near each other in their tree: one point reader
             // per rows tree descends once per leaf.
             var points: (layout: EntityLayout, reader: PointReader)?
+            var read = 0
             try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { key, number in
                 guard let rowLayout = store.layoutsByNumber[number] else {
                     throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
@@ -95,7 +96,9 @@ extension NativeReadView {
                 if points?.layout !== rowLayout, let tree = try transaction.treeIfPresent(rowLayout.rowsTree) {
                     points = (rowLayout, try tree.makePointReader())
                 }
-                guard let row = try cachedRow(key: key, layout: rowLayout, points: points?.reader) else {
+                read += 1
+                guard let row = try cachedRow(key: key, layout: rowLayout, points: points?.reader,
+                                              remember: read <= Self.rowsRememberedPerRead) else {
                     throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
                 }
                 return try matches(row) ? try body(row) : true
@@ -113,12 +116,17 @@ extension NativeReadView {
         }
     }
 
-    /// A row through the row cache (and `points`, a point reader of its rows tree, if given).
-    func cachedRow(key: Int64, layout: EntityLayout, points: PointReader? = nil) throws -> StoreRow? {
+    /// How many rows one fetch puts into the row cache: a big fetch's objects fire their faults
+    /// from the rows the fetch gave them, so caching all of them would only evict other rows.
+    static let rowsRememberedPerRead = 20_000
+
+    /// A row through the row cache (and `points`, a point reader of its rows tree, if given); a
+    /// row read from the tree is remembered in the cache when `remember`.
+    func cachedRow(key: Int64, layout: EntityLayout, points: PointReader? = nil, remember: Bool = true) throws -> StoreRow? {
         if let cached = store.rowCache.row(key, at: generation), cached.id.entity === layout.entity { return cached }
         let found = try points.map { try reader.row(key: key, layout: layout, in: $0) } ?? reader.row(key: key, layout: layout)
         guard let row = found else { return nil }
-        store.rowCache.insert(row, key: key, at: generation)
+        if remember { store.rowCache.insert(row, key: key, at: generation) }
         return row
     }
 

@@ -213,10 +213,10 @@ final class NativeStore: RowStore {
 
     // MARK: Commits
 
-    func commit(_ changes: StoreChangeSet) throws -> [ManagedObjectID: Int64] {
+    func commit(_ changes: StoreChangeSet) throws -> [Int64] {
         if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
         return try pool.withWriter {
-            var invalidated: Set<Int64> = []
+            var invalidated: [Int64] = []
             var committedAt = Generation.zero
             let versions = try engine.write { tx in
                 var committer = NativeCommitter(store: self, tx: tx)
