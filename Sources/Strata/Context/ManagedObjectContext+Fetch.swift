@@ -41,8 +41,9 @@ extension ManagedObjectContext {
             // (a dynamic cast per object cost more than materializing a fault).
             let resultIsClass = T.self is ManagedObject.Type
             var castClass: ObjectIdentifier?
+            let model = self.model, asFaults = request.returnsObjectsAsFaults
             for row in rows {
-                let object = materialize(row, asFault: request.returnsObjectsAsFaults, prefetch: prefetch)
+                let object = materialize(row, asFault: asFaults, prefetch: prefetch, model: model)
                 let objectClass = ObjectIdentifier(type(of: object))
                 if resultIsClass && objectClass == castClass {
                     results.append(unsafeBitCast(object, to: T.self))
@@ -223,11 +224,17 @@ extension ManagedObjectContext {
     /// `prefetch`: the change stamp and generation the row was read at (root contexts), kept on a
     /// new fault so firing it while they are current needs no second read.
     func materialize(_ row: StoreRow, asFault: Bool, prefetch: (stamp: UInt64, pin: ObjectIdentifier?)? = nil) -> ManagedObject {
+        materialize(row, asFault: asFault, prefetch: prefetch, model: model)
+    }
+
+    /// `materialize` with the context's model looked up once by the caller.
+    func materialize(_ row: StoreRow, asFault: Bool, prefetch: (stamp: UInt64, pin: ObjectIdentifier?)?,
+                     model: ManagedObjectModel?) -> ManagedObject {
         if let object = registry[row.id] {
             if object.isFaultStorage && !asFault { fill(object, from: row) }
             return object
         }
-        let entity = modelEntity(of: row.id)
+        let entity = modelEntity(of: row.id, in: model)
         let object = ManagedObject.makeFault(entity: entity, id: row.id)
         register(object)
         if !asFault {

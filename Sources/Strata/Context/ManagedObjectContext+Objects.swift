@@ -37,6 +37,12 @@ extension ManagedObjectContext {
 
     /// The entity of this context's model an ID's objects get (IDs may come from another model).
     func modelEntity(of id: ManagedObjectID) -> EntityDescription {
+        modelEntity(of: id, in: model)
+    }
+
+    /// `modelEntity(of:)` with the context's model looked up once by the caller (a fetch).
+    @inline(__always)
+    func modelEntity(of id: ManagedObjectID, in model: ManagedObjectModel?) -> EntityDescription {
         guard let model, id.entity.modelSerial != model.serial else { return id.entity }
         return model.entitiesByName[id.entity.name] ?? id.entity
     }
@@ -105,7 +111,7 @@ extension ManagedObjectContext {
             for id in unused { releaseIfUnused(id) }
             if unused.isEmpty { break }
         }
-        releaseCandidates = []
+        releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
         registrationsSinceFullSweep = 0
         registrySweepThreshold = max(1024, registry.count * 2)
     }
@@ -124,9 +130,10 @@ extension ManagedObjectContext {
     /// registry references.
     func sweepCandidates() {
         guard !releaseCandidates.isEmpty else { return }
-        let candidates = releaseCandidates
-        releaseCandidates = []
-        for id in candidates { releaseIfUnused(id) }
+        // Releasing an object never registers another, so the list is not appended to meanwhile;
+        // it keeps its capacity for the next registrations.
+        for index in releaseCandidates.indices { releaseIfUnused(releaseCandidates[index]) }
+        releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
     }
 
     /// Makes saved objects (no longer kept by the context) candidates for the next sweep.
@@ -292,9 +299,20 @@ extension ManagedObjectContext {
     /// throws `objectNotFound`.
     func fulfillFault(_ object: ManagedObject, deleteIfInaccessible: Bool = true) throws {
         guard object.isFaultStorage else { return }
-        let prefetched = object.prefetchedRow
-        object.prefetchedRow = nil
-        if let snapshot = try prefetched.flatMap(currentRow) ?? loadSnapshot(for: object.objectID) {
+        if let prefetched = object.prefetchedRow {
+            object.prefetchedRow = nil
+            if isCurrent(prefetched) {
+                // The values move from the fetch's row to the object, nothing else is copied.
+                let values = prefetched.row.values
+                object.values = values
+                object.committedValues = values
+                object.rowVersion = prefetched.row.version
+                object.isFaultStorage = false
+                object.awakeFromFetch()
+                return
+            }
+        }
+        if let snapshot = try loadSnapshot(for: object.objectID) {
             object.values = snapshot.values
             object.committedValues = snapshot.values
             object.rowVersion = snapshot.version
@@ -320,10 +338,11 @@ extension ManagedObjectContext {
 
     /// A fetched row still current for this root context: nothing committed through the
     /// coordinator and the query generation unchanged since the fetch read it.
-    private func currentRow(_ prefetched: PrefetchedRow) -> StoreRow? {
-        guard parent == nil, let coordinator = persistentStoreCoordinator, coordinator.changeStamp == prefetched.stamp,
-              currentPinIdentity == prefetched.pin else { return nil }
-        return prefetched.row
+    /// Whether a fault's prefetched row is still what a read would give: nothing was committed
+    /// through the coordinator since, and the context reads the same query generation.
+    private func isCurrent(_ prefetched: PrefetchedRow) -> Bool {
+        guard !hasParent, let coordinator = coordinatorStorage else { return false }
+        return coordinator.changeStamp == prefetched.stamp && currentPinIdentity == prefetched.pin
     }
 
     /// The row of `id` as this context sees it: the parent's current object state, or the store's.

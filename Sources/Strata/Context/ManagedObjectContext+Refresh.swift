@@ -40,7 +40,7 @@ extension ManagedObjectContext {
         assertOnQueue("reset()")
         for object in registry.values { object.managedObjectContext = nil }
         registry.removeAll(keepingCapacity: registry.count <= 4096)
-        releaseCandidates = []
+        releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
         registrationsSinceFullSweep = 0
         registrySweepThreshold = 1024
         retained = [:]

@@ -58,7 +58,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             newValue?.register(self)
         }
     }
-    private var coordinatorStorage: PersistentStoreCoordinator?
+    private(set) var coordinatorStorage: PersistentStoreCoordinator?
     /// The parent context: saves push changes into it instead of a coordinator.
     public var parent: ManagedObjectContext? {
         get { hasParent ? settings.withLock { $0.parent } : nil }

@@ -15,8 +15,16 @@ final class RowCache: Sendable {
         var row: StoreRow
         var cost: Int
     }
+    /// A primary key hashed with one finalizer (`HashMixing`) instead of SipHash: looked up for
+    /// every row a fetch reads.
+    private struct Key: Hashable {
+        let value: Int64
+        init(_ value: Int64) { self.value = value }
+        func hash(into hasher: inout Hasher) { hasher.combine(value) }
+        func _rawHashValue(seed: Int) -> Int { HashMixing.mix(UInt64(bitPattern: value), seed: seed) }
+    }
     private struct State {
-        var entries: [Int64: Entry] = [:]
+        var entries: [Key: Entry] = [:]
         /// Keys in insertion order, for eviction (may hold keys already removed).
         var order: [Int64] = []
         var orderStart = 0
@@ -36,7 +44,7 @@ final class RowCache: Sendable {
         return state.withLock { state in
             Self.catchUp(&state, to: generation)
             guard state.generation == generation else { return nil }
-            return state.entries[key]?.row
+            return state.entries[Key(key)]?.row
         }
     }
 
@@ -47,7 +55,7 @@ final class RowCache: Sendable {
         state.withLock { state in
             Self.catchUp(&state, to: generation)
             guard state.generation == generation else { return }
-            if let old = state.entries.updateValue(Entry(row: row, cost: cost), forKey: key) {
+            if let old = state.entries.updateValue(Entry(row: row, cost: cost), forKey: Key(key)) {
                 state.cost -= old.cost
             } else {
                 state.order.append(key)
@@ -61,7 +69,7 @@ final class RowCache: Sendable {
     func didCommit(at generation: UInt64, changedKeys keys: [Int64]) {
         state.withLock { state in
             for key in keys {
-                if let old = state.entries.removeValue(forKey: key) { state.cost -= old.cost }
+                if let old = state.entries.removeValue(forKey: Key(key)) { state.cost -= old.cost }
             }
             if state.generation + 1 == generation {
                 state.generation = generation
@@ -92,7 +100,7 @@ final class RowCache: Sendable {
         while state.cost > budget, state.orderStart < state.order.count {
             let key = state.order[state.orderStart]
             state.orderStart += 1
-            if let old = state.entries.removeValue(forKey: key) { state.cost -= old.cost }
+            if let old = state.entries.removeValue(forKey: Key(key)) { state.cost -= old.cost }
         }
         if state.orderStart > 4096 && state.orderStart * 2 > state.order.count {
             state.order.removeFirst(state.orderStart)

@@ -147,13 +147,28 @@ enum ManagedKeyCache {
     private struct Key: Hashable {
         let keyPath: ObjectIdentifier
         let entity: ObjectIdentifier
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(keyPath)
+            hasher.combine(entity)
+        }
+
+        /// One finalizer over both addresses instead of a full SipHash: looked up on every
+        /// `@Managed` access.
+        func _rawHashValue(seed: Int) -> Int {
+            let a = UInt64(UInt(bitPattern: keyPath)), b = UInt64(UInt(bitPattern: entity))
+            return HashMixing.mix(a &* 0x9E37_79B9_7F4A_7C15 ^ b, seed: seed)
+        }
     }
     private final class Table: Sendable {
         let infos: [Key: ManagedKeyInfo]
+        /// Each key's slot (-1: none), for the hot path: a plain integer, nothing to retain.
+        let slots: [Key: Int]
         /// What the keys' identities belong to, kept alive with the table.
         let owners: [AnyObject & Sendable]
         init(infos: [Key: ManagedKeyInfo], owners: [AnyObject & Sendable]) {
             self.infos = infos
+            self.slots = infos.mapValues { $0.slot ?? -1 }
             self.owners = owners
         }
     }
@@ -161,6 +176,17 @@ enum ManagedKeyCache {
     /// The current table: the address of one of `tables` (unretained; 0 before the first).
     private static let current = Atomic<UInt>(0)
     private static let tables = Lock<[Table]>([]) // guards publishing; holds every published table
+
+    /// The slot of `info(of:kind:entity:)`, without copying the rest of it.
+    @inline(__always)
+    static func slot(of keyPath: AnyKeyPath, kind: ManagedFastKind, entity: EntityDescription) -> Int? {
+        let key = Key(keyPath: ObjectIdentifier(keyPath), entity: ObjectIdentifier(entity))
+        if let pointer = UnsafeRawPointer(bitPattern: current.load(ordering: .acquiring)),
+           let found = Unmanaged<Table>.fromOpaque(pointer).takeUnretainedValue().slots[key] {
+            return found < 0 ? nil : found
+        }
+        return info(of: keyPath, kind: kind, entity: entity).slot
+    }
 
     static func info(of keyPath: AnyKeyPath, kind: ManagedFastKind, entity: EntityDescription) -> ManagedKeyInfo {
         let key = Key(keyPath: ObjectIdentifier(keyPath), entity: ObjectIdentifier(entity))
@@ -198,11 +224,10 @@ extension ManagedObject {
     @usableFromInline
     func loadedSlot(for keyPath: AnyKeyPath, kind: ManagedFastKind) -> Int? {
         if isPrototype { return nil }
-        let info = ManagedKeyCache.info(of: keyPath, kind: kind, entity: entity)
-        guard let slot = info.slot else { return nil }
+        guard let slot = ManagedKeyCache.slot(of: keyPath, kind: kind, entity: entity) else { return nil }
         if isFaultStorage {
             do { try fireFaultIfNeeded() } catch {
-                preconditionFailure("Strata: reading \(entity.name).\(info.name): \(error)")
+                preconditionFailure("Strata: reading \(entity.name).\(entity.slots[slot].name): \(error)")
             }
         }
         return slot
@@ -212,7 +237,7 @@ extension ManagedObject {
     /// attribute of exactly that type; false (nothing done) otherwise.
     @usableFromInline
     func setDirectAttribute(_ value: RowValue, keyPath: AnyKeyPath, kind: ManagedFastKind) -> Bool {
-        guard let type = kind.attributeType, let slot = ManagedKeyCache.info(of: keyPath, kind: kind, entity: entity).slot else { return false }
+        guard let type = kind.attributeType, let slot = ManagedKeyCache.slot(of: keyPath, kind: kind, entity: entity) else { return false }
         return setDirectAttribute(value, slot: slot, type: type)
     }
 }

@@ -27,7 +27,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's identity; temporary until the object is saved.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object lives in (nil once deleted and saved, or for objects never inserted).
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    /// Set and read on the context's queue only (see the state below for why unchecked).
+    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
     // `@exclusivity(unchecked)` on the object's state: read and written only on its context's
     // queue, on every value access, where the runtime's dynamic exclusivity check cost more than

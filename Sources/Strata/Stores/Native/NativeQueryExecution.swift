@@ -87,17 +87,20 @@ extension NativeReadView {
             let reader = self.reader
             // Rows come in index order, often near each other in their tree: one point reader
             // per rows tree descends once per leaf.
-            var points: (layout: EntityLayout, reader: PointReader)?
+            // The entity of the last entry, with its layout and point reader (entries of one
+            // entity usually follow each other).
+            var points: (number: UInt16, layout: EntityLayout, reader: PointReader?)?
             var read = 0
             try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { key, number in
-                guard let rowLayout = store.layoutsByNumber[number] else {
-                    throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
+                if points?.number != number {
+                    guard let rowLayout = store.layoutsByNumber[number] else {
+                        throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
+                    }
+                    points = (number, rowLayout, try transaction.treeIfPresent(rowLayout.rowsTree)?.makePointReader())
                 }
-                if points?.layout !== rowLayout, let tree = try transaction.treeIfPresent(rowLayout.rowsTree) {
-                    points = (rowLayout, try tree.makePointReader())
-                }
+                let rowLayout = points!.layout
                 read += 1
-                guard let row = try cachedRow(key: key, layout: rowLayout, points: points?.reader,
+                guard let row = try cachedRow(key: key, layout: rowLayout, points: points!.reader,
                                               remember: read <= Self.rowsRememberedPerRead) else {
                     throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
                 }
@@ -157,30 +160,20 @@ extension NativeReadView {
         }
         // Entries with equal values come out of a backward scan in descending key order; each
         // such group is handed on in ascending primary-key order.
-        var group: [(Int64, UInt16)] = []
-        var groupValues: [UInt8] = []
-        func flush() throws -> Bool {
-            defer { group.removeAll(keepingCapacity: true) }
-            for (pk, number) in group.reversed() where try !body(pk, number) { return false }
-            return true
-        }
+        let group = EqualValueGroup()
         for range in ranges.reversed() {
             var stopped = false
             try tree.forEachReversed(from: range.lower, to: range.upper) { key, value in
                 let values = UnsafeRawBufferPointer(rebasing: key[..<max(0, key.count - 8)])
-                let sameValues = groupValues.count == values.count && groupValues.withUnsafeBytes { group in
-                    values.count == 0 || memcmp(group.baseAddress!, values.baseAddress!, values.count) == 0
+                if !group.holds(values) {
+                    if try !group.flush(body) { stopped = true; return false }
+                    group.start(values)
                 }
-                if !sameValues {
-                    if try !flush() { stopped = true; return false }
-                    groupValues.removeAll(keepingCapacity: true)
-                    groupValues.append(contentsOf: values)
-                }
-                if let found = try entry(key, value) { group.append(found) }
+                if let found = try entry(key, value) { group.entries.append(found) }
                 return true
             }
             if stopped { return }
-            if try !flush() { return }
+            if try !group.flush(body) { return }
         }
     }
 
@@ -261,5 +254,34 @@ extension NativeStore {
 
     func accessPath(for plan: FetchPlan) -> AccessPath {
         QueryPlanner.accessPath(for: plan, indexes: indexCandidates(for: plan.entity))
+    }
+}
+
+/// The index entries of a backward scan that share their values (FORMAT.md §19.4: the primary
+/// key ends the key), gathered to be handed on in ascending primary-key order. A class: the scan's
+/// closure updates it through a constant reference, with no exclusivity bookkeeping per entry.
+private final class EqualValueGroup {
+    // Used by one scan on one thread; nothing holds an access across a call that changes them.
+    @exclusivity(unchecked) var entries: [(Int64, UInt16)] = []
+    @exclusivity(unchecked) private var values: [UInt8] = []
+
+    /// Whether `candidate` (an entry's key without its primary key) has the group's values.
+    func holds(_ candidate: UnsafeRawBufferPointer) -> Bool {
+        values.count == candidate.count && values.withUnsafeBytes { mine in
+            candidate.count == 0 || memcmp(mine.baseAddress!, candidate.baseAddress!, candidate.count) == 0
+        }
+    }
+
+    func start(_ newValues: UnsafeRawBufferPointer) {
+        values.removeAll(keepingCapacity: true)
+        values.append(contentsOf: newValues)
+    }
+
+    /// Hands the group's entries to `body` in ascending primary-key order and empties it; false
+    /// when `body` asked to stop.
+    func flush(_ body: (Int64, UInt16) throws -> Bool) throws -> Bool {
+        defer { entries.removeAll(keepingCapacity: true) }
+        for (pk, number) in entries.reversed() where try !body(pk, number) { return false }
+        return true
     }
 }
