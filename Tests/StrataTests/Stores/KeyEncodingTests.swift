@@ -84,4 +84,28 @@ final class KeyEncodingTests: XCTestCase {
             for (key, info) in listed { XCTAssertEqual(key, keys[info], "each key keeps its info, seed \(seed)") }
         }
     }
+
+    /// A commit drops an updated row's new index key when it equals the old one (values that
+    /// differ but encode alike): `lastKeyEquals` compares the lists' last keys byte for byte and
+    /// `removeLast` takes a key out with its bytes, leaving the other keys as they were.
+    func testIndexKeyListComparesAndRemovesItsLastKey() {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        for round in 0..<200 {
+            var mine = IndexKeyList<Void>(capacity: 2, bytesPerKey: 2), theirs = IndexKeyList<Int>(capacity: 2, bytesPerKey: 2)
+            var kept: [[UInt8]] = []
+            for step in 0..<Int(random.next() % 40) {
+                let key = (0..<Int(random.next() % 12)).map { _ in UInt8(random.next() % 3) }
+                let other = random.next() % 2 == 0 ? key : (0..<Int(random.next() % 12)).map { _ in UInt8(random.next() % 3) }
+                mine.append(key, info: ())
+                theirs.append { $0.append(contentsOf: other); return step }
+                XCTAssertEqual(mine.lastKeyEquals(theirs), key == other, "seed \(seed), round \(round), step \(step)")
+                if key == other { mine.removeLast() } else { kept.append(key) }
+            }
+            var listed: [[UInt8]] = []
+            mine.forEach { key, _ in listed.append(Array(key)) }
+            XCTAssertEqual(listed, kept, "seed \(seed), round \(round)")
+            XCTAssertEqual(mine.bytes.count, kept.reduce(0) { $0 + $1.count }, "removed keys leave no bytes behind, seed \(seed)")
+        }
+    }
 }

@@ -34,6 +34,22 @@ struct IndexKeyList<Info> {
         bytes.append(contentsOf: key)
     }
 
+    /// Removes the key appended last (its bytes too, so they are not left in the buffer).
+    mutating func removeLast() {
+        let last = entries.removeLast()
+        if last.start + last.length == bytes.count { bytes.removeLast(last.length) }
+    }
+
+    /// Whether this list's last key has the same bytes as `other`'s last key.
+    func lastKeyEquals<Other>(_ other: IndexKeyList<Other>) -> Bool {
+        guard let mine = entries.last, let theirs = other.entries.last, mine.length == theirs.length else { return false }
+        return bytes.withUnsafeBytes { a in
+            other.bytes.withUnsafeBytes { b in
+                mine.length == 0 || memcmp(a.baseAddress! + mine.start, b.baseAddress! + theirs.start, mine.length) == 0
+            }
+        }
+    }
+
     /// Calls `body` with each key and its info, in the current order.
     func forEach(_ body: (UnsafeRawBufferPointer, Info) throws -> Void) rethrows {
         try bytes.withUnsafeBytes { base in

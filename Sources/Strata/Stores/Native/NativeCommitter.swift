@@ -41,10 +41,13 @@ struct NativeCommitter {
         /// The row's entity number (what the entry's value says).
         let entity: UInt16
     }
-    /// Index entries to remove (old keys of deleted and updated rows), by index tree.
-    private var removals: [TreeName: IndexKeyList<Void>] = [:]
-    /// Index entries to add, by index tree.
-    private var additions: [TreeName: (index: IndexLayout, keys: IndexKeyList<Addition>)] = [:]
+    /// Index entries to remove (old keys of deleted and updated rows) and to add, one list per
+    /// index tree, found by the index layout's identity (a save touches a few indexes; comparing
+    /// references is cheaper than hashing tree names once per entry).
+    private var removals: [(index: IndexLayout, keys: IndexKeyList<Void>)] = []
+    private var additions: [(index: IndexLayout, keys: IndexKeyList<Addition>)] = []
+    /// The record being written (one buffer for every row of the commit).
+    private var recordBuffer: [UInt8] = []
     /// The rows the additions belong to.
     private var addedRows: [StoreRow] = []
     /// The most index entries one index may gain or lose in this commit (lists are sized to it).
@@ -136,11 +139,12 @@ struct NativeCommitter {
     /// The version of a row this commit rewrites or deletes (nil: no such row), read from the
     /// start of its record on the pages the write will change.
     private func storedVersion(key: Int64, layout: EntityLayout) throws -> Int64? {
-        try tree(layout.rowsTree).withValueForUpdate(forKey: NativeStoreFile.encodeKey(key)) { record in
+        let rows = try tree(layout.rowsTree)
+        return try NativeStoreFile.withKey(key) { encoded in try rows.withValueForUpdate(forKey: encoded) { record in
             guard let record else { return nil }
             var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
             return Int64(bitPattern: try reader.varint())
-        }
+        } }
     }
 
     // MARK: (2) Deletes
@@ -151,7 +155,8 @@ struct NativeCommitter {
         for index in layout.indexes { removeIndexEntry(index, values: old.values, primaryKey: key) }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: old.values[slot], to: .null, owner: key, layout: layout) }
         for (_, name, _) in layout.links { try removeLinks(tree: name, owner: key) }
-        try tree(layout.rowsTree).delete(NativeStoreFile.encodeKey(key))
+        let rows = try tree(layout.rowsTree)
+        _ = try NativeStoreFile.withKey(key) { try rows.delete($0) }
         touchedKeys.append(key)
     }
 
@@ -164,11 +169,15 @@ struct NativeCommitter {
             if let old {
                 // Unchanged element values keep their entry.
                 if index.slots.allSatisfy({ row.values[$0] == old.values[$0] }) { continue }
-                let previous = index.key(values: old.values, primaryKey: key)
-                let new = index.key(values: row.values, primaryKey: key)
-                if previous.key == new.key { continue }
-                removeIndexEntry(index, key: previous.key)
-                addIndexEntry(index, key: new, row: rowPosition(row), entity: layout.number)
+                // Different values may still make the same key (cut text, -0.0 and 0.0).
+                let removal = removalList(index)
+                removals[removal].keys.append { bytes in _ = index.appendKey(values: old.values, primaryKey: key, to: &bytes) }
+                let addition = additionList(index)
+                addIndexEntry(index, values: row.values, primaryKey: key, row: rowPosition(row), entity: layout.number)
+                if removals[removal].keys.lastKeyEquals(additions[addition].keys) {
+                    removals[removal].keys.removeLast()
+                    additions[addition].keys.removeLast()
+                }
             } else {
                 addIndexEntry(index, values: row.values, primaryKey: key, row: rowPosition(row), entity: layout.number)
             }
@@ -202,8 +211,9 @@ struct NativeCommitter {
 
     private mutating func writeRecord(_ row: StoreRow, version: Int64, layout: EntityLayout) throws {
         let key = row.id.primaryKey!
-        let record = RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf)
-        try tree(layout.rowsTree).put(NativeStoreFile.encodeKey(key), record)
+        RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf, into: &recordBuffer)
+        let rows = try tree(layout.rowsTree)
+        _ = try NativeStoreFile.withKey(key) { encoded in try recordBuffer.withUnsafeBytes { try rows.put(encoded, $0) } }
         touchedKeys.append(key)
     }
 
@@ -219,46 +229,51 @@ struct NativeCommitter {
     /// Bytes reserved per gathered index key (most keys are one or two elements and 8 key bytes).
     private static let keyBytes = 24
 
-    private mutating func removeIndexEntry(_ index: IndexLayout, values: [RowValue], primaryKey: Int64) {
-        if removals[index.tree] == nil { removals[index.tree] = IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes) }
-        removals[index.tree]!.append { bytes in _ = index.appendKey(values: values, primaryKey: primaryKey, to: &bytes) }
+    /// The position of `index`'s list of removals, made on first use.
+    private mutating func removalList(_ index: IndexLayout) -> Int {
+        if let position = removals.firstIndex(where: { $0.index === index }) { return position }
+        removals.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
+        return removals.count - 1
     }
 
-    private mutating func removeIndexEntry(_ index: IndexLayout, key: [UInt8]) {
-        if removals[index.tree] == nil { removals[index.tree] = IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes) }
-        removals[index.tree]!.append(key, info: ())
+    /// The position of `index`'s list of additions, made on first use.
+    private mutating func additionList(_ index: IndexLayout) -> Int {
+        if let position = additions.firstIndex(where: { $0.index === index }) { return position }
+        additions.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
+        return additions.count - 1
+    }
+
+    private mutating func removeIndexEntry(_ index: IndexLayout, values: [RowValue], primaryKey: Int64) {
+        let list = removalList(index)
+        removals[list].keys.append { bytes in _ = index.appendKey(values: values, primaryKey: primaryKey, to: &bytes) }
     }
 
     /// Removes the gathered old index entries, each index in key order.
     private mutating func removeIndexEntries() throws {
-        for tree in removals.keys.sorted() {
-            guard var keys = removals.removeValue(forKey: tree) else { continue }
+        for (index, gathered) in removals.sorted(by: { $0.index.tree < $1.index.tree }) {
+            var keys = gathered
             keys.sort()
-            let indexTree = try self.tree(tree)
+            let indexTree = try self.tree(index.tree)
             try keys.forEach { key, _ in _ = try indexTree.delete(key) }
         }
+        removals = []
     }
 
     private mutating func addIndexEntry(_ index: IndexLayout, values: [RowValue], primaryKey: Int64, row: Int, entity: UInt16) {
-        if additions[index.tree] == nil { additions[index.tree] = (index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)) }
-        additions[index.tree]!.keys.append { bytes in
+        let list = additionList(index)
+        additions[list].keys.append { bytes in
             let made = index.appendKey(values: values, primaryKey: primaryKey, to: &bytes)
             return Addition(elements: made.elements, truncated: made.truncated, hasNull: made.hasNull, row: row, entity: entity)
         }
     }
 
-    private mutating func addIndexEntry(_ index: IndexLayout, key: (key: [UInt8], elements: Int, truncated: Bool, hasNull: Bool),
-                                        row: Int, entity: UInt16) {
-        if additions[index.tree] == nil { additions[index.tree] = (index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)) }
-        additions[index.tree]!.keys.append(key.key, info: Addition(elements: key.elements, truncated: key.truncated,
-                                                                   hasNull: key.hasNull, row: row, entity: entity))
-    }
-
     private mutating func addIndexEntries(_ changes: StoreChangeSet) throws {
         var conflicts: [String: RowConstraintConflict] = [:]
         // One index after another, each in key order (appends where keys grow with the rows).
-        for tree in additions.keys.sorted() {
-            guard let (index, gathered) = additions.removeValue(forKey: tree) else { continue }
+        let lists = additions.sorted { $0.index.tree < $1.index.tree }
+        additions = []
+        for (index, gathered) in lists {
+            let tree = index.tree
             var keys = gathered
             keys.sort()
             let indexTree = try self.tree(tree)

@@ -250,6 +250,8 @@ final class EntityLayout: Sendable {
     let storage: [SlotStorage]
     /// The slots stored in the record, in record order.
     let recordSlots: [Int]
+    /// For each of `recordSlots`: whether it holds a to-one relationship (a reference).
+    let recordSlotIsRelationship: [Bool]
     /// Indexes and constraints declared on this entity or a superentity.
     let indexes: [IndexLayout]
     /// The same indexes as the query planner sees them.
@@ -293,6 +295,7 @@ final class EntityLayout: Sendable {
         }
         self.storage = storage
         self.recordSlots = recordSlots
+        self.recordSlotIsRelationship = recordSlots.map { entity.slots[$0] is RelationshipDescription }
         self.foreignKeys = foreignKeys
         self.links = links
         self.emptyRow = storage.enumerated().map { slot, storage in

@@ -71,6 +71,12 @@ final class NativeStoreFile: Sendable {
         }
     }
 
+    /// Calls `body` with the encoded key, made on the stack (no allocation).
+    @inline(__always)
+    static func withKey<R>(_ key: Int64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: UInt64(bitPattern: key).bigEndian) { try body($0) }
+    }
+
     static func encodeKey(_ key: Int64) -> [UInt8] {
         var bytes: [UInt8] = []
         KeyEncoding.appendBigEndian(UInt64(bitPattern: key), to: &bytes)

@@ -20,11 +20,19 @@ enum RowCodec {
     static func encode(version: Int64, values: [RowValue], layout: EntityLayout, numberOf: (EntityDescription) -> UInt16) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(16 + layout.recordSlots.count * 9)
-        appendVarint(UInt64(bitPattern: version), to: &bytes)
-        for slot in layout.recordSlots {
-            append(values[slot], isRelationship: layout.entity.slots[slot] is RelationshipDescription, numberOf: numberOf, to: &bytes)
-        }
+        encode(version: version, values: values, layout: layout, numberOf: numberOf, into: &bytes)
         return bytes
+    }
+
+    /// Encodes the record into `bytes`, replacing what it held (a buffer reused row after row
+    /// keeps its capacity).
+    static func encode(version: Int64, values: [RowValue], layout: EntityLayout, numberOf: (EntityDescription) -> UInt16,
+                       into bytes: inout [UInt8]) {
+        bytes.removeAll(keepingCapacity: true)
+        appendVarint(UInt64(bitPattern: version), to: &bytes)
+        for (position, slot) in layout.recordSlots.enumerated() {
+            append(values[slot], isRelationship: layout.recordSlotIsRelationship[position], numberOf: numberOf, to: &bytes)
+        }
     }
 
     private static func append(_ value: RowValue, isRelationship: Bool, numberOf: (EntityDescription) -> UInt16, to bytes: inout [UInt8]) {
@@ -83,7 +91,7 @@ enum RowCodec {
     }
 
     private static func appendLittleEndian(_ value: UInt64, count: Int, to bytes: inout [UInt8]) {
-        for index in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) }
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
 
     /// Resolves references while decoding.
