@@ -104,10 +104,14 @@ public struct WritableTree {
     /// write will), so the write that follows, and reads of nearby keys in order, skip the
     /// descent. The buffer is valid only during the call.
     public func withValueForUpdate<R>(forKey key: some ContiguousBytes, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        try withBytes(key) { key in
-            try checkKey(key)
-            return try transaction.modify(name) { try $0.withValueForUpdate(key, body) }
-        }
+        try withBytes(key) { key in try withValueForUpdate(forKey: key, body) }
+    }
+
+    /// ``withValueForUpdate(forKey:_:)`` for a key already in memory (no conversion per call).
+    public func withValueForUpdate<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        let key = key.baseAddress == nil ? .emptyBytes : key
+        try checkKey(key)
+        return try transaction.modify(name) { try $0.withValueForUpdate(key, body) }
     }
 
     public func contains(_ key: some ContiguousBytes) throws -> Bool {
@@ -120,14 +124,20 @@ public struct WritableTree {
     @discardableResult
     public func put(_ key: some ContiguousBytes, _ value: some ContiguousBytes) throws -> Bool {
         try withBytes(key) { key in
-            try withBytes(value) { value in
-                try checkKey(key)
-                guard value.count <= Int(Int32.max) else {
-                    throw StrataError(.invalidArgument, "value of \(value.count) bytes for tree \"\(name)\" exceeds the 2 GiB limit")
-                }
-                return try transaction.modify(name) { try $0.put(key, value) }
-            }
+            try withBytes(value) { value in try put(key, value) }
         }
+    }
+
+    /// ``put(_:_:)`` for bytes already in memory (no conversion per call: a commit puts many).
+    @discardableResult
+    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+        let key = key.baseAddress == nil ? .emptyBytes : key
+        let value = value.baseAddress == nil ? .emptyBytes : value
+        try checkKey(key)
+        guard value.count <= Int(Int32.max) else {
+            throw StrataError(.invalidArgument, "value of \(value.count) bytes for tree \"\(name)\" exceeds the 2 GiB limit")
+        }
+        return try transaction.modify(name) { try $0.put(key, value) }
     }
 
     /// Whether a record other than `key`'s has a key beginning with the first `prefixLength`
@@ -135,19 +145,28 @@ public struct WritableTree {
     /// neighbours in its leaf; `.undecided` when they are not in one leaf (scan the prefix
     /// range instead). Cheap when `put(key, …)` follows: it finds the leaf again at once.
     public func probePrefix(of key: some ContiguousBytes, length prefixLength: Int) throws -> PrefixProbe {
-        try withBytes(key) { key in
-            try checkKey(key)
-            return try transaction.modify(name) { try $0.probePrefix(of: key, length: prefixLength) }
-        }
+        try withBytes(key) { key in try probePrefix(of: key, length: prefixLength) }
+    }
+
+    /// ``probePrefix(of:length:)`` for a key already in memory.
+    public func probePrefix(of key: UnsafeRawBufferPointer, length prefixLength: Int) throws -> PrefixProbe {
+        let key = key.baseAddress == nil ? .emptyBytes : key
+        try checkKey(key)
+        return try transaction.modify(name) { try $0.probePrefix(of: key, length: prefixLength) }
     }
 
     /// Removes the record with `key`. Returns false if there was none.
     @discardableResult
     public func delete(_ key: some ContiguousBytes) throws -> Bool {
-        try withBytes(key) { key in
-            try checkKey(key)
-            return try transaction.modify(name) { try $0.delete(key) }
-        }
+        try withBytes(key) { key in try delete(key) }
+    }
+
+    /// ``delete(_:)`` for a key already in memory.
+    @discardableResult
+    public func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        let key = key.baseAddress == nil ? .emptyBytes : key
+        try checkKey(key)
+        return try transaction.modify(name) { try $0.delete(key) }
     }
 
     /// The longest key this store accepts (a quarter page, less cell overhead: 1001 bytes at 4 KiB).

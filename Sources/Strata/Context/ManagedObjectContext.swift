@@ -84,11 +84,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private let parentFlag = Atomic<Bool>(false)
     var hasParent: Bool { parentFlag.load(ordering: .acquiring) }
     /// A name for messages, notifications and history.
-    public var name: String?
+    @exclusivity(unchecked) public var name: String?
     /// The author recorded in persistent history for this context's saves.
-    public var transactionAuthor: String?
+    @exclusivity(unchecked) public var transactionAuthor: String?
     /// How saves resolve conflicts with rows changed elsewhere.
-    public var mergePolicy: MergePolicy = .error
+    @exclusivity(unchecked) public var mergePolicy: MergePolicy = .error
     /// Whether changes saved by the parent (or, for a root context, by other contexts on the same
     /// coordinator) are merged into this context automatically.
     public var automaticallyMergesChangesFromParent: Bool {
@@ -97,9 +97,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
     /// Whether a fault whose row was deleted elsewhere turns into a deleted object (true) instead
     /// of failing.
-    public var shouldDeleteInaccessibleFaults = true
+    @exclusivity(unchecked) public var shouldDeleteInaccessibleFaults = true
     /// Records changes for undo when set (nil by default, as Core Data on macOS/Linux).
-    public var undoManager: UndoManager?
+    @exclusivity(unchecked) public var undoManager: UndoManager?
     /// Whether objects fetched without changes are kept alive by the context. When false (the
     /// default), an unchanged object nothing else references is released by the time the
     /// perform block that dropped it returns (as an autorelease pool drains on Darwin), or at the

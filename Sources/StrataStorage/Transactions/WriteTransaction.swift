@@ -52,14 +52,23 @@ public final class WriteTransaction {
     @exclusivity(unchecked) var reservedPages = 0
 
     // Trees
-    struct OpenTree {
-        var descriptor: TreeDescriptor
-        var changed: Bool
-        var version: UInt64
+    /// A tree's state in this transaction. A class: every write reads and updates it, and a
+    /// struct of this size was copied three times per write. Used only on the transaction's
+    /// thread, never held across a call that could change it (hence unchecked exclusivity).
+    final class OpenTree {
+        @exclusivity(unchecked) var descriptor: TreeDescriptor
+        @exclusivity(unchecked) var changed: Bool
+        @exclusivity(unchecked) var version: UInt64
         /// The leaf the tree's last write reached (see `LeafHint`), valid while `hintEpoch` is
         /// the transaction's `pageEpoch`.
-        var hint: LeafHint? = nil
-        var hintEpoch: UInt64 = 0
+        @exclusivity(unchecked) var hint: LeafHint? = nil
+        @exclusivity(unchecked) var hintEpoch: UInt64 = 0
+
+        init(descriptor: TreeDescriptor, changed: Bool, version: UInt64) {
+            self.descriptor = descriptor
+            self.changed = changed
+            self.version = version
+        }
     }
     /// Advanced whenever dirty pages leave memory (spills), which ends every `LeafHint`.
     @exclusivity(unchecked) var pageEpoch: UInt64 = 0
@@ -181,7 +190,7 @@ public final class WriteTransaction {
 
     /// Runs a change to tree `name` with a writer over its descriptor, and records the result.
     func modify<R>(_ name: TreeName, _ body: (inout BTreeWriter<WriteTransaction>) throws -> R) throws -> R {
-        try checkActive()
+        if case .active = state {} else { try checkActive() }
         // The tree joins the hot ones and is changed there in place.
         let index: Int
         if let found = hotIndex(of: name) {
@@ -197,33 +206,40 @@ public final class WriteTransaction {
             hot.append((name, open))
             index = hot.count - 1
         }
-        return try failing {
-            var writer = BTreeWriter(sink: self, descriptor: hot[index].open.descriptor, name: name.rawValue)
-            if hot[index].open.hintEpoch == pageEpoch { writer.leafHint = hot[index].open.hint }
-            let result = try body(&writer)
-            if writer.descriptor != hot[index].open.descriptor {
-                hot[index].open.descriptor = writer.descriptor
-                hot[index].open.changed = true
+        let result: R
+        let open = hot[index].open
+        do {
+            var writer = BTreeWriter(sink: self, descriptor: open.descriptor, name: name.rawValue)
+            if open.hintEpoch == pageEpoch { writer.leafHint = open.hint }
+            result = try body(&writer)
+            if writer.descriptor != open.descriptor {
+                open.descriptor = writer.descriptor
+                open.changed = true
             }
-            hot[index].open.hint = writer.leafHint
-            hot[index].open.hintEpoch = pageEpoch
-            hot[index].open.version &+= 1
+            open.hint = writer.leafHint
+            open.hintEpoch = pageEpoch
+            open.version &+= 1
             try spillIfNeeded()
-            return result
+        } catch {
+            throw fail(error)
         }
+        return result
+    }
+
+    /// Marks the transaction failed by `error` (pages may be half-changed) and returns the error
+    /// to throw.
+    func fail(_ error: any Error) -> StrataError {
+        let failure = (error as? StrataError) ?? StrataError(.io, "\(engine.path): write transaction failed: \(error)")
+        state = .failed(failure)
+        return failure
     }
 
     /// Runs `body`; an error from it leaves pages half-changed, so the transaction fails.
     func failing<R>(_ body: () throws -> R) throws -> R {
         do {
             return try body()
-        } catch let error as StrataError {
-            state = .failed(error)
-            throw error
         } catch {
-            let wrapped = StrataError(.io, "\(engine.path): write transaction failed: \(error)")
-            state = .failed(wrapped)
-            throw wrapped
+            throw fail(error)
         }
     }
 

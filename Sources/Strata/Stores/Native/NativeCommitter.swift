@@ -298,7 +298,7 @@ struct NativeCommitter {
                 if entryValue?.entity != addition.entity {
                     entryValue = (addition.entity, index.entryValue(entity: addition.entity))
                 }
-                try indexTree.put(key, entryValue!.bytes)
+                _ = try entryValue!.bytes.withUnsafeBytes { try indexTree.put(key, $0) }
             }
         }
         if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
