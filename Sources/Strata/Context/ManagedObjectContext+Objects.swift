@@ -79,7 +79,8 @@ extension ManagedObjectContext {
     func register(_ object: ManagedObject) {
         object.managedObjectContext = self
         registry[object.objectID] = object
-        releaseCandidates.append(object.objectID)
+        // An inserted object is kept alive until saved; the save hands it to the sweeps then.
+        if !object.isInsertedStorage { releaseCandidates.append(object.objectID) }
         registrationsSinceFullSweep += 1
         if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = object }
         if registry.count > registrySweepThreshold { sweepRegistry() }
@@ -379,7 +380,7 @@ extension ManagedObjectContext {
         }
         let ids = try coordinator.permanentIDs(for: temporary.map(\.entity))
         // Without children (aliases) or objects that can hold IDs, only the registry changes.
-        if !hasChildren && !retained.values.contains(where: { !$0.entity.referenceSlots.isEmpty }) {
+        if !hasChildren && (model?.hasReferenceSlots == false || !retained.values.contains(where: { !$0.entity.referenceSlots.isEmpty })) {
             registry.reserveCapacity(registry.count + temporary.count)
             for (object, id) in zip(temporary, ids) {
                 guard let index = registry.index(forKey: object.objectID), registry.values[index] === object else { continue }

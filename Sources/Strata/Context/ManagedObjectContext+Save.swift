@@ -48,7 +48,7 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else {
             throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent to save to")
         }
-        try obtainPermanentIDs(for: insertedSet.sorted { $0.insertionNumber < $1.insertionNumber })
+        try obtainPermanentIDs(for: insertedInOrder())
         var forced: Set<ManagedObjectID> = []
         for attempt in 1...4 {
             let (changes, inserted, updated) = changeSet(forced: forced)
@@ -63,9 +63,17 @@ extension ManagedObjectContext {
             } catch CommitRefusal.constraintConflicts(let conflicts) {
                 if attempt == 4 || mergePolicy == .error { throw constraintConflictError(conflicts) }
                 try resolveConstraintConflicts(conflicts) { constraintConflictError(conflicts) }
-                try obtainPermanentIDs(for: insertedSet.sorted { $0.insertionNumber < $1.insertionNumber })
+                try obtainPermanentIDs(for: insertedInOrder())
             }
         }
+    }
+
+    /// The inserted objects in the order they were inserted (permanent keys follow it). Sorted
+    /// by their numbers alone: comparisons do not touch (or retain) the objects.
+    private func insertedInOrder() -> [ManagedObject] {
+        var numbered = insertedSet.map { (number: $0.insertionNumber, object: $0) }
+        numbered.sort { $0.number < $1.number }
+        return numbered.map(\.object)
     }
 
     /// The rows this save writes, grouped by nothing (the coordinator routes them to stores),

@@ -203,18 +203,22 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
         // Inserts come in runs of one entity: the store of the previous entity is asked first.
-        var stores: [any RowStore] = []
-        stores.reserveCapacity(entities.count)
         var last: (entity: EntityDescription, store: any RowStore)?
-        var oneStore = true
-        for entity in entities {
-            let store: any RowStore
-            if let last, last.entity === entity { store = last.store } else { store = try self.store(for: entity) }
-            if let first = stores.first, first !== store { oneStore = false }
-            stores.append(store)
+        func store(of entity: EntityDescription) throws -> any RowStore {
+            if let last, last.entity === entity { return last.store }
+            let store = try self.store(for: entity)
             last = (entity, store)
+            return store
         }
-        if oneStore, let store = stores.first { return try store.permanentIDs(for: entities) }
+        guard let firstEntity = entities.first else { return [] }
+        let first = try store(of: firstEntity)
+        var oneStore = true
+        for entity in entities where try store(of: entity) !== first {
+            oneStore = false
+            break
+        }
+        if oneStore { return try first.permanentIDs(for: entities) }
+        let stores = try entities.map { try store(of: $0) }
         var result = [ManagedObjectID?](repeating: nil, count: entities.count)
         var groups: [ObjectIdentifier: (store: any RowStore, indices: [Int])] = [:]
         for (index, store) in stores.enumerated() { groups[ObjectIdentifier(store), default: (store, [])].indices.append(index) }

@@ -40,6 +40,9 @@ public final class ManagedObjectModel: @unchecked Sendable {
     internal private(set) var isFrozen = false
     /// Whether any entity has a derived attribute (set by `freeze()`; lets saves skip the pass).
     internal private(set) var hasDerivedAttributes = false
+    /// Whether any entity has a slot that holds object IDs (set by `freeze()`; without one, new
+    /// permanent IDs never need remapping inside objects).
+    internal private(set) var hasReferenceSlots = true
 
     /// A model holding `entities`.
     public init(entities: [EntityDescription] = []) {
@@ -114,6 +117,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
         }
         for entity in entities { entity.freeze(in: self) }
         hasDerivedAttributes = entities.contains { $0.properties.contains { $0 is DerivedAttributeDescription } }
+        hasReferenceSlots = entities.contains { !$0.referenceSlots.isEmpty }
         frozenEntitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         isFrozen = true
         ManagedClassRegistry.register(self)
