@@ -208,11 +208,15 @@ public final class PointReader {
     /// Calls `body` with the value under `key` (nil if absent) without copying it; the buffer is
     /// valid only during the call.
     public func withValue<R>(forKey key: some ContiguousBytes, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try withBytes(key) { key in try withValue(forKey: key, body) }
+    }
+
+    /// ``withValue(forKey:_:)`` for a key already in memory (no conversion per lookup).
+    public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try transaction.checkUsable()
-        return try withBytes(key) { key in
-            guard try cursor.seekNear(atLeast: key), compareBytes(cursor.key, key) == 0 else { return try body(nil) }
-            return try cursor.withValue { try body($0) }
-        }
+        let key = key.baseAddress == nil ? .emptyBytes : key
+        guard try cursor.seekNear(atLeast: key), compareBytes(cursor.key, key) == 0 else { return try body(nil) }
+        return try cursor.withValue { try body($0) }
     }
 }
 

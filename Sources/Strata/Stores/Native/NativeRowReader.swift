@@ -26,10 +26,11 @@ struct NativeRowReader {
     /// The row under `key` in `layout`'s rows tree, or nil.
     func row(key: Int64, layout: EntityLayout) throws -> StoreRow? {
         guard let rows = try tree(layout.rowsTree) else { return nil }
-        let keyBytes = NativeStoreFile.encodeKey(key)
-        let decoded: (Int64, [RowValue])? = try rows.withValue(forKey: keyBytes) { record in
-            guard let record else { return nil }
-            return try decodeRecord(record, key: key, layout: layout)
+        let decoded: (Int64, [RowValue])? = try NativeStoreFile.withKey(key) { keyBytes in
+            try rows.withValue(forKey: keyBytes) { record in
+                guard let record else { return nil }
+                return try decodeRecord(record, key: key, layout: layout)
+            }
         }
         guard let (version, values) = decoded else { return nil }
         return try complete(version: version, values: values, key: key, layout: layout)
@@ -37,9 +38,11 @@ struct NativeRowReader {
 
     /// `row(key:layout:)` through a point reader of the rows tree (nearby keys share a descent).
     func row(key: Int64, layout: EntityLayout, in rows: PointReader) throws -> StoreRow? {
-        let decoded: (Int64, [RowValue])? = try rows.withValue(forKey: NativeStoreFile.encodeKey(key)) { record in
-            guard let record else { return nil }
-            return try decodeRecord(record, key: key, layout: layout)
+        let decoded: (Int64, [RowValue])? = try NativeStoreFile.withKey(key) { keyBytes in
+            try rows.withValue(forKey: keyBytes) { record in
+                guard let record else { return nil }
+                return try decodeRecord(record, key: key, layout: layout)
+            }
         }
         guard let (version, values) = decoded else { return nil }
         return try complete(version: version, values: values, key: key, layout: layout)
