@@ -86,6 +86,60 @@ final class NativeStoreTests: XCTestCase {
         }
     }
 
+    /// A commit checks each row just before writing it: a conflict found after other rows were
+    /// written (updates and deletes, with index entries) still leaves the store exactly as it
+    /// was, every conflict is reported, and the index gives the same answers as a scan.
+    func testASaveRefusedMidwayLeavesNoTrace() throws {
+        let url = TestStores.freshFile()
+        let (coordinator, context) = try open(try TestModels.earthquakes(), at: url)
+        let other = ManagedObjectContext(.privateQueue)
+        other.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            for number in 0..<40 {
+                let quake = Quake(context: context)
+                quake.code = "q\(number)"
+                quake.magnitude = Double(number)
+            }
+            try context.save()
+            context.retainsRegisteredObjects = true
+            let request = Quake.fetchRequest()
+            request.sortDescriptors = [FetchSortDescriptor(key: "code")]
+            let quakes = try context.fetch(request).sorted { Int($0.code.dropFirst())! < Int($1.code.dropFirst())! }
+            XCTAssertEqual(quakes.count, 40)
+            // Rows 25 and 33 change elsewhere: the save writes rows before them, then meets them.
+            let changedElsewhere = [quakes[25].objectID, quakes[33].objectID]
+            try other.performAndWait {
+                for id in changedElsewhere { (try other.existingObject(with: id) as! Quake).magnitude = -1 }
+                try other.save()
+            }
+            for quake in quakes[0..<30] { quake.magnitude += 100; quake.code += "x" }
+            for quake in quakes[30...] { context.delete(quake) }
+            XCTAssertThrowsError(try context.save()) { error in
+                let details = (error as? StrataError)?.details ?? []
+                XCTAssertEqual(Set(details.compactMap { ($0.cause as? MergeConflict)?.objectID }), Set(changedElsewhere))
+            }
+        }
+        try assertSound(url)
+        let (_, fresh) = try open(try TestModels.earthquakes(), at: url)
+        try fresh.performAndWait {
+            let all = try fresh.fetch(Quake.fetchRequest())
+            XCTAssertEqual(all.count, 40)
+            for quake in all {
+                let number = Int(quake.code.dropFirst().prefix { $0.isNumber }) ?? -1
+                XCTAssertEqual(quake.code, "q\(number)")
+                XCTAssertEqual(quake.magnitude, number == 25 || number == 33 ? -1 : Double(number))
+            }
+            // The magnitude has no index here, the code a unique one: both answer as before.
+            for number in [0, 10, 29, 35, 39] {
+                let request = Quake.fetchRequest()
+                request.predicate = try FetchPredicate(format: "code == %@", "q\(number)")
+                XCTAssertEqual(try fresh.count(for: request), 1, "q\(number) is still found through the unique index")
+                request.predicate = try FetchPredicate(format: "code == %@", "q\(number)x")
+                XCTAssertEqual(try fresh.count(for: request), 0)
+            }
+        }
+    }
+
     func testOrderedToManyKeepsItsOrderAcrossReopening() throws {
         let playlist = EntityDescription(name: "Playlist")
         let song = EntityDescription(name: "Song")

@@ -1,16 +1,17 @@
 // NativeCommitter: one save applied to a native store inside one write transaction.
 //
-// Owns: the order of a commit: (1) optimistic-lock checks of every update and delete against the
-// stored versions, before anything is written; (2) deletes, removing the row and every index,
-// foreign-key and link entry it had; (3) updates, removing the index entries whose values changed;
-// (4) new index entries of updates and inserts, where uniqueness constraints are checked, so a
-// save may swap unique values between its own rows; (5) records, foreign keys and links.
-// Index removals of (2) and (3) are gathered and applied per index in key order just before (4),
-// so neighbouring entries are removed from one leaf instead of a descent per row.
-// Any refusal throws before the transaction commits, so a refused save leaves no trace. Index
-// entries are `elements…, primary key(8)` → entity number(2), or nothing for rows of the
-// index's declaring entity (FORMAT.md §19.4). Never decides what to save (the context does) and
-// never reads outside its transaction.
+// Owns: the order of a commit: (1) updates, each checked against its stored version (optimistic
+// locking) just before its record is rewritten, gathering the index entries whose values changed;
+// (2) deletes, checked the same way, removing the row and its foreign-key and link entries (after
+// a first conflict rows are only checked, so every conflict is reported, and nothing more is
+// written); (3) inserts' records, foreign keys and links; (4) the gathered index removals, per
+// index in key order (neighbouring entries from one leaf instead of a descent per row); (5) new
+// index entries of updates and inserts, where uniqueness constraints are checked, so a save may
+// swap unique values between its own rows.
+// Any refusal throws before the transaction commits, so a refused save leaves no trace (the
+// transaction rolls back whatever was written). Index entries are `elements…, primary key(8)` →
+// entity number(2), or nothing for rows of the index's declaring entity (FORMAT.md §19.4). Never
+// decides what to save (the context does) and never reads outside its transaction.
 
 import Foundation
 import StrataStorage
@@ -23,10 +24,6 @@ struct NativeCommitter {
     private(set) var touchedKeys: [Int64] = []
     /// The new version of each update, at its position in the change set.
     private var versions: [Int64] = []
-    /// The stored row of each update, then of each delete, at its position in the change set
-    /// (nil: no such row).
-    private var storedUpdates: [StoreRow?] = []
-    private var storedDeletes: [StoreRow?] = []
     /// The primary keys the save writes (built only to describe a uniqueness conflict).
     private var savedKeys: Set<Int64>?
     /// What the commit knows about one index entry to add once every removal is done.
@@ -85,9 +82,22 @@ struct NativeCommitter {
         touchedKeys.reserveCapacity(total)
         expectedEntries = total
         addedRows.reserveCapacity(changes.updates.count + changes.inserts.count)
-        try checkVersions(changes, updateOrder: updateOrder, deleteOrder: deleteOrder)
-        for position in deleteOrder { try delete(changes.deletes[position].id, stored: storedDeletes[position]) }
-        for position in updateOrder { try update(changes.updates[position], stored: storedUpdates[position], position: position) }
+        // Each row is checked just before it is written, so the write finds the leaf the check
+        // made writable (one descent per row). After a first conflict nothing more is written,
+        // but every row is still checked so that all conflicts are reported; the refusal then
+        // rolls the transaction back.
+        var conflicts: [RowVersionConflict] = []
+        for position in updateOrder {
+            let row = changes.updates[position]
+            let stored = try check(row.id, row.version, base: changes.base(ofUpdate: position), changes: changes, conflicts: &conflicts)
+            if conflicts.isEmpty { try update(row, stored: stored, position: position) }
+        }
+        for position in deleteOrder {
+            let (id, version) = changes.deletes[position]
+            let stored = try check(id, version, base: changes.base(ofDelete: position), changes: changes, conflicts: &conflicts)
+            if conflicts.isEmpty { try delete(id, stored: stored) }
+        }
+        if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
         for position in insertOrder { try insert(changes.inserts[position]) }
         try removeIndexEntries()
         try addIndexEntries(changes)
@@ -105,35 +115,24 @@ struct NativeCommitter {
 
     // MARK: (1) Versions
 
-    private mutating func checkVersions(_ changes: StoreChangeSet, updateOrder: [Int], deleteOrder: [Int]) throws {
-        var conflicts: [RowVersionConflict] = []
-        let reader = self.reader
-        func check(_ id: ManagedObjectID, _ expected: Int64, base: [RowValue]?) throws -> StoreRow? {
-            guard let key = id.primaryKey else { return nil }
-            let layout = try layout(of: id.entity)
-            let forced = changes.isForced(id)
-            // Unchanged since the context read it: the stored row holds the values it read
-            // (record values: every slot a commit looks at), so only the version is read.
-            if !forced, let base, try storedVersion(key: key, layout: layout) == expected {
-                return StoreRow(id: id, version: expected, values: base)
-            }
-            let row = try reader.row(key: key, layout: layout)
-            if !forced && row?.version != expected {
-                conflicts.append(RowVersionConflict(id: id, expectedVersion: expected, stored: row))
-            }
-            return row
+    /// The stored row an update or delete of `id` is based on (nil: no such row), after checking
+    /// its version: a row changed since the context read it is added to `conflicts` (unless
+    /// the merge policy overwrites it).
+    private mutating func check(_ id: ManagedObjectID, _ expected: Int64, base: [RowValue]?, changes: StoreChangeSet,
+                                conflicts: inout [RowVersionConflict]) throws -> StoreRow? {
+        guard let key = id.primaryKey else { return nil }
+        let layout = try layout(of: id.entity)
+        let forced = changes.isForced(id)
+        // Unchanged since the context read it: the stored row holds the values it read
+        // (record values: every slot a commit looks at), so only the version is read.
+        if !forced, let base, try storedVersion(key: key, layout: layout) == expected {
+            return StoreRow(id: id, version: expected, values: base)
         }
-        storedUpdates = [StoreRow?](repeating: nil, count: changes.updates.count)
-        storedDeletes = [StoreRow?](repeating: nil, count: changes.deletes.count)
-        for position in updateOrder {
-            let row = changes.updates[position]
-            storedUpdates[position] = try check(row.id, row.version, base: changes.base(ofUpdate: position))
+        let row = try reader.row(key: key, layout: layout)
+        if !forced && row?.version != expected {
+            conflicts.append(RowVersionConflict(id: id, expectedVersion: expected, stored: row))
         }
-        for position in deleteOrder {
-            let (id, version) = changes.deletes[position]
-            storedDeletes[position] = try check(id, version, base: changes.base(ofDelete: position))
-        }
-        if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
+        return row
     }
 
     /// The version of a row this commit rewrites or deletes (nil: no such row), read from the
