@@ -50,9 +50,7 @@ struct NativeRowReader {
 
     /// The version and record values of a row (to-many slots still empty).
     func decodeRecord(_ record: UnsafeRawBufferPointer, key: Int64, layout: EntityLayout) throws -> (Int64, [RowValue]) {
-        var values = layout.emptyRow
-        let version = try RowCodec.decode(record, layout: layout, key: key, references: store.references, into: &values)
-        return (version, values)
+        try RowCodec.decodeRow(record, layout: layout, key: key, references: store.references)
     }
 
     /// A decoded record turned into a row, with its to-many relationships read from their trees.

@@ -252,6 +252,9 @@ final class EntityLayout: Sendable {
     let recordSlots: [Int]
     /// For each of `recordSlots`: whether it holds a to-one relationship (a reference).
     let recordSlotIsRelationship: [Bool]
+    /// For each slot: whether its value is stored in the record (else it is empty in a decoded
+    /// record: nil, or an empty to-many read from its tree afterwards).
+    let slotIsInRecord: [Bool]
     /// Indexes and constraints declared on this entity or a superentity.
     let indexes: [IndexLayout]
     /// The same indexes as the query planner sees them.
@@ -296,6 +299,7 @@ final class EntityLayout: Sendable {
         self.storage = storage
         self.recordSlots = recordSlots
         self.recordSlotIsRelationship = recordSlots.map { entity.slots[$0] is RelationshipDescription }
+        self.slotIsInRecord = storage.map { if case .record = $0 { return true }; return false }
         self.foreignKeys = foreignKeys
         self.links = links
         self.emptyRow = storage.enumerated().map { slot, storage in

@@ -166,6 +166,21 @@ enum RowCodec {
     }
 
     /// Decodes a record whose stored slots are `recordSlots` (positions in `values`).
+    /// Decodes a record into a whole row: the version, and one value per slot (slots outside
+    /// the record hold `layout.emptyRow`'s value). Built in one pass, with no copy of a template row.
+    static func decodeRow(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64,
+                          references: References) throws -> (version: Int64, values: [RowValue]) {
+        var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
+        let version = Int64(bitPattern: try reader.varint())
+        let inRecord = layout.slotIsInRecord
+        var values: [RowValue] = []
+        values.reserveCapacity(inRecord.count)
+        for slot in inRecord.indices {
+            values.append(inRecord[slot] ? try reader.value(references: references) : layout.emptyRow[slot])
+        }
+        return (version, values)
+    }
+
     static func decode(_ record: UnsafeRawBufferPointer, recordSlots: [Int], entityName: String, key: Int64,
                        references: References, into values: inout [RowValue]) throws -> Int64 {
         var reader = RecordReader(bytes: record, entity: entityName, key: key)
