@@ -197,7 +197,9 @@ public struct WritableTree {
 /// one descent per leaf instead of one per key. Made by ``ReadableTree/makePointReader()``; use it
 /// only while its transaction lives.
 public final class PointReader {
-    private var cursor: NodeCursor<Snapshot>
+    /// Used by one thread at a time, never held across a call that moves it: no dynamic
+    /// exclusivity check per lookup.
+    @exclusivity(unchecked) private var cursor: NodeCursor<Snapshot>
     private let transaction: ReadTransaction
 
     init(cursor: NodeCursor<Snapshot>, transaction: ReadTransaction) {

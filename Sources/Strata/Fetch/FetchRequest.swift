@@ -29,20 +29,23 @@ public enum FetchRequestResultType: Sendable, Hashable {
 /// request.fetchLimit = 10
 /// let largest = try context.fetch(request)
 /// ```
+// The request's settings are `@exclusivity(unchecked)`: each fetch reads a dozen of them, where the
+// runtime's dynamic exclusivity check cost more than the reads; a request is configured, then used
+// by one context at a time, and nothing holds an access to a setting across a call.
 public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvertible {
     /// The name of the entity to fetch.
-    public var entityName: String?
+    @exclusivity(unchecked) public var entityName: String?
     /// The entity to fetch (takes precedence over ``entityName``).
-    public var entity: EntityDescription?
+    @exclusivity(unchecked) public var entity: EntityDescription?
     /// Which objects to fetch (nil: all of the entity).
-    public var predicate: FetchPredicate?
+    @exclusivity(unchecked) public var predicate: FetchPredicate?
     /// The order of the results (nil: store order): ``FetchSortDescriptor``s, or Foundation
     /// `SortDescriptor`s over `@Managed` key paths (`SortDescriptor(\Quake.time, order: .reverse)`).
-    public var sortDescriptors: [any FetchSortDescribing]?
+    @exclusivity(unchecked) public var sortDescriptors: [any FetchSortDescribing]?
     /// At most this many results (0: no limit).
-    public var fetchLimit = 0
+    @exclusivity(unchecked) public var fetchLimit = 0
     /// Skip this many results first.
-    public var fetchOffset = 0
+    @exclusivity(unchecked) public var fetchOffset = 0
     /// Materialize objects this many at a time (0: all at once).
     ///
     /// `fetch(_:)` returns an array, so it always materializes every object; use
@@ -54,25 +57,25 @@ public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvert
     /// for quake in try context.fetchBatched(request) { total += quake.magnitude }   // ≤ a few batches alive
     /// ```
     /// Asynchronous fetches (``AsynchronousFetchRequest``) report progress per batch of this size.
-    public var fetchBatchSize = 0
+    @exclusivity(unchecked) public var fetchBatchSize = 0
     /// Whether unsaved inserts, changes and deletes of the context are reflected. Default true.
-    public var includesPendingChanges = true
+    @exclusivity(unchecked) public var includesPendingChanges = true
     /// Whether objects of subentities are included. Default true.
-    public var includesSubentities = true
+    @exclusivity(unchecked) public var includesSubentities = true
     /// Whether fetched objects are faults until a property is read. Default true.
-    public var returnsObjectsAsFaults = true
+    @exclusivity(unchecked) public var returnsObjectsAsFaults = true
     /// The form of the results.
-    public var resultType: FetchRequestResultType
+    @exclusivity(unchecked) public var resultType: FetchRequestResultType
     /// For dictionary results: the columns, as property names or key paths (`"region.name"`),
     /// property descriptions, or ``ExpressionDescription``s (aggregates such as `count:`).
-    public var propertiesToFetch: [Any]?
+    @exclusivity(unchecked) public var propertiesToFetch: [Any]?
     /// For dictionary results: the columns whose values group the rows (names, key paths or
     /// property descriptions); aggregates are computed per group.
-    public var propertiesToGroupBy: [Any]?
+    @exclusivity(unchecked) public var propertiesToGroupBy: [Any]?
     /// For grouped dictionary results: which groups to keep, over the result's keys.
-    public var havingPredicate: FetchPredicate?
+    @exclusivity(unchecked) public var havingPredicate: FetchPredicate?
     /// For dictionary results: whether equal dictionaries are returned once.
-    public var returnsDistinctResults = false
+    @exclusivity(unchecked) public var returnsDistinctResults = false
     /// Relationship key paths (`"region"`, `"tags"`, `"region.quakes"`) whose related objects the
     /// fetch loads together with the results: after the fetch they are registered and filled
     /// (not faults), and each result keeps the objects it prefetched alive. An unknown key or a
@@ -81,7 +84,7 @@ public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvert
     /// request.relationshipKeyPathsForPrefetching = ["region"]
     /// let quakes = try context.fetch(request)   // quakes[0].region is loaded
     /// ```
-    public var relationshipKeyPathsForPrefetching: [String]?
+    @exclusivity(unchecked) public var relationshipKeyPathsForPrefetching: [String]?
 
     /// A request for objects of the entity named `entityName`.
     public init(entityName: String) {

@@ -2,6 +2,11 @@
 //
 // Owns: the attribute's declared type, default value, and the per-value validation rules that
 // `save()` applies (min/max value, min/max length, regular expression). Never holds object values.
+//
+// Stored properties are `@exclusivity(unchecked)`: after freezing, the model is immutable and read
+// on every object access and fetch, where the runtime's dynamic exclusivity check cost more than
+// the read; changes happen only before freezing, by one thread, never during a read of the same
+// property.
 
 import Foundation
 
@@ -15,41 +20,41 @@ import Foundation
 /// ```
 public class AttributeDescription: PropertyDescription, @unchecked Sendable {
     /// The type of the attribute's values.
-    public var type: AttributeType { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var type: AttributeType { didSet { checkMutable() } }
     /// Core Data's older name for ``type``.
     public var attributeType: AttributeType {
         get { type }
         set { type = newValue }
     }
     /// The value a new object starts with (of the Swift type ``type`` reads as), or nil.
-    public var defaultValue: Any? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var defaultValue: Any? { didSet { checkMutable() } }
     /// Accepted for compatibility with Core Data models; large values are always stored in the
     /// store file.
-    public var allowsExternalBinaryDataStorage = false { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var allowsExternalBinaryDataStorage = false { didSet { checkMutable() } }
     /// The name of a value transformer (kept for Xcode models; transformable values are encoded
     /// with `Codable`, see ``transformableType``).
-    public var valueTransformerName: String? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var valueTransformerName: String? { didSet { checkMutable() } }
     /// The class name Xcode records for transformable and custom attributes.
-    public var attributeValueClassName: String? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var attributeValueClassName: String? { didSet { checkMutable() } }
     /// The `Codable` type of a transformable attribute's values. When set, values are type-checked
     /// and `value(forKey:)` decodes them; when nil, they read as their encoded `Data`.
-    public var transformableType: (any Codable.Type)? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var transformableType: (any Codable.Type)? { didSet { checkMutable() } }
     /// Whether deleting an object keeps this value in its history tombstone.
-    public var preservesValueInHistoryOnDeletion = false { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var preservesValueInHistoryOnDeletion = false { didSet { checkMutable() } }
 
     /// Smallest allowed value (numbers; dates as seconds since 2001-01-01).
-    public var minValue: Double? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var minValue: Double? { didSet { checkMutable() } }
     /// Largest allowed value (numbers; dates as seconds since 2001-01-01).
-    public var maxValue: Double? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var maxValue: Double? { didSet { checkMutable() } }
     /// Smallest allowed length (strings in characters, data in bytes).
-    public var minLength: Int? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var minLength: Int? { didSet { checkMutable() } }
     /// Largest allowed length (strings in characters, data in bytes).
-    public var maxLength: Int? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var maxLength: Int? { didSet { checkMutable() } }
     /// A regular expression a string value must match entirely.
-    public var regularExpression: String? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var regularExpression: String? { didSet { checkMutable() } }
 
     /// The default as a row value, computed when the model is frozen.
-    internal var defaultRowValue: RowValue = .null
+    @exclusivity(unchecked) internal var defaultRowValue: RowValue = .null
 
     /// An attribute named `name` of type `type`.
     public init(name: String, type: AttributeType) {

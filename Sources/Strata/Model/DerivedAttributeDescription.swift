@@ -2,6 +2,11 @@
 //
 // Owns: parsing the derivation expression into a `Derivation` and checking it against the model.
 // The computation itself runs in the context's save (ManagedObjectContext+Derived.swift).
+//
+// Stored properties are `@exclusivity(unchecked)`: after freezing, the model is immutable and read
+// on every object access and fetch, where the runtime's dynamic exclusivity check cost more than
+// the read; changes happen only before freezing, by one thread, never during a read of the same
+// property.
 
 import Foundation
 
@@ -18,10 +23,10 @@ import Foundation
 /// ```
 public final class DerivedAttributeDescription: AttributeDescription, @unchecked Sendable {
     /// The expression, in Core Data's derivation syntax.
-    public var derivationExpression: String { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var derivationExpression: String { didSet { checkMutable() } }
 
     /// The parsed expression, set when the model is frozen.
-    internal var derivation: Derivation = .now
+    @exclusivity(unchecked) internal var derivation: Derivation = .now
 
     public init(name: String, type: AttributeType, derivationExpression: String) {
         self.derivationExpression = derivationExpression

@@ -3,6 +3,11 @@
 // Owns: the entity's declared shape and, once the model is frozen, its layout: every property
 // including inherited ones in a fixed slot order (superentity first), used by objects and rows.
 // Never holds objects or rows.
+//
+// Stored properties are `@exclusivity(unchecked)`: after freezing, the model is immutable and read
+// on every object access and fetch, where the runtime's dynamic exclusivity check cost more than
+// the read; changes happen only before freezing, by one thread, never during a read of the same
+// property.
 
 import Foundation
 
@@ -20,22 +25,22 @@ import Foundation
 // model is published to any other thread.
 public final class EntityDescription: @unchecked Sendable, Hashable, CustomStringConvertible {
     /// The entity's name, unique in its model.
-    public var name: String { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var name: String { didSet { checkMutable() } }
     /// The class of objects of this entity (default ``ManagedObject``).
-    public var managedObjectClass: ManagedObject.Type = ManagedObject.self {
+    @exclusivity(unchecked) public var managedObjectClass: ManagedObject.Type = ManagedObject.self {
         didSet { checkMutable(); managedObjectClassName = String(describing: managedObjectClass) }
     }
     /// The class name recorded in model files (informational).
-    public var managedObjectClassName: String = "ManagedObject" { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var managedObjectClassName: String = "ManagedObject" { didSet { checkMutable() } }
     /// The properties this entity declares (inherited ones are not repeated here).
-    public var properties: [PropertyDescription] = [] {
+    @exclusivity(unchecked) public var properties: [PropertyDescription] = [] {
         didSet {
             checkMutable()
             for property in properties { property.entity = self }
         }
     }
     /// Abstract entities have no instances of their own, only of their subentities.
-    public var isAbstract = false { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var isAbstract = false { didSet { checkMutable() } }
     /// The entity this one inherits from.
     public var superentity: EntityDescription? {
         get { superentityStorage }
@@ -59,44 +64,44 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         }
     }
     /// Sets of property names whose values must be unique together among objects of this entity.
-    public var uniquenessConstraints: [[String]] = [] { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var uniquenessConstraints: [[String]] = [] { didSet { checkMutable() } }
     /// Indexes stores keep for this entity.
-    public var indexes: [FetchIndexDescription] = [] { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var indexes: [FetchIndexDescription] = [] { didSet { checkMutable() } }
     /// The previous name of the entity, used by lightweight migration to recognise a rename.
-    public var renamingIdentifier: String? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var renamingIdentifier: String? { didSet { checkMutable() } }
     /// Free-form information for the application.
-    public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
     /// The model that holds this entity.
-    public internal(set) weak var managedObjectModel: ManagedObjectModel?
+    @exclusivity(unchecked) public internal(set) weak var managedObjectModel: ManagedObjectModel?
     /// The `serial` of the model that froze this entity (0 before).
-    private(set) var modelSerial: UInt64 = 0
+    @exclusivity(unchecked) private(set) var modelSerial: UInt64 = 0
 
     // Unowned, not weak: a weak reference would give every entity a side table and put every
     // retain of it (each copied object ID holds one) on the slow path. Entities outlive their
     // relations inside one model.
-    private unowned var superentityStorage: EntityDescription?
-    private var subentityStorage: [EntityDescription] = []
-    internal var isFrozen = false
+    @exclusivity(unchecked) private unowned var superentityStorage: EntityDescription?
+    @exclusivity(unchecked) private var subentityStorage: [EntityDescription] = []
+    @exclusivity(unchecked) internal var isFrozen = false
 
     // Layout, computed by `freeze(in:)`.
     /// Every property, inherited first, in slot order.
-    internal private(set) var slots: [PropertyDescription] = []
-    internal private(set) var slotIndex: [String: Int] = [:]
+    @exclusivity(unchecked) internal private(set) var slots: [PropertyDescription] = []
+    @exclusivity(unchecked) internal private(set) var slotIndex: [String: Int] = [:]
     /// This entity's name and the names of all its descendants.
-    internal private(set) var kindNames: Set<String> = []
+    @exclusivity(unchecked) internal private(set) var kindNames: Set<String> = []
     /// The slots that can hold object IDs (relationships and objectID attributes).
-    internal private(set) var referenceSlots: [Int] = []
+    @exclusivity(unchecked) internal private(set) var referenceSlots: [Int] = []
     /// The slots of transient properties (stores keep null there).
-    internal private(set) var transientSlots: [Int] = []
+    @exclusivity(unchecked) internal private(set) var transientSlots: [Int] = []
     /// Per slot: the attribute type a typed `@Managed` setter may store directly (nil for
     /// relationships and derived attributes, which take the general path).
-    internal private(set) var directAttributeTypes: [AttributeDescription.AttributeType?] = []
+    @exclusivity(unchecked) internal private(set) var directAttributeTypes: [AttributeDescription.AttributeType?] = []
     /// The row of a new object: every attribute's default, empty relationships.
-    internal private(set) var defaultRow: [RowValue] = []
+    @exclusivity(unchecked) internal private(set) var defaultRow: [RowValue] = []
     /// What saving checks in each slot, decided once when frozen (see `SlotValidation`).
-    internal private(set) var slotValidations: [SlotValidation] = []
+    @exclusivity(unchecked) internal private(set) var slotValidations: [SlotValidation] = []
     /// The hash of everything about the entity a store's layout depends on.
-    public private(set) var versionHash = Data()
+    @exclusivity(unchecked) public private(set) var versionHash = Data()
 
     /// An empty entity; set ``name`` and ``properties`` before use.
     public init() {

@@ -2,6 +2,11 @@
 //
 // Owns: the index's name and elements. Stores that index (the native store) maintain it; stores
 // that keep everything in memory accept it and ignore it. Never evaluates queries.
+//
+// Stored properties are `@exclusivity(unchecked)`: after freezing, the model is immutable and read
+// on every object access and fetch, where the runtime's dynamic exclusivity check cost more than
+// the read; changes happen only before freezing, by one thread, never during a read of the same
+// property.
 
 import Foundation
 
@@ -9,10 +14,10 @@ import Foundation
 public final class FetchIndexDescription: @unchecked Sendable {
     // @unchecked Sendable: mutable only before the model is frozen, read-only afterwards (as
     // PropertyDescription).
-    public var name: String
-    public var elements: [FetchIndexElementDescription]
+    @exclusivity(unchecked) public var name: String
+    @exclusivity(unchecked) public var elements: [FetchIndexElementDescription]
     /// Accepted for compatibility; predicates on indexes are not used by Strata's stores.
-    public var partialIndexPredicate: String?
+    @exclusivity(unchecked) public var partialIndexPredicate: String?
 
     public init(name: String, elements: [FetchIndexElementDescription]) {
         self.name = name
@@ -26,10 +31,10 @@ public final class FetchIndexElementDescription: @unchecked Sendable {
     public enum CollationType: Sendable, Hashable { case binary, rTree }
 
     /// The indexed property (nil when built by name from a model file before resolution).
-    public var property: PropertyDescription?
+    @exclusivity(unchecked) public var property: PropertyDescription?
     /// The property's name (taken from `property` when that is set).
-    public var propertyName: String
-    public var collationType: CollationType
+    @exclusivity(unchecked) public var propertyName: String
+    @exclusivity(unchecked) public var collationType: CollationType
     public var isAscending = true
 
     public init(property: PropertyDescription, collationType: CollationType = .binary) {

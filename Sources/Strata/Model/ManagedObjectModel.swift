@@ -3,6 +3,11 @@
 // Owns: the entity list, configurations, and freezing: the one step that validates the model,
 // resolves named destinations and inverses, and computes every entity's layout. After `freeze()`
 // the model and all its descriptions are immutable and may be shared by any number of threads.
+//
+// Stored properties are `@exclusivity(unchecked)`: after freezing, the model is immutable and read
+// on every object access and fetch, where the runtime's dynamic exclusivity check cost more than
+// the read; changes happen only before freezing, by one thread, never during a read of the same
+// property.
 
 import Foundation
 import Synchronization
@@ -27,22 +32,22 @@ public final class ManagedObjectModel: @unchecked Sendable {
         }
     }
     /// Identifiers the application gives this model version (informational).
-    public var versionIdentifiers: Set<String> = [] { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var versionIdentifiers: Set<String> = [] { didSet { checkMutable() } }
     /// Warnings produced while reading the model (unknown elements of a model file).
-    public internal(set) var warnings: [String] = []
+    @exclusivity(unchecked) public internal(set) var warnings: [String] = []
 
-    private var configurationEntities: [String: [String]] = [:]
+    @exclusivity(unchecked) private var configurationEntities: [String: [String]] = [:]
     private let freezeLock = NSLock()
     /// A number no other model of the process has: frozen entities record it, so a context can
     /// tell its own model's entities without loading a weak reference.
     let serial: UInt64 = ModelSerials.next()
-    private var frozenError: StrataError?
-    internal private(set) var isFrozen = false
+    @exclusivity(unchecked) private var frozenError: StrataError?
+    @exclusivity(unchecked) internal private(set) var isFrozen = false
     /// Whether any entity has a derived attribute (set by `freeze()`; lets saves skip the pass).
-    internal private(set) var hasDerivedAttributes = false
+    @exclusivity(unchecked) internal private(set) var hasDerivedAttributes = false
     /// Whether any entity has a slot that holds object IDs (set by `freeze()`; without one, new
     /// permanent IDs never need remapping inside objects).
-    internal private(set) var hasReferenceSlots = true
+    @exclusivity(unchecked) internal private(set) var hasReferenceSlots = true
 
     /// A model holding `entities`.
     public init(entities: [EntityDescription] = []) {
@@ -60,7 +65,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
         return Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
     /// Written once by `freeze()` before `isFrozen` is set; read-only afterwards.
-    private var frozenEntitiesByName: [String: EntityDescription] = [:]
+    @exclusivity(unchecked) private var frozenEntitiesByName: [String: EntityDescription] = [:]
 
     /// The names of the model's configurations (entity subsets assigned to particular stores).
     public var configurations: [String] { configurationEntities.keys.sorted() }

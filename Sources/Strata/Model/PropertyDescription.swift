@@ -3,6 +3,11 @@
 // Owns: the shared base of attributes and relationships. Descriptions are mutable while a model is
 // being built and frozen once a coordinator uses the model; mutating a frozen description is a
 // programming error and traps with the property's name (as Core Data raises).
+//
+// Stored properties are `@exclusivity(unchecked)`: after freezing, the model is immutable and read
+// on every object access and fetch, where the runtime's dynamic exclusivity check cost more than
+// the read; changes happen only before freezing, by one thread, never during a read of the same
+// property.
 
 import Foundation
 
@@ -15,22 +20,22 @@ import Foundation
 // so sharing across threads is safe. Building a model from several threads at once is a misuse.
 public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
     /// The property's name, unique within its entity and its superentities.
-    public var name: String { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var name: String { didSet { checkMutable() } }
     /// Whether the property may be nil when the object is saved. Default: true.
-    public var isOptional: Bool = true { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var isOptional: Bool = true { didSet { checkMutable() } }
     /// Transient properties live in objects only and are never written to a store.
-    public var isTransient: Bool = false { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var isTransient: Bool = false { didSet { checkMutable() } }
     /// The previous name of the property, used by lightweight migration to recognise a rename.
-    public var renamingIdentifier: String? { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var renamingIdentifier: String? { didSet { checkMutable() } }
     /// Free-form information for the application.
-    public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
 
     /// The entity that declares this property (set when the property is added to an entity).
     // Unowned, not weak (see EntityDescription.superentityStorage): the entity owns this property.
-    public internal(set) unowned var entity: EntityDescription?
+    @exclusivity(unchecked) public internal(set) unowned var entity: EntityDescription?
 
     /// Set once by `ManagedObjectModel.freeze()`.
-    internal var isFrozen = false
+    @exclusivity(unchecked) internal var isFrozen = false
 
     init(name: String) {
         self.name = name

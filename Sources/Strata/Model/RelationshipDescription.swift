@@ -3,6 +3,11 @@
 // Owns: destination, inverse, cardinality and delete rule. Destinations and inverses may be named
 // before the entities exist (Xcode models, @Managed classes); `ManagedObjectModel.freeze()`
 // resolves the names and reports dangling ones. Never holds object references.
+//
+// Stored properties are `@exclusivity(unchecked)`: after freezing, the model is immutable and read
+// on every object access and fetch, where the runtime's dynamic exclusivity check cost more than
+// the read; changes happen only before freezing, by one thread, never during a read of the same
+// property.
 
 import Foundation
 
@@ -35,18 +40,18 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
         didSet { checkMutable(); inverseName = inverseRelationship?.name }
     }
     /// Smallest number of related objects a saved object must have (0 = no limit).
-    public var minCount: Int = 0 { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var minCount: Int = 0 { didSet { checkMutable() } }
     /// Largest number of related objects (0 = unbounded; 1 = to-one).
-    public var maxCount: Int = 1 { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var maxCount: Int = 1 { didSet { checkMutable() } }
     /// Whether a to-many relationship keeps its objects in order.
-    public var isOrdered = false { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var isOrdered = false { didSet { checkMutable() } }
     /// What deleting the source object does to the destination objects.
-    public var deleteRule: DeleteRule = .nullifyDeleteRule { didSet { checkMutable() } }
+    @exclusivity(unchecked) public var deleteRule: DeleteRule = .nullifyDeleteRule { didSet { checkMutable() } }
 
     /// The destination's name, for relationships built before their destination exists.
-    internal var destinationEntityName: String?
+    @exclusivity(unchecked) internal var destinationEntityName: String?
     /// The inverse's name, resolved when the model is frozen.
-    internal var inverseName: String?
+    @exclusivity(unchecked) internal var inverseName: String?
 
     /// Whether the relationship holds many objects (`maxCount != 1`).
     public var isToMany: Bool { maxCount != 1 }
