@@ -337,8 +337,6 @@ extension ManagedObjectContext {
         return nil
     }
 
-    /// A fetched row still current for this root context: nothing committed through the
-    /// coordinator and the query generation unchanged since the fetch read it.
     /// Whether a fault's prefetched row is still what a read would give: nothing was committed
     /// through the coordinator since, and the context reads the same query generation.
     private func isCurrent(_ prefetched: PrefetchedRow) -> Bool {

@@ -28,23 +28,32 @@ extension ManagedObjectContext {
         try updateDerivedAttributes()
         try validatePendingChanges()
         var inserted = insertedSet, updated = updatedSet
-        let deleted = deletedSet
+        var deleted = deletedSet
         if let parent {
             try pushChanges(to: parent)
-        } else {
-            try commitToStores()
+        } else if let resolvedUpdates = try commitToStores() {
             advanceGeneration()
             // Inserts folded into existing rows by a uniqueness conflict are updates now.
             let folded = inserted.filter { !$0.isInsertedStorage }
             inserted.subtract(folded)
             updated.formUnion(folded.filter { $0.managedObjectContext === self })
+            // Resolving conflicts may have changed other objects too (inverses of folded
+            // relationships): the last attempt wrote them, so they are saved as well. Deletes the
+            // merge policy gave up are not.
+            updated.formUnion(resolvedUpdates)
+            deleted = deleted.filter(\.isDeletedStorage)
+        } else {
+            advanceGeneration()
         }
         finishSave(inserted: inserted, updated: updated, deleted: deleted)
     }
 
     // MARK: Root contexts
 
-    private func commitToStores() throws {
+    /// Commits the pending changes, resolving conflicts by the merge policy and retrying. Returns
+    /// nil when the first attempt succeeded, else the objects the successful attempt updated
+    /// (resolution may have changed objects that were not pending before).
+    private func commitToStores() throws -> [ManagedObject]? {
         guard let coordinator = persistentStoreCoordinator else {
             throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent to save to")
         }
@@ -56,7 +65,7 @@ extension ManagedObjectContext {
                 let versions = try coordinator.commit(changes)
                 for object in inserted { object.rowVersion = 1 }
                 for (object, version) in zip(updated, versions) { object.rowVersion = version }
-                return
+                return attempt == 1 ? nil : updated
             } catch CommitRefusal.versionConflicts(let conflicts) {
                 if attempt == 4 || mergePolicy == .error { throw mergeConflictError(conflicts) }
                 try resolve(conflicts, forced: &forced)
@@ -66,6 +75,8 @@ extension ManagedObjectContext {
                 try obtainPermanentIDs(for: insertedInOrder())
             }
         }
+        // The fourth attempt returns or throws; this only satisfies the compiler.
+        throw StrataError(.mergeConflict, "save of \(debugName) did not settle after 4 attempts")
     }
 
     /// The inserted objects in the order they were inserted (permanent keys follow it). Sorted

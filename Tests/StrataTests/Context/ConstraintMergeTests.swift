@@ -65,6 +65,37 @@ final class ConstraintMergeTests: XCTestCase {
         }
     }
 
+    /// Folding an insert into the stored row moves the quake out of "west": that region changes
+    /// only while the conflict is resolved, and the final attempt writes it. It ends the save
+    /// saved like every other object (no changes left, committed values as stored), so a later
+    /// change to it saves cleanly.
+    func testObjectsChangedWhileResolvingAConflictAreSavedToo() throws {
+        let (coordinator, context, _) = try seeded(.mergeByPropertyObjectTrump)
+        try context.performAndWait {
+            let west = try XCTUnwrap(try context.fetch(Region.fetchRequest()).first)
+            XCTAssertEqual(west.name, "west")
+            let east = Region(context: context); east.name = "east"
+            let duplicate = Quake(context: context)
+            duplicate.code = "ci1"
+            duplicate.region = east
+            XCTAssertFalse(west.hasChanges)
+            try context.save()
+            XCTAssertFalse(context.hasChanges)
+            XCTAssertFalse(west.hasChanges, "west changed while the conflict was resolved and was written: it is saved")
+            XCTAssertTrue(west.quakes.isEmpty)
+            XCTAssertEqual(west.changedValues().count, 0)
+            west.name = "far west"
+            try context.save()
+            XCTAssertFalse(west.hasChanges)
+        }
+        let reader = ManagedObjectContext(.privateQueue)
+        reader.persistentStoreCoordinator = coordinator
+        try reader.performAndWait {
+            let names = try reader.fetch(Region.fetchRequest()).map(\.name).sorted()
+            XCTAssertEqual(names, ["east", "far west"])
+        }
+    }
+
     func testDuplicatesWithinOneSaveBecomeOneRowWithTheLaterValues() throws {
         let (_, context, _) = try seeded(.mergeByPropertyObjectTrump)
         try context.performAndWait {

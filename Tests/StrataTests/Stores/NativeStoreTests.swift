@@ -140,6 +140,42 @@ final class NativeStoreTests: XCTestCase {
         }
     }
 
+    /// A conflict's stored row is what is committed, not what the refused save had written before
+    /// it met the conflict: the quake moved into the stale region is written first (lower key),
+    /// yet the region's reported to-many does not hold it.
+    func testAConflictReportsTheCommittedRowNotTheRefusedSavesWrites() throws {
+        let url = TestStores.freshFile()
+        let (coordinator, context) = try open(try TestModels.earthquakes(), at: url)
+        let other = ManagedObjectContext(.privateQueue)
+        other.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            context.retainsRegisteredObjects = true
+            let quake = Quake(context: context)
+            quake.code = "e"
+            try context.save()
+            let region = Region(context: context)
+            region.name = "d"
+            try context.save()
+            func key(_ id: ManagedObjectID) -> Int { Int(id.uriRepresentation().lastPathComponent.dropFirst()) ?? -1 }
+            XCTAssertLessThan(key(quake.objectID), key(region.objectID), "the quake's row is written before the region is checked")
+            let regionID = region.objectID
+            try other.performAndWait {
+                (try other.existingObject(with: regionID) as! Region).name = "changed elsewhere"
+                try other.save()
+            }
+            quake.region = region
+            region.name = "mine"
+            XCTAssertThrowsError(try context.save()) { error in
+                let conflicts = ((error as? StrataError)?.details ?? []).compactMap { $0.cause as? MergeConflict }
+                XCTAssertEqual(conflicts.map(\.objectID), [regionID])
+                let stored = conflicts.first?.persistedSnapshot
+                XCTAssertEqual(stored?["name"] as? String, "changed elsewhere")
+                XCTAssertEqual((stored?["quakes"] as? [ManagedObjectID]) ?? [], [], "the refused save's own link is not reported as stored")
+            }
+        }
+        try assertSound(url)
+    }
+
     func testOrderedToManyKeepsItsOrderAcrossReopening() throws {
         let playlist = EntityDescription(name: "Playlist")
         let song = EntityDescription(name: "Song")

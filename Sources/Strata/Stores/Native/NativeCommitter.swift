@@ -124,8 +124,9 @@ struct NativeCommitter {
         let layout = try layout(of: id.entity)
         let forced = changes.isForced(id)
         // Unchanged since the context read it: the stored row holds the values it read
-        // (record values: every slot a commit looks at), so only the version is read.
-        if !forced, let base, try storedVersion(key: key, layout: layout) == expected {
+        // (record values: every slot a commit looks at), so only the version is read. After a
+        // first conflict nothing is written any more, so the read leaves the pages alone.
+        if !forced, let base, try storedVersion(key: key, layout: layout, forWriting: conflicts.isEmpty) == expected {
             return StoreRow(id: id, version: expected, values: base)
         }
         let row = try reader.row(key: key, layout: layout)
@@ -137,13 +138,16 @@ struct NativeCommitter {
 
     /// The version of a row this commit rewrites or deletes (nil: no such row), read from the
     /// start of its record on the pages the write will change.
-    private func storedVersion(key: Int64, layout: EntityLayout) throws -> Int64? {
+    private func storedVersion(key: Int64, layout: EntityLayout, forWriting: Bool) throws -> Int64? {
         let rows = try tree(layout.rowsTree)
-        return try NativeStoreFile.withKey(key) { encoded in try rows.withValueForUpdate(forKey: encoded) { record in
+        func version(_ record: UnsafeRawBufferPointer?) throws -> Int64? {
             guard let record else { return nil }
             var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
             return Int64(bitPattern: try reader.varint())
-        } }
+        }
+        return try NativeStoreFile.withKey(key) { encoded in
+            forWriting ? try rows.withValueForUpdate(forKey: encoded, version) : try rows.withValue(forKey: encoded, version)
+        }
     }
 
     // MARK: (2) Deletes
@@ -228,16 +232,17 @@ struct NativeCommitter {
     /// Bytes reserved per gathered index key (most keys are one or two elements and 8 key bytes).
     private static let keyBytes = 24
 
-    /// The position of `index`'s list of removals, made on first use.
+    /// The position of the list of removals from `index`'s tree, made on first use (entities
+    /// sharing an inherited index have layouts of their own for it, and share its list).
     private mutating func removalList(_ index: IndexLayout) -> Int {
-        if let position = removals.firstIndex(where: { $0.index === index }) { return position }
+        if let position = removals.firstIndex(where: { $0.index === index || $0.index.tree == index.tree }) { return position }
         removals.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
         return removals.count - 1
     }
 
-    /// The position of `index`'s list of additions, made on first use.
+    /// The position of the list of additions to `index`'s tree, made on first use.
     private mutating func additionList(_ index: IndexLayout) -> Int {
-        if let position = additions.firstIndex(where: { $0.index === index }) { return position }
+        if let position = additions.firstIndex(where: { $0.index === index || $0.index.tree == index.tree }) { return position }
         additions.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
         return additions.count - 1
     }

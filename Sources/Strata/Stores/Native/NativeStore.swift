@@ -215,7 +215,21 @@ final class NativeStore: RowStore {
 
     func commit(_ changes: StoreChangeSet) throws -> [Int64] {
         if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
-        return try pool.withWriter {
+        do {
+            return try commitOnce(changes)
+        } catch CommitRefusal.versionConflicts(let conflicts) {
+            // The commit may have written rows before it met a conflict (then rolled back): the
+            // rows the conflicts report are read again from what is committed, so none of them
+            // shows this save's own changes (a to-many read from a tree it had touched).
+            let committed = try read(snapshot: nil) { view in
+                try conflicts.map { RowVersionConflict(id: $0.id, expectedVersion: $0.expectedVersion, stored: try view.row(for: $0.id)) }
+            }
+            throw CommitRefusal.versionConflicts(committed)
+        }
+    }
+
+    private func commitOnce(_ changes: StoreChangeSet) throws -> [Int64] {
+        try pool.withWriter {
             var invalidated: [Int64] = []
             var committedAt = Generation.zero
             let versions = try engine.write { tx in

@@ -165,7 +165,6 @@ enum RowCodec {
         }
     }
 
-    /// Decodes a record whose stored slots are `recordSlots` (positions in `values`).
     /// Decodes a record into a whole row: the version, and one value per slot (slots outside
     /// the record hold `layout.emptyRow`'s value). Built in one pass, with no copy of a template row.
     static func decodeRow(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64,
@@ -181,6 +180,7 @@ enum RowCodec {
         return (version, values)
     }
 
+    /// Decodes a record whose stored slots are `recordSlots` (positions in `values`).
     static func decode(_ record: UnsafeRawBufferPointer, recordSlots: [Int], entityName: String, key: Int64,
                        references: References, into values: inout [RowValue]) throws -> Int64 {
         var reader = RecordReader(bytes: record, entity: entityName, key: key)
