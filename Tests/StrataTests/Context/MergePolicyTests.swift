@@ -1,5 +1,6 @@
 import XCTest
 import Strata
+import Synchronization
 
 /// Every merge policy on a real optimistic-locking conflict: two contexts change the same row.
 final class MergePolicyTests: XCTestCase {
@@ -103,6 +104,31 @@ final class MergePolicyTests: XCTestCase {
         XCTAssertEqual(magnitude, 2)
         XCTAssertEqual(place, "A")
         XCTAssertEqual(code, "d")
+    }
+
+    /// A delete the rollback policy gives up (the row changed elsewhere) leaves the object in the
+    /// context, with the stored values, not reported as deleted.
+    func testRollbackKeepsAnObjectWhoseDeleteItGaveUp() throws {
+        let conflict = try makeConflict(policy: .rollback, changeMagnitude: false)
+        let deletedIDs = Mutex<Set<ManagedObjectID>>([])
+        let observer = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectIDsNotification,
+                                                              object: conflict.mine, queue: nil) { note in
+            let ids = note.userInfo?["deleted_objectIDs"] as? Set<ManagedObjectID> ?? []
+            deletedIDs.withLock { $0 = ids }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try conflict.mine.performAndWait {
+            conflict.mine.delete(conflict.quake)
+            let other = Quake(context: conflict.mine)
+            other.code = "new"
+            try conflict.mine.save()
+            XCTAssertFalse(conflict.quake.isDeleted)
+            XCTAssertTrue(conflict.quake.managedObjectContext === conflict.mine)
+            XCTAssertTrue(conflict.mine.registeredObject(for: conflict.quake.objectID) === conflict.quake)
+            XCTAssertEqual(conflict.quake.magnitude, 2)
+        }
+        XCTAssertFalse(deletedIDs.withLock { $0.contains(conflict.quake.objectID) })
+        XCTAssertEqual(try stored(conflict).0, 2)
     }
 
     func testSecondSaveAfterResolvingDoesNotConflictAgain() throws {
