@@ -39,8 +39,8 @@ struct NativeCommitter {
         let entity: UInt16
     }
     /// Index entries to remove (old keys of deleted and updated rows) and to add, one list per
-    /// index tree, found by the index layout's identity (a save touches a few indexes; comparing
-    /// references is cheaper than hashing tree names once per entry).
+    /// index tree, found by a linear search (a save touches a few indexes: comparing layout
+    /// references, then tree names, is cheaper than hashing tree names once per entry).
     private var removals: [(index: IndexLayout, keys: IndexKeyList<Void>)] = []
     private var additions: [(index: IndexLayout, keys: IndexKeyList<Addition>)] = []
     /// The record being written (one buffer for every row of the commit).
