@@ -13,7 +13,9 @@ enum ConcurrencyDebug {
     static func check(_ context: ManagedObjectContext, operation: @autoclosure () -> String) {
         guard !context.isOnContextQueue else { return }
         let thread = Thread.isMainThread ? "the main thread" : "thread \(Thread.current)"
-        preconditionFailure("Strata concurrency violation: \(operation()) from \(thread), outside the queue of \(context.debugName) (\(context.queueLabel)); use perform or performAndWait")
+        // fatalError, not preconditionFailure: optimized builds drop a precondition's message,
+        // and the message (operation, thread, context, queue) is the point of the switch.
+        fatalError("Strata concurrency violation: \(operation()) from \(thread), outside the queue of \(context.debugName) (\(context.queueLabel)); use perform or performAndWait")
     }
 }
 

@@ -176,6 +176,18 @@ final class NativeStoreTests: XCTestCase {
         try assertSound(url)
     }
 
+    /// The page cache size is a store option (as SQLite's cache_size pragma is for Core Data):
+    /// it reaches the engine, and the default stays the engine's.
+    func testThePageCacheSizeIsAStoreOption() throws {
+        let url = TestStores.freshFile()
+        do {
+            let (coordinator, _) = try open(try TestModels.earthquakes(), at: url, options: [PageCacheSizeOptionKey: 8 << 20])
+            XCTAssertEqual((coordinator.persistentStores.first as? NativeStore)?.engine.options.cacheBytes, 8 << 20)
+        }
+        let (coordinator, _) = try open(try TestModels.earthquakes(), at: TestStores.freshFile())
+        XCTAssertEqual((coordinator.persistentStores.first as? NativeStore)?.engine.options.cacheBytes, StorageOptions().cacheBytes)
+    }
+
     func testOrderedToManyKeepsItsOrderAcrossReopening() throws {
         let playlist = EntityDescription(name: "Playlist")
         let song = EntityDescription(name: "Song")

@@ -42,6 +42,7 @@ final class NativeStore: RowStore {
         storage.readOnly = readOnly
         storage.createIfMissing = !readOnly
         if let timeout = options[PersistentStoreDescription.timeoutOptionKey] as? TimeInterval { storage.busyTimeout = timeout }
+        if let bytes = Self.integer(options[PageCacheSizeOptionKey]) { storage.cacheBytes = max(bytes, 0) }
         let path = url.path
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         self.file = try NativeStoreFile.file(at: path, options: storage)
@@ -275,3 +276,8 @@ public let MigratePersistentStoresAutomaticallyOption = "MigratePersistentStores
 public let InferMappingModelAutomaticallyOption = "InferMappingModelAutomaticallyOption"
 /// Option key: the native store's row cache budget in bytes (NSNumber Int; default 32 MiB).
 public let RowCacheSizeOptionKey = "StrataRowCacheSize"
+/// Option key: the native store's page cache in bytes (NSNumber Int; default 64 MiB, as
+/// `StorageOptions.cacheBytes`). The pages of the B+trees a process reads most stay in it; a
+/// store larger than the cache reads the rest from the file. Coordinators of one process share
+/// one engine per store file: the first to open the file sets it.
+public let PageCacheSizeOptionKey = "StrataPageCacheSize"
