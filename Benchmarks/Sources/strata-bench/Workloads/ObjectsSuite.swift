@@ -63,7 +63,12 @@ enum ObjectsSuite {
 
     static func openStrata(path: String) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
-        try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: path))
+        // STRATA_BENCH_PAGE_CACHE_MB sets the page cache (default: the store's own default).
+        var options: [String: Any] = [:]
+        if let megabytes = ProcessInfo.processInfo.environment["STRATA_BENCH_PAGE_CACHE_MB"].flatMap(Int.init) {
+            options[PageCacheSizeOptionKey] = megabytes << 20
+        }
+        try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: path), options: options)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
         return (coordinator, context)
