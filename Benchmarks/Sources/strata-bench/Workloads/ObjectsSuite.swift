@@ -176,8 +176,15 @@ enum ObjectsSuite {
             try context.save()
             context.reset()
         }
+        try measureLoad(records: records, system: "strata", insert: insert, report: report)
+    }
+
+    /// The two load workloads, on either system: 100,000 quakes in one transaction, then the
+    /// rest up to `records` in transactions of 5,000.
+    static func measureLoad(records: Int, system: String, insert: (Range<Int>) throws -> Void,
+                            report: (Measurement) -> Void) throws {
         let first = try Clock.time { try insert(0..<100_000) }
-        report(measurement(workloads[0], "strata", 100_000 / first, "objects/s"))
+        report(measurement(workloads[0], system, 100_000 / first, "objects/s"))
         let rest = try Clock.time {
             var start = 100_000
             while start < records {
@@ -185,7 +192,7 @@ enum ObjectsSuite {
                 start += 5_000
             }
         }
-        if records > 100_000 { report(measurement(workloads[1], "strata", Double(records - 100_000) / rest, "objects/s")) }
+        if records > 100_000 { report(measurement(workloads[1], system, Double(records - 100_000) / rest, "objects/s")) }
     }
 
     // MARK: SQLite
@@ -212,16 +219,7 @@ enum ObjectsSuite {
             }
             try db.exec("COMMIT")
         }
-        let first = try Clock.time { try insertRange(0..<100_000) }
-        report(measurement(workloads[0], "sqlite", 100_000 / first, "objects/s"))
-        let rest = try Clock.time {
-            var start = 100_000
-            while start < records {
-                try insertRange(start..<min(records, start + 5_000))
-                start += 5_000
-            }
-        }
-        if records > 100_000 { report(measurement(workloads[1], "sqlite", Double(records - 100_000) / rest, "objects/s")) }
+        try measureLoad(records: records, system: "sqlite", insert: insertRange, report: report)
         sqlite3_finalize(insert)
         db.close()
 
