@@ -15,6 +15,14 @@ final class NativeStoreTests: XCTestCase {
         return (coordinator, context)
     }
 
+    /// Two contexts on one coordinator of an Earthquakes store at `url`.
+    private func twoContexts(at url: URL) throws -> (ManagedObjectContext, ManagedObjectContext) {
+        let (coordinator, context) = try open(try TestModels.earthquakes(), at: url)
+        let other = ManagedObjectContext(.privateQueue)
+        other.persistentStoreCoordinator = coordinator
+        return (context, other)
+    }
+
     private func assertSound(_ url: URL, file: StaticString = #filePath, line: UInt = #line) throws {
         try TestStores.assertSound(url, file: file, line: line)
     }
@@ -91,9 +99,7 @@ final class NativeStoreTests: XCTestCase {
     /// was, every conflict is reported, and the index gives the same answers as a scan.
     func testASaveRefusedMidwayLeavesNoTrace() throws {
         let url = TestStores.freshFile()
-        let (coordinator, context) = try open(try TestModels.earthquakes(), at: url)
-        let other = ManagedObjectContext(.privateQueue)
-        other.persistentStoreCoordinator = coordinator
+        let (context, other) = try twoContexts(at: url)
         try context.performAndWait {
             for number in 0..<40 {
                 let quake = Quake(context: context)
@@ -145,9 +151,7 @@ final class NativeStoreTests: XCTestCase {
     /// yet the region's reported to-many does not hold it.
     func testAConflictReportsTheCommittedRowNotTheRefusedSavesWrites() throws {
         let url = TestStores.freshFile()
-        let (coordinator, context) = try open(try TestModels.earthquakes(), at: url)
-        let other = ManagedObjectContext(.privateQueue)
-        other.persistentStoreCoordinator = coordinator
+        let (context, other) = try twoContexts(at: url)
         try context.performAndWait {
             context.retainsRegisteredObjects = true
             let quake = Quake(context: context)

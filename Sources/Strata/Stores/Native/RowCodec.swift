@@ -108,13 +108,6 @@ enum RowCodec {
         var unknownEntityIsNull = false
     }
 
-    /// Decodes a record into `values` (one slot per entity slot, pre-filled by the caller) and
-    /// returns the version.
-    static func decode(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64, references: References,
-                       into values: inout [RowValue]) throws -> Int64 {
-        try decode(record, recordSlots: layout.recordSlots, entityName: layout.entityName, key: key, references: references, into: &values)
-    }
-
     /// Decodes only the record values whose position is marked in `wanted` (the others are skipped
     /// and left as they are in `values`).
     static func decode(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64, references: References,
