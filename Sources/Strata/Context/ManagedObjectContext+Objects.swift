@@ -177,11 +177,11 @@ extension ManagedObjectContext {
     /// Inserts an object created without a context (or re-inserts a deleted one).
     public func insert(_ object: ManagedObject) {
         assertOnQueue("insert(_:)")
-        if object.isDeletedStorage, object.managedObjectContext === self {
+        if object.isDeletedStorage, object.contextHandle === handle {
             undelete(object)
             return
         }
-        precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
+        precondition(object.contextHandle === handle || object.managedObjectContext == nil,
                      "Strata: \(object.objectID) already belongs to another context")
         guard !object.isInsertedStorage else { return }
         trackInserted(object)
@@ -207,7 +207,7 @@ extension ManagedObjectContext {
     /// `save()`.
     public func delete(_ object: ManagedObject) {
         assertOnQueue("delete(_:)")
-        guard object.managedObjectContext === self, !object.isDeletedStorage else { return }
+        guard object.contextHandle === handle, !object.isDeletedStorage else { return }
         if object.isFaultStorage { try? fulfillFault(object) }
         if object.isDeletedStorage { return } // an inaccessible fault became deleted
         object.prepareForDeletion()
@@ -379,7 +379,8 @@ extension ManagedObjectContext {
         let ids = try coordinator.permanentIDs(for: temporary.map(\.entity))
         // Without children (aliases) or objects that can hold IDs, only the registry changes.
         if !hasChildren && (model?.hasReferenceSlots == false || !retained.values.contains(where: { !$0.entity.referenceSlots.isEmpty })) {
-            registry.reserveCapacity(registry.count + temporary.count)
+            // Each entry is removed before its replacement goes in, so the table never grows
+            // (reserving room for both would rehash every registered object).
             for (object, id) in zip(temporary, ids) {
                 guard let index = registry.index(forKey: object.objectID), registry.values[index] === object else { continue }
                 registry.remove(at: index)

@@ -58,7 +58,7 @@ extension ManagedObjectContext {
     /// unsaved changes are reapplied on top.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         assertOnQueue("refresh(_:mergeChanges:)")
-        guard object.managedObjectContext === self, !object.isInsertedStorage else { return }
+        guard object.contextHandle === handle, !object.isInsertedStorage else { return }
         if !mergeChanges || !object.hasChanges {
             object.willTurnIntoFault()
             updatedSet.remove(object)

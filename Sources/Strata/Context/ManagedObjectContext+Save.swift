@@ -36,7 +36,7 @@ extension ManagedObjectContext {
             // Inserts folded into existing rows by a uniqueness conflict are updates now.
             let folded = inserted.filter { !$0.isInsertedStorage }
             inserted.subtract(folded)
-            updated.formUnion(folded.filter { $0.managedObjectContext === self })
+            updated.formUnion(folded.filter { $0.contextHandle === handle })
             // Resolving conflicts may have changed other objects too (inverses of folded
             // relationships): the last attempt wrote them, so they are saved as well. Deletes the
             // merge policy gave up are not.

@@ -83,7 +83,7 @@ extension ManagedObject {
             guard let destination = relationship.destinationEntity, object.entity.isKindOf(entity: destination) else {
                 throw StrataError(.typeMismatch, "\(relationship.qualifiedName) holds \(relationship.destinationEntity?.name ?? "?") objects; got a \(object.entity.name)")
             }
-            guard object.managedObjectContext === managedObjectContext, managedObjectContext != nil else {
+            guard object.contextHandle === contextHandle, managedObjectContext != nil else {
                 throw StrataError(.invalidArgument, "\(relationship.qualifiedName): cannot relate \(objectID) and \(object.objectID): they are not in the same context")
             }
         }

@@ -27,8 +27,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's identity; temporary until the object is saved.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object lives in (nil once deleted and saved, or for objects never inserted).
-    /// Set and read on the context's queue only (see the state below for why unchecked).
-    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    public internal(set) var managedObjectContext: ManagedObjectContext? {
+        get { contextHandle?.context }
+        set { contextHandle = newValue?.handle }
+    }
+    /// The handle of the context the object lives in (a strong reference to the handle, which
+    /// refers to the context weakly). Set and read on the context's queue only (see the state
+    /// below for why unchecked).
+    @exclusivity(unchecked) var contextHandle: ContextHandle?
 
     // `@exclusivity(unchecked)` on the object's state: read and written only on its context's
     // queue, on every value access, where the runtime's dynamic exclusivity check cost more than

@@ -220,6 +220,24 @@ final class FaultAndChangeTrackingTests: XCTestCase {
         }
     }
 
+    func testObjectsOutlivingTheirContextReportNoContext() throws {
+        var orphan: Quake?
+        weak var released: ManagedObjectContext?
+        do {
+            let (_, context) = try TestModels.stack(TestModels.earthquakes())
+            released = context
+            orphan = try context.performAndWait {
+                let quake = Quake(context: context)
+                quake.code = "orphan"
+                try context.save()
+                XCTAssertTrue(quake.managedObjectContext === context)
+                return quake
+            }
+        }
+        XCTAssertNil(released, "objects do not keep their context alive")
+        XCTAssertNil(try XCTUnwrap(orphan).managedObjectContext)
+    }
+
     func testUnchangedObjectsAreNotKeptAliveByTheContext() throws {
         let (coordinator, _) = try savedRegionWithQuakes(50)
         let context = ManagedObjectContext(.privateQueue)
