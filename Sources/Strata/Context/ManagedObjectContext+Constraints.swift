@@ -86,6 +86,7 @@ extension ManagedObjectContext {
     private func adopt(_ object: ManagedObject, storedRow stored: StoreRow, keeping wins: Set<Int>) throws {
         let mine = object.values
         insertedSet.remove(object)
+        retain(object)
         object.isInsertedStorage = false
         object.values = stored.values
         object.committedValues = stored.values

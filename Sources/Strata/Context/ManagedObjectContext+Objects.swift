@@ -169,8 +169,16 @@ extension ManagedObjectContext {
         deletedSet.remove(object)
     }
 
-    /// Keeps `object` alive while it has changes.
+    /// Keeps `object` alive while it has changes. Pending inserts need not be retained: the
+    /// inserted set holds them (code that takes an object out of it retains it if it stays).
     func retain(_ object: ManagedObject) { retained[ObjectIdentifier(object)] = object }
+
+    /// Every object with unsaved changes: the retained ones and the pending inserts (an object
+    /// may come twice).
+    func forEachChangedObject(_ body: (ManagedObject) -> Void) {
+        for object in retained.values { body(object) }
+        for object in insertedSet { body(object) }
+    }
 
     // MARK: Insert and delete
 
@@ -189,14 +197,14 @@ extension ManagedObjectContext {
         object.awakeFromInsert()
     }
 
-    /// Registers a new object as inserted (numbered in insertion order, kept alive until saved).
+    /// Registers a new object as inserted (numbered in insertion order, kept alive until saved:
+    /// `insertedSet` holds it, so it is not in `retained` as well).
     func trackInserted(_ object: ManagedObject) {
         object.isInsertedStorage = true
         insertionCounter += 1
         object.insertionNumber = insertionCounter
         register(object)
         insertedSet.insert(object)
-        retain(object)
         pendingNotification.inserted.insert(object)
         // Pending inserts are never reported as updated too, so its setters need no filing.
         lastTrackedUpdate = ObjectIdentifier(object)
@@ -276,7 +284,7 @@ extension ManagedObjectContext {
         }
         let id = ObjectIdentifier(object)
         guard lastTrackedUpdate != id else { return }
-        retain(object)
+        if !object.isInsertedStorage { retain(object) }
         pendingNotification.updated.insert(object)
         lastTrackedUpdate = id
     }
@@ -378,7 +386,7 @@ extension ManagedObjectContext {
         }
         let ids = try coordinator.permanentIDs(for: temporary.map(\.entity))
         // Without children (aliases) or objects that can hold IDs, only the registry changes.
-        if !hasChildren && (model?.hasReferenceSlots == false || !retained.values.contains(where: { !$0.entity.referenceSlots.isEmpty })) {
+        if !hasChildren && (model?.hasReferenceSlots == false || !hasChangedObjectsWithReferences) {
             // Each entry is removed before its replacement goes in, so the table never grows
             // (reserving room for both would rehash every registered object).
             for (object, id) in zip(temporary, ids) {
@@ -394,6 +402,11 @@ extension ManagedObjectContext {
         remapIDs(mapping)
     }
 
+    /// Whether a changed object has slots that can hold object IDs.
+    private var hasChangedObjectsWithReferences: Bool {
+        retained.values.contains { !$0.entity.referenceSlots.isEmpty } || insertedSet.contains { !$0.entity.referenceSlots.isEmpty }
+    }
+
     /// Replaces temporary IDs in the registry and in every changed object's relationship values.
     func remapIDs(_ mapping: [ManagedObjectID: ManagedObjectID]) {
         guard !mapping.isEmpty else { return }
@@ -404,7 +417,8 @@ extension ManagedObjectContext {
             registry[new] = object
         }
         // Only slots that can hold object IDs change; objects without any are left alone.
-        for object in retained.values where !object.isFaultStorage && !object.entity.referenceSlots.isEmpty {
+        forEachChangedObject { object in
+            guard !object.isFaultStorage else { return }
             for slot in object.entity.referenceSlots {
                 let value = object.values[slot]
                 let remapped = value.remapped(mapping)

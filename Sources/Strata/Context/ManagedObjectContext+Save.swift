@@ -57,10 +57,11 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else {
             throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent to save to")
         }
-        try obtainPermanentIDs(for: insertedInOrder())
+        var insertOrder = insertedInOrder()
+        try obtainPermanentIDs(for: insertOrder)
         var forced: Set<ManagedObjectID> = []
         for attempt in 1...4 {
-            let (changes, inserted, updated) = changeSet(forced: forced)
+            let (changes, inserted, updated) = changeSet(inserting: insertOrder, forced: forced)
             do {
                 let versions = try coordinator.commit(changes)
                 for object in inserted { object.rowVersion = 1 }
@@ -72,7 +73,8 @@ extension ManagedObjectContext {
             } catch CommitRefusal.constraintConflicts(let conflicts) {
                 if attempt == 4 || mergePolicy == .error { throw constraintConflictError(conflicts) }
                 try resolveConstraintConflicts(conflicts) { constraintConflictError(conflicts) }
-                try obtainPermanentIDs(for: insertedInOrder())
+                insertOrder = insertedInOrder()
+                try obtainPermanentIDs(for: insertOrder)
             }
         }
         // The fourth attempt returns or throws; this only satisfies the compiler.
@@ -88,8 +90,9 @@ extension ManagedObjectContext {
     }
 
     /// The rows this save writes, grouped by nothing (the coordinator routes them to stores),
-    /// with the objects of its inserts and updates in the same order.
-    private func changeSet(forced: Set<ManagedObjectID>) -> (StoreChangeSet, inserted: [ManagedObject], updated: [ManagedObject]) {
+    /// with the objects of its inserts and updates in the same order. `inserting` is
+    /// `insertedSet` in insertion order, so inserts come in the order of their new keys.
+    private func changeSet(inserting: [ManagedObject], forced: Set<ManagedObjectID>) -> (StoreChangeSet, inserted: [ManagedObject], updated: [ManagedObject]) {
         var changes = StoreChangeSet()
         changes.author = transactionAuthor
         changes.contextName = name
@@ -102,7 +105,7 @@ extension ManagedObjectContext {
         updated.reserveCapacity(updatedSet.count)
         changes.deletes.reserveCapacity(deletedSet.count)
         changes.deleteBases.reserveCapacity(deletedSet.count)
-        for object in insertedSet where !object.isDeletedStorage {
+        for object in inserting where !object.isDeletedStorage {
             changes.inserts.append(StoreRow(id: object.objectID, version: 0, values: persistentValues(of: object)))
             inserted.append(object)
         }
@@ -244,9 +247,10 @@ extension ManagedObjectContext {
         } else {
             // Nothing is changed any more, so nothing needs keeping alive: every object `retained`
             // held is left to the registry's sweeps (deleted ones leave below).
+            // Saved inserts were held by the inserted set alone.
             let released = retained
             retained = [:]
-            releaseCandidates.reserveCapacity(releaseCandidates.count + released.count)
+            releaseCandidates.reserveCapacity(releaseCandidates.count + released.count + inserted.count)
             for object in released.values {
                 if !object.isDeletedStorage {
                     releaseCandidates.append(object.objectID)
@@ -254,6 +258,7 @@ extension ManagedObjectContext {
                     insertedThenDeleted.append(object)
                 }
             }
+            for object in inserted where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
         }
         for objects in [Array(deleted), insertedThenDeleted] {
             for object in objects {
