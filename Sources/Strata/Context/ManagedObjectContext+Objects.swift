@@ -169,15 +169,17 @@ extension ManagedObjectContext {
         deletedSet.remove(object)
     }
 
-    /// Keeps `object` alive while it has changes. Pending inserts need not be retained: the
-    /// inserted set holds them (code that takes an object out of it retains it if it stays).
+    /// Keeps `object` alive until the next save (deleted objects; an inserted object deleted
+    /// again is in no change set). Pending inserts and updates need not be retained: the inserted
+    /// and updated sets hold them.
     func retain(_ object: ManagedObject) { retained[ObjectIdentifier(object)] = object }
 
-    /// Every object with unsaved changes: the retained ones and the pending inserts (an object
-    /// may come twice).
+    /// Every object with unsaved changes: the retained ones and the pending inserts and updates
+    /// (an object may come more than once).
     func forEachChangedObject(_ body: (ManagedObject) -> Void) {
         for object in retained.values { body(object) }
         for object in insertedSet { body(object) }
+        for object in updatedSet { body(object) }
     }
 
     // MARK: Insert and delete
@@ -277,14 +279,13 @@ extension ManagedObjectContext {
     }
 
     /// Files a changed object under updated (or out of it, when its values are back to the
-    /// committed ones) and keeps it alive until saved.
+    /// committed ones): the updated set keeps it alive until saved.
     private func trackUpdated(_ object: ManagedObject) {
         if !object.isInsertedStorage && !object.isDeletedStorage {
             if object.changedSlots.isEmpty { updatedSet.remove(object) } else { updatedSet.insert(object) }
         }
         let id = ObjectIdentifier(object)
         guard lastTrackedUpdate != id else { return }
-        if !object.isInsertedStorage { retain(object) }
         pendingNotification.updated.insert(object)
         lastTrackedUpdate = id
     }
@@ -404,7 +405,8 @@ extension ManagedObjectContext {
 
     /// Whether a changed object has slots that can hold object IDs.
     private var hasChangedObjectsWithReferences: Bool {
-        retained.values.contains { !$0.entity.referenceSlots.isEmpty } || insertedSet.contains { !$0.entity.referenceSlots.isEmpty }
+        func holdsIDs(_ object: ManagedObject) -> Bool { !object.entity.referenceSlots.isEmpty }
+        return retained.values.contains(where: holdsIDs) || insertedSet.contains(where: holdsIDs) || updatedSet.contains(where: holdsIDs)
     }
 
     /// Replaces temporary IDs in the registry and in every changed object's relationship values.

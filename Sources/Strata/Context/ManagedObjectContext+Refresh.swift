@@ -24,6 +24,7 @@ extension ManagedObjectContext {
             object.changedSlots = []
             object.isDeletedStorage = object.isInaccessible
         }
+        if !retainsRegisteredObjects { noteUnretained(updatedSet) }
         insertedSet = []
         updatedSet = []
         deletedSet = []

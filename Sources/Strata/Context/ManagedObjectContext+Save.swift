@@ -247,10 +247,10 @@ extension ManagedObjectContext {
         } else {
             // Nothing is changed any more, so nothing needs keeping alive: every object `retained`
             // held is left to the registry's sweeps (deleted ones leave below).
-            // Saved inserts were held by the inserted set alone.
+            // Saved inserts and updates were held by the inserted and updated sets alone.
             let released = retained
             retained = [:]
-            releaseCandidates.reserveCapacity(releaseCandidates.count + released.count + inserted.count)
+            releaseCandidates.reserveCapacity(releaseCandidates.count + released.count + inserted.count + updated.count)
             for object in released.values {
                 if !object.isDeletedStorage {
                     releaseCandidates.append(object.objectID)
@@ -259,6 +259,7 @@ extension ManagedObjectContext {
                 }
             }
             for object in inserted where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
+            for object in updated where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
         }
         for objects in [Array(deleted), insertedThenDeleted] {
             for object in objects {
