@@ -169,17 +169,18 @@ extension ManagedObjectContext {
         deletedSet.remove(object)
     }
 
-    /// Keeps `object` alive until the next save (deleted objects; an inserted object deleted
-    /// again is in no change set). Pending inserts and updates need not be retained: the inserted
-    /// and updated sets hold them.
+    /// Keeps `object` alive until the next save (an inserted object deleted again, which is in
+    /// no change set). Pending inserts, updates and deletes need not be retained: the inserted,
+    /// updated and deleted sets hold them.
     func retain(_ object: ManagedObject) { retained[ObjectIdentifier(object)] = object }
 
-    /// Every object with unsaved changes: the retained ones and the pending inserts and updates
-    /// (an object may come more than once).
+    /// Every object with unsaved changes: the retained ones and the pending inserts, updates and
+    /// deletes (an object may come more than once).
     func forEachChangedObject(_ body: (ManagedObject) -> Void) {
         for object in retained.values { body(object) }
         for object in insertedSet { body(object) }
         for object in updatedSet { body(object) }
+        for object in deletedSet { body(object) }
     }
 
     // MARK: Insert and delete
@@ -222,8 +223,9 @@ extension ManagedObjectContext {
         if object.isDeletedStorage { return } // an inaccessible fault became deleted
         object.prepareForDeletion()
         object.isDeletedStorage = true
-        retain(object)
         if object.isInsertedStorage {
+            // In no change set any more: kept alive until the save drops it.
+            retain(object)
             insertedSet.remove(object)
         } else {
             updatedSet.remove(object)
@@ -406,7 +408,8 @@ extension ManagedObjectContext {
     /// Whether a changed object has slots that can hold object IDs.
     private var hasChangedObjectsWithReferences: Bool {
         func holdsIDs(_ object: ManagedObject) -> Bool { !object.entity.referenceSlots.isEmpty }
-        return retained.values.contains(where: holdsIDs) || insertedSet.contains(where: holdsIDs) || updatedSet.contains(where: holdsIDs)
+        return retained.values.contains(where: holdsIDs) || insertedSet.contains(where: holdsIDs)
+            || updatedSet.contains(where: holdsIDs) || deletedSet.contains(where: holdsIDs)
     }
 
     /// Replaces temporary IDs in the registry and in every changed object's relationship values.

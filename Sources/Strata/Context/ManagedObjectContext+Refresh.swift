@@ -24,7 +24,10 @@ extension ManagedObjectContext {
             object.changedSlots = []
             object.isDeletedStorage = object.isInaccessible
         }
-        if !retainsRegisteredObjects { noteUnretained(updatedSet) }
+        if !retainsRegisteredObjects {
+            noteUnretained(updatedSet)
+            noteUnretained(deletedSet)
+        }
         insertedSet = []
         updatedSet = []
         deletedSet = []

@@ -238,6 +238,47 @@ final class FaultAndChangeTrackingTests: XCTestCase {
         XCTAssertNil(try XCTUnwrap(orphan).managedObjectContext)
     }
 
+    func testChangedObjectsNobodyHoldsAreKeptUntilSaved() throws {
+        let (coordinator, _) = try savedRegionWithQuakes(6)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        weak var updated: Quake?, deleted: Quake?, inserted: Quake?, insertedThenDeleted: Quake?
+        try context.performAndWait {
+            let quakes = try context.fetch(FetchRequest<Quake>(entityName: "Quake")).sorted { $0.code < $1.code }
+            quakes[0].magnitude = 42
+            context.delete(quakes[1])
+            let new = Quake(context: context)
+            new.code = "new"
+            let gone = Quake(context: context)
+            context.delete(gone)
+            (updated, deleted, inserted, insertedThenDeleted) = (quakes[0], quakes[1], new, gone)
+        }
+        // The perform block is over and nothing outside the context refers to the objects.
+        XCTAssertNotNil(updated, "an updated object is kept until saved")
+        XCTAssertNotNil(deleted, "a deleted object is kept until saved")
+        XCTAssertNotNil(inserted, "an inserted object is kept until saved")
+        XCTAssertNotNil(insertedThenDeleted, "an inserted-then-deleted object is kept until saved")
+        try context.performAndWait {
+            // The region is updated too: the delete took the quake out of its to-many.
+            XCTAssertEqual(Set(context.updatedObjects.map(\.entity.name)), ["Quake", "Region"])
+            XCTAssertEqual(context.deletedObjects.count, 1)
+            XCTAssertEqual(context.insertedObjects.count, 1)
+            try context.save()
+        }
+        XCTAssertNil(updated, "saved objects nobody holds are released")
+        XCTAssertNil(deleted)
+        XCTAssertNil(inserted)
+        XCTAssertNil(insertedThenDeleted)
+        let check = ManagedObjectContext(.privateQueue)
+        check.persistentStoreCoordinator = coordinator
+        try check.performAndWait {
+            let codes = try check.fetch(FetchRequest<Quake>(entityName: "Quake")).map(\.code).sorted()
+            XCTAssertEqual(codes, ["new", "q0", "q2", "q3", "q4", "q5"])
+            let first = try check.fetch(FetchRequest<Quake>(entityName: "Quake")).first { $0.code == "q0" }
+            XCTAssertEqual(first?.magnitude, 42)
+        }
+    }
+
     func testUnchangedObjectsAreNotKeptAliveByTheContext() throws {
         let (coordinator, _) = try savedRegionWithQuakes(50)
         let context = ManagedObjectContext(.privateQueue)
