@@ -88,7 +88,7 @@ extension ManagedObjectContext {
 
     // The registry holds its objects strongly (a weak reference would move every retain and
     // release of an object to the runtime's slow path). An object only the registry references
-    // is unused: unchanged (changed objects are also held by `retained` and the change sets) and
+    // is unused: unchanged (changed objects are also held by the change sets or `retained`) and
     // out of the caller's hands, so a sweep releases it. Like an autorelease pool on Darwin, an
     // object dropped inside a perform block is released by the time the block has returned:
     // - when a block ends, and when a fetch or a save starts, the candidates (objects registered
@@ -173,6 +173,12 @@ extension ManagedObjectContext {
     /// no change set). Pending inserts, updates and deletes need not be retained: the inserted,
     /// updated and deleted sets hold them.
     func retain(_ object: ManagedObject) { retained[ObjectIdentifier(object)] = object }
+
+    /// Called when `object` left the change sets unsaved (its changes were reverted or
+    /// discarded): it becomes a sweep candidate, or stays retained if transient changes are left.
+    func leftChangeSets(_ object: ManagedObject) {
+        if object.hasChanges { retain(object) } else if !retainsRegisteredObjects { releaseCandidates.append(object.objectID) }
+    }
 
     /// Every object with unsaved changes: the retained ones and the pending inserts, updates and
     /// deletes (an object may come more than once).
@@ -268,6 +274,7 @@ extension ManagedObjectContext {
         deletedSet.remove(object)
         if object.isInsertedStorage { insertedSet.insert(object) }
         else if !object.changedSlots.isEmpty { updatedSet.insert(object) }
+        else { leftChangeSets(object) }
         pendingNotification.inserted.insert(object)
         undoManager?.registerUndo(withTarget: self) { context in context.delete(object) }
     }
@@ -284,7 +291,8 @@ extension ManagedObjectContext {
     /// committed ones): the updated set keeps it alive until saved.
     private func trackUpdated(_ object: ManagedObject) {
         if !object.isInsertedStorage && !object.isDeletedStorage {
-            if object.changedSlots.isEmpty { updatedSet.remove(object) } else { updatedSet.insert(object) }
+            if !object.changedSlots.isEmpty { updatedSet.insert(object) }
+            else if updatedSet.remove(object) != nil { leftChangeSets(object) }
         }
         let id = ObjectIdentifier(object)
         guard lastTrackedUpdate != id else { return }

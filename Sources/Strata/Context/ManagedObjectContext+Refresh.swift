@@ -90,7 +90,7 @@ extension ManagedObjectContext {
             object.values[slot] = current[slot]
             object.changedSlots.insert(slot)
         }
-        if object.changedSlots.isEmpty { updatedSet.remove(object) }
+        if object.changedSlots.isEmpty, updatedSet.remove(object) != nil { leftChangeSets(object) }
     }
 
     /// Refreshes every registered object (changed ones keep their changes).

@@ -155,7 +155,7 @@ extension ManagedObjectContext {
             object.rowVersion = stored.version
             for slot in merged.indices { object.setPrimitive(merged[slot], slot: slot) }
             if mergePolicy == .overwrite { forced.insert(object.objectID) }
-            if !object.hasPersistentChangedValues { updatedSet.remove(object) }
+            if !object.hasPersistentChangedValues, updatedSet.remove(object) != nil { leftChangeSets(object) }
         }
         if !unresolvable.isEmpty { throw mergeConflictError(unresolvable) }
     }
@@ -165,6 +165,7 @@ extension ManagedObjectContext {
         updatedSet.remove(object)
         deletedSet.remove(object)
         object.changedSlots = []
+        defer { leftChangeSets(object) }
         if let storedRow {
             object.values = storedRow.values
             object.committedValues = storedRow.values

@@ -118,14 +118,16 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Objects registered or saved since the last sweep (IDs; see "sweep" in +Objects.swift).
     @exclusivity(unchecked) var releaseCandidates: [ManagedObjectID] = []
     @exclusivity(unchecked) var registrationsSinceFullSweep = 0
-    /// Changed objects (and all objects when `retainsRegisteredObjects`): kept alive by the context.
+    /// Objects kept alive by the context beyond the change sets: inserted objects deleted again
+    /// (in no change set), objects with transient changes only, and every registered object when
+    /// `retainsRegisteredObjects`. Pending inserts, updates and deletes are held by their sets.
     @exclusivity(unchecked) var retained: [ObjectIdentifier: ManagedObject] = [:] { didSet { lastTrackedUpdate = nil } }
     @exclusivity(unchecked) var insertedSet: Set<ManagedObject> = []
     @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = []
     @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
     /// Changes since the last `processPendingChanges()`, for objectsDidChange notifications.
     @exclusivity(unchecked) var pendingNotification = PendingChanges() { didSet { lastTrackedUpdate = nil } }
-    /// The object whose last change was filed (retained, in the pending updated set) with neither
+    /// The object whose last change was filed (in the pending updated set) with neither
     /// collection changed since: its next change skips the filing (several setters in a row).
     @exclusivity(unchecked) var lastTrackedUpdate: ObjectIdentifier?
     @exclusivity(unchecked) var registrySweepThreshold = 1024
@@ -246,6 +248,8 @@ enum ContextNumbering {
 // @unchecked Sendable: `context` is written once, in the context's initializer, before the
 // context (and so the handle) can reach another thread; weak references are read atomically.
 final class ContextHandle: @unchecked Sendable {
-    weak var context: ManagedObjectContext?
+    /// Unchecked exclusivity: written once before any read (see above); every property access of
+    /// an object reads it, where the runtime's dynamic check would cost more than the read.
+    @exclusivity(unchecked) weak var context: ManagedObjectContext?
 }
 

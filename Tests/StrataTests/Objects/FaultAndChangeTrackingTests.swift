@@ -279,6 +279,34 @@ final class FaultAndChangeTrackingTests: XCTestCase {
         }
     }
 
+    func testObjectsWhoseChangesAreUndoneAreReleasedLikeUnchangedOnes() throws {
+        // Enough objects that the block's few registrations do not trigger a full sweep.
+        let (coordinator, _) = try savedRegionWithQuakes(60)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        // Held across blocks, so they are no longer sweep candidates as fetched objects.
+        var held: [Quake] = try context.performAndWait {
+            try context.fetch(FetchRequest<Quake>(entityName: "Quake")).sorted { $0.code < $1.code }
+        }
+        context.performAndWait { _ = try? context.fetch(FetchRequest<Region>(entityName: "Region")) }
+        weak var reverted: Quake?, undeleted: Quake?
+        (reverted, undeleted) = (held[0], held[1])
+        context.performAndWait {
+            let old = held[0].magnitude
+            held[0].magnitude = 77
+            held[0].magnitude = old
+            context.delete(held[1])
+            context.insert(held[1])
+            XCTAssertFalse(held[0].hasChanges)
+            XCTAssertFalse(held[1].isDeleted)
+            held.removeFirst(2)
+            // The pending change notification holds changed objects until it is posted.
+            context.processPendingChanges()
+        }
+        XCTAssertNil(reverted, "an object whose change was set back is released like an unchanged one")
+        XCTAssertNil(undeleted, "an undeleted unchanged object is released like an unchanged one")
+    }
+
     func testUnchangedObjectsAreNotKeptAliveByTheContext() throws {
         let (coordinator, _) = try savedRegionWithQuakes(50)
         let context = ManagedObjectContext(.privateQueue)
