@@ -170,7 +170,7 @@ extension ManagedObjectContext {
         for object in updatedSet where names.contains(object.entity.name) { result.append(object) }
         for object in deletedSet where names.contains(object.entity.name) { result.append(object) }
         result.sort { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
-        result += insertedSet.filter { names.contains($0.entity.name) }.sorted { $0.insertionNumber < $1.insertionNumber }
+        result += insertedInOrder().filter { names.contains($0.entity.name) }
         return result
     }
 

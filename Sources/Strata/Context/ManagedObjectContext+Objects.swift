@@ -180,6 +180,22 @@ extension ManagedObjectContext {
         if object.hasChanges { retain(object) } else if !retainsRegisteredObjects { releaseCandidates.append(object.objectID) }
     }
 
+    /// The pending inserts in the order they were inserted (permanent keys follow it): the
+    /// insertion list without the objects that left the inserted set (deleted, folded into a
+    /// stored row, saved, forgotten). Falls back to sorting the set should the two ever disagree.
+    func insertedInOrder() -> [ManagedObject] {
+        var ordered: [ManagedObject] = []
+        ordered.reserveCapacity(insertedSet.count)
+        for object in insertionOrder where object.isInsertedStorage && !object.isDeletedStorage && object.contextHandle === handle {
+            ordered.append(object)
+        }
+        if ordered.count == insertedSet.count { return ordered }
+        assertionFailure("the insertion list of \(debugName) disagrees with its inserted set")
+        var numbered = insertedSet.map { (number: $0.insertionNumber, object: $0) }
+        numbered.sort { $0.number < $1.number }
+        return numbered.map(\.object)
+    }
+
     /// Every object with unsaved changes: the retained ones and the pending inserts, updates and
     /// deletes (an object may come more than once).
     func forEachChangedObject(_ body: (ManagedObject) -> Void) {
@@ -214,6 +230,7 @@ extension ManagedObjectContext {
         object.insertionNumber = insertionCounter
         register(object)
         insertedSet.insert(object)
+        insertionOrder.append(object)
         pendingNotification.inserted.insert(object)
         // Pending inserts are never reported as updated too, so its setters need no filing.
         lastTrackedUpdate = ObjectIdentifier(object)

@@ -29,6 +29,7 @@ extension ManagedObjectContext {
             noteUnretained(deletedSet)
         }
         insertedSet = []
+        insertionOrder = []
         updatedSet = []
         deletedSet = []
         if !retainsRegisteredObjects {
@@ -49,6 +50,7 @@ extension ManagedObjectContext {
         registrySweepThreshold = 1024
         retained = [:]
         insertedSet = []
+        insertionOrder = []
         updatedSet = []
         deletedSet = []
         idAliases = [:]

@@ -22,16 +22,21 @@ extension ManagedObjectContext {
         isSaving = true
         defer { isSaving = false }
         NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
-        for object in insertedSet { object.willSave() }
+        for object in insertedInOrder() { object.willSave() }
         for object in updatedSet where !insertedSet.contains(object) { object.willSave() }
         for object in deletedSet where !insertedSet.contains(object) && !updatedSet.contains(object) { object.willSave() }
         try updateDerivedAttributes()
-        try validatePendingChanges()
+        // From here on the changed objects are walked as arrays: inserts in insertion order, updates
+        // in key order (the order the store writes them, and the order a fetch made them in), so
+        // a big save reads its objects from neighbouring memory instead of in hash order.
+        var insertOrder = insertedInOrder()
+        var updateOrder = updatedInKeyOrder()
+        try validatePendingChanges(inserted: insertOrder, updated: updateOrder)
         var inserted = insertedSet, updated = updatedSet
         var deleted = deletedSet
         if let parent {
             try pushChanges(to: parent)
-        } else if let resolvedUpdates = try commitToStores() {
+        } else if let resolvedUpdates = try commitToStores(inserting: insertOrder, updating: updateOrder) {
             advanceGeneration()
             // Inserts folded into existing rows by a uniqueness conflict are updates now.
             let folded = inserted.filter { !$0.isInsertedStorage }
@@ -42,10 +47,12 @@ extension ManagedObjectContext {
             // merge policy gave up are not.
             updated.formUnion(resolvedUpdates)
             deleted = deleted.filter(\.isDeletedStorage)
+            insertOrder = insertOrder.filter { inserted.contains($0) }
+            updateOrder = Array(updated)
         } else {
             advanceGeneration()
         }
-        finishSave(inserted: inserted, updated: updated, deleted: deleted)
+        finishSave(inserted: inserted, updated: updated, deleted: deleted, insertOrder: insertOrder, updateOrder: updateOrder)
     }
 
     // MARK: Root contexts
@@ -53,15 +60,16 @@ extension ManagedObjectContext {
     /// Commits the pending changes, resolving conflicts by the merge policy and retrying. Returns
     /// nil when the first attempt succeeded, else the objects the successful attempt updated
     /// (resolution may have changed objects that were not pending before).
-    private func commitToStores() throws -> [ManagedObject]? {
+    private func commitToStores(inserting: [ManagedObject], updating: [ManagedObject]) throws -> [ManagedObject]? {
         guard let coordinator = persistentStoreCoordinator else {
             throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent to save to")
         }
-        var insertOrder = insertedInOrder()
+        var insertOrder = inserting, updateOrder = updating
         try obtainPermanentIDs(for: insertOrder)
         var forced: Set<ManagedObjectID> = []
         for attempt in 1...4 {
-            let (changes, inserted, updated) = changeSet(inserting: insertOrder, forced: forced)
+            if attempt > 1 { updateOrder = updatedInKeyOrder() }
+            let (changes, inserted, updated) = changeSet(inserting: insertOrder, updating: updateOrder, forced: forced)
             do {
                 let versions = try coordinator.commit(changes)
                 for object in inserted { object.rowVersion = 1 }
@@ -81,18 +89,18 @@ extension ManagedObjectContext {
         throw StrataError(.mergeConflict, "save of \(debugName) did not settle after 4 attempts")
     }
 
-    /// The inserted objects in the order they were inserted (permanent keys follow it). Sorted
-    /// by their numbers alone: comparisons do not touch (or retain) the objects.
-    private func insertedInOrder() -> [ManagedObject] {
-        var numbered = insertedSet.map { (number: $0.insertionNumber, object: $0) }
-        numbered.sort { $0.number < $1.number }
-        return numbered.map(\.object)
+    /// The pending updates in primary-key order (objects of a parent context without a key last).
+    private func updatedInKeyOrder() -> [ManagedObject] {
+        var keyed = updatedSet.map { (key: $0.objectID.primaryKey ?? .max, object: $0) }
+        keyed.sort { $0.key < $1.key }
+        return keyed.map(\.object)
     }
 
     /// The rows this save writes, grouped by nothing (the coordinator routes them to stores),
     /// with the objects of its inserts and updates in the same order. `inserting` is
-    /// `insertedSet` in insertion order, so inserts come in the order of their new keys.
-    private func changeSet(inserting: [ManagedObject], forced: Set<ManagedObjectID>) -> (StoreChangeSet, inserted: [ManagedObject], updated: [ManagedObject]) {
+    /// `insertedSet` in insertion order, so inserts come in the order of their new keys;
+    /// `updating` is `updatedSet` in key order.
+    private func changeSet(inserting: [ManagedObject], updating: [ManagedObject], forced: Set<ManagedObjectID>) -> (StoreChangeSet, inserted: [ManagedObject], updated: [ManagedObject]) {
         var changes = StoreChangeSet()
         changes.author = transactionAuthor
         changes.contextName = name
@@ -109,7 +117,7 @@ extension ManagedObjectContext {
             changes.inserts.append(StoreRow(id: object.objectID, version: 0, values: persistentValues(of: object)))
             inserted.append(object)
         }
-        for object in updatedSet where object.hasPersistentChangedValues {
+        for object in updating where object.hasPersistentChangedValues {
             changes.appendUpdate(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)),
                                  base: object.committedValues)
             updated.append(object)
@@ -232,13 +240,16 @@ extension ManagedObjectContext {
     // MARK: Finishing
 
     /// Marks every saved object clean, runs didSave hooks and posts the save notifications.
-    private func finishSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>) {
+    /// `insertOrder` and `updateOrder` hold the objects of `inserted` and `updated` (walked instead
+    /// of the sets: see `save()`).
+    private func finishSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>,
+                            insertOrder: [ManagedObject], updateOrder: [ManagedObject]) {
         func markSaved(_ object: ManagedObject) {
             object.committedValues = object.values
             object.changedSlots = []
             object.isInsertedStorage = false
         }
-        for objects in [inserted, updated] {
+        for objects in [insertOrder, updateOrder] {
             for object in objects where !object.isDeletedStorage { markSaved(object) }
         }
         // Objects inserted and deleted before this save never reached a store; they leave too.
@@ -259,8 +270,8 @@ extension ManagedObjectContext {
                     insertedThenDeleted.append(object)
                 }
             }
-            for object in inserted where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
-            for object in updated where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
+            for object in insertOrder where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
+            for object in updateOrder where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
         }
         for objects in [Array(deleted), insertedThenDeleted] {
             for object in objects {
@@ -269,14 +280,23 @@ extension ManagedObjectContext {
             }
         }
         insertedSet = []
+        insertionOrder = []
         updatedSet = []
         deletedSet = []
         pendingNotification = PendingChanges()
-        let savedUpdated = updated.contains(where: \.isDeletedStorage) ? updated.filter { !$0.isDeletedStorage } : updated
-        for object in inserted { object.didSave() }
-        for object in savedUpdated where inserted.isEmpty || !inserted.contains(object) { object.didSave() }
+        let anyUpdateDeleted = updated.contains(where: \.isDeletedStorage)
+        let savedUpdated = anyUpdateDeleted ? updated.filter { !$0.isDeletedStorage } : updated
+        let savedUpdateOrder = anyUpdateDeleted ? updateOrder.filter { !$0.isDeletedStorage } : updateOrder
+        for object in insertOrder { object.didSave() }
+        for object in savedUpdateOrder where inserted.isEmpty || !inserted.contains(object) { object.didSave() }
         let disjoint = inserted.isEmpty && savedUpdated.isEmpty
         for object in deleted where disjoint || (!inserted.contains(object) && !savedUpdated.contains(object)) { object.didSave() }
-        postDidSave(inserted: deleted.isEmpty ? inserted : inserted.subtracting(deleted), updated: savedUpdated, deleted: deleted)
+        if deleted.isEmpty {
+            postDidSave(inserted: inserted, updated: savedUpdated, deleted: deleted, insertOrder: insertOrder, updateOrder: savedUpdateOrder)
+        } else {
+            let savedInserted = inserted.subtracting(deleted)
+            postDidSave(inserted: savedInserted, updated: savedUpdated, deleted: deleted,
+                        insertOrder: insertOrder.filter { !deleted.contains($0) }, updateOrder: savedUpdateOrder)
+        }
     }
 }

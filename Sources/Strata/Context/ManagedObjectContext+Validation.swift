@@ -7,8 +7,9 @@
 import Foundation
 
 extension ManagedObjectContext {
-    /// Throws one `.validation` error listing every problem of the pending changes.
-    func validatePendingChanges() throws {
+    /// Throws one `.validation` error listing every problem of the pending changes (`inserted` and
+    /// `updated` are the inserted and updated sets as arrays).
+    func validatePendingChanges(inserted: [ManagedObject], updated: [ManagedObject]) throws {
         var problems: [StrataError] = []
         func validate(_ object: ManagedObject) {
             problems += propertyProblems(of: object)
@@ -18,8 +19,8 @@ extension ManagedObjectContext {
                 problems.append(asValidationError(error, object))
             }
         }
-        for object in insertedSet where !object.isDeletedStorage { validate(object) }
-        for object in updatedSet where !object.isDeletedStorage && !insertedSet.contains(object) { validate(object) }
+        for object in inserted where !object.isDeletedStorage { validate(object) }
+        for object in updated where !object.isDeletedStorage && !insertedSet.contains(object) { validate(object) }
         for object in deletedSet {
             problems += denyProblems(of: object)
             do { try object.validateForDelete() } catch { problems.append(asValidationError(error, object)) }

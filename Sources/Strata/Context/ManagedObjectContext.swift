@@ -123,6 +123,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// `retainsRegisteredObjects`. Pending inserts, updates and deletes are held by their sets.
     @exclusivity(unchecked) var retained: [ObjectIdentifier: ManagedObject] = [:] { didSet { lastTrackedUpdate = nil } }
     @exclusivity(unchecked) var insertedSet: Set<ManagedObject> = []
+    /// The objects of `insertedSet` in insertion order, plus objects that left it since (skipped
+    /// when read: see `insertedInOrder()`). Emptied with the set.
+    @exclusivity(unchecked) var insertionOrder: [ManagedObject] = []
     @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = []
     @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
     /// Changes since the last `processPendingChanges()`, for objectsDidChange notifications.
