@@ -51,14 +51,13 @@ extension ManagedObjectContext {
         emit(.objectsDidChange, changes.inserted, changes.updated.subtracting(changes.inserted), changes.deleted)
     }
 
-    /// `insertOrder` and `updateOrder` hold the objects of `inserted` and `updated` (the IDs are
-    /// read from them: neighbouring memory, not hash order).
-    func postDidSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>,
-                     insertOrder: [ManagedObject], updateOrder: [ManagedObject]) {
+    /// `order` holds the objects of the three sets (the IDs are read from it: neighbouring memory,
+    /// not hash order).
+    func postDidSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>, order: SaveOrder) {
         NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: [
             "inserted": inserted, "updated": updated, "deleted": deleted,
         ])
-        let ids = (Set(insertOrder.map(\.objectID)), Set(updateOrder.map(\.objectID)), Set(deleted.map(\.objectID)))
+        let ids = (Set(order.inserted.map(\.objectID)), Set(order.updated.map(\.objectID)), Set(order.deleted.map(\.objectID)))
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
             "inserted_objectIDs": ids.0, "updated_objectIDs": ids.1, "deleted_objectIDs": ids.2,
         ])

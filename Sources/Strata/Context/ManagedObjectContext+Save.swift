@@ -29,14 +29,13 @@ extension ManagedObjectContext {
         // From here on the changed objects are walked as arrays: inserts in insertion order, updates
         // in key order (the order the store writes them, and the order a fetch made them in), so
         // a big save reads its objects from neighbouring memory instead of in hash order.
-        var insertOrder = insertedInOrder()
-        var updateOrder = updatedInKeyOrder()
-        try validatePendingChanges(inserted: insertOrder, updated: updateOrder)
+        var order = SaveOrder(inserted: insertedInOrder(), updated: Self.inKeyOrder(updatedSet), deleted: Self.inKeyOrder(deletedSet))
+        try validatePendingChanges(order)
         var inserted = insertedSet, updated = updatedSet
         var deleted = deletedSet
         if let parent {
             try pushChanges(to: parent)
-        } else if let resolvedUpdates = try commitToStores(inserting: insertOrder, updating: updateOrder) {
+        } else if let resolvedUpdates = try commitToStores(order) {
             advanceGeneration()
             // Inserts folded into existing rows by a uniqueness conflict are updates now.
             let folded = inserted.filter { !$0.isInsertedStorage }
@@ -47,12 +46,12 @@ extension ManagedObjectContext {
             // merge policy gave up are not.
             updated.formUnion(resolvedUpdates)
             deleted = deleted.filter(\.isDeletedStorage)
-            insertOrder = insertOrder.filter { inserted.contains($0) }
-            updateOrder = Array(updated)
+            order = SaveOrder(inserted: order.inserted.filter { inserted.contains($0) }, updated: Array(updated),
+                              deleted: order.deleted.filter(\.isDeletedStorage))
         } else {
             advanceGeneration()
         }
-        finishSave(inserted: inserted, updated: updated, deleted: deleted, insertOrder: insertOrder, updateOrder: updateOrder)
+        finishSave(inserted: inserted, updated: updated, deleted: deleted, order: order)
     }
 
     // MARK: Root contexts
@@ -60,16 +59,17 @@ extension ManagedObjectContext {
     /// Commits the pending changes, resolving conflicts by the merge policy and retrying. Returns
     /// nil when the first attempt succeeded, else the objects the successful attempt updated
     /// (resolution may have changed objects that were not pending before).
-    private func commitToStores(inserting: [ManagedObject], updating: [ManagedObject]) throws -> [ManagedObject]? {
+    private func commitToStores(_ firstOrder: SaveOrder) throws -> [ManagedObject]? {
         guard let coordinator = persistentStoreCoordinator else {
             throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent to save to")
         }
-        var insertOrder = inserting, updateOrder = updating
-        try obtainPermanentIDs(for: insertOrder)
+        var order = firstOrder
+        try obtainPermanentIDs(for: order.inserted)
         var forced: Set<ManagedObjectID> = []
         for attempt in 1...4 {
-            if attempt > 1 { updateOrder = updatedInKeyOrder() }
-            let (changes, inserted, updated) = changeSet(inserting: insertOrder, updating: updateOrder, forced: forced)
+            // Resolving conflicts changes the sets.
+            if attempt > 1 { order = SaveOrder(inserted: order.inserted, updated: Self.inKeyOrder(updatedSet), deleted: Self.inKeyOrder(deletedSet)) }
+            let (changes, inserted, updated) = changeSet(order, forced: forced)
             do {
                 let versions = try coordinator.commit(changes)
                 for object in inserted { object.rowVersion = 1 }
@@ -81,26 +81,25 @@ extension ManagedObjectContext {
             } catch CommitRefusal.constraintConflicts(let conflicts) {
                 if attempt == 4 || mergePolicy == .error { throw constraintConflictError(conflicts) }
                 try resolveConstraintConflicts(conflicts) { constraintConflictError(conflicts) }
-                insertOrder = insertedInOrder()
-                try obtainPermanentIDs(for: insertOrder)
+                order.inserted = insertedInOrder()
+                try obtainPermanentIDs(for: order.inserted)
             }
         }
         // The fourth attempt returns or throws; this only satisfies the compiler.
         throw StrataError(.mergeConflict, "save of \(debugName) did not settle after 4 attempts")
     }
 
-    /// The pending updates in primary-key order (objects of a parent context without a key last).
-    private func updatedInKeyOrder() -> [ManagedObject] {
-        var keyed = updatedSet.map { (key: $0.objectID.primaryKey ?? .max, object: $0) }
+    /// `objects` in primary-key order (objects without a key, of a parent context, last).
+    static func inKeyOrder(_ objects: Set<ManagedObject>) -> [ManagedObject] {
+        var keyed = objects.map { (key: $0.objectID.primaryKey ?? .max, object: $0) }
         keyed.sort { $0.key < $1.key }
         return keyed.map(\.object)
     }
 
     /// The rows this save writes, grouped by nothing (the coordinator routes them to stores),
-    /// with the objects of its inserts and updates in the same order. `inserting` is
-    /// `insertedSet` in insertion order, so inserts come in the order of their new keys;
-    /// `updating` is `updatedSet` in key order.
-    private func changeSet(inserting: [ManagedObject], updating: [ManagedObject], forced: Set<ManagedObjectID>) -> (StoreChangeSet, inserted: [ManagedObject], updated: [ManagedObject]) {
+    /// with the objects of its inserts and updates in the same order: inserts in insertion order
+    /// (the order of their new keys), updates and deletes in key order.
+    private func changeSet(_ order: SaveOrder, forced: Set<ManagedObjectID>) -> (StoreChangeSet, inserted: [ManagedObject], updated: [ManagedObject]) {
         var changes = StoreChangeSet()
         changes.author = transactionAuthor
         changes.contextName = name
@@ -113,16 +112,16 @@ extension ManagedObjectContext {
         updated.reserveCapacity(updatedSet.count)
         changes.deletes.reserveCapacity(deletedSet.count)
         changes.deleteBases.reserveCapacity(deletedSet.count)
-        for object in inserting where !object.isDeletedStorage {
+        for object in order.inserted where !object.isDeletedStorage {
             changes.inserts.append(StoreRow(id: object.objectID, version: 0, values: persistentValues(of: object)))
             inserted.append(object)
         }
-        for object in updating where object.hasPersistentChangedValues {
+        for object in order.updated where object.hasPersistentChangedValues {
             changes.appendUpdate(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)),
                                  base: object.committedValues)
             updated.append(object)
         }
-        for object in deletedSet where !object.isInsertedStorage && !object.isInaccessible {
+        for object in order.deleted where !object.isInsertedStorage && !object.isInaccessible {
             changes.appendDelete(object.objectID, version: object.rowVersion, base: object.committedValues)
         }
         changes.forceUpdates = forced
@@ -240,10 +239,9 @@ extension ManagedObjectContext {
     // MARK: Finishing
 
     /// Marks every saved object clean, runs didSave hooks and posts the save notifications.
-    /// `insertOrder` and `updateOrder` hold the objects of `inserted` and `updated` (walked instead
-    /// of the sets: see `save()`).
-    private func finishSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>,
-                            insertOrder: [ManagedObject], updateOrder: [ManagedObject]) {
+    /// `order` holds the objects of the three sets (walked instead of the sets: see `save()`).
+    private func finishSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>, order: SaveOrder) {
+        let insertOrder = order.inserted, updateOrder = order.updated
         func markSaved(_ object: ManagedObject) {
             object.committedValues = object.values
             object.changedSlots = []
@@ -273,7 +271,7 @@ extension ManagedObjectContext {
             for object in insertOrder where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
             for object in updateOrder where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
         }
-        for objects in [Array(deleted), insertedThenDeleted] {
+        for objects in [order.deleted, insertedThenDeleted] {
             for object in objects {
                 unregister(object)
                 object.managedObjectContext = nil
@@ -290,13 +288,23 @@ extension ManagedObjectContext {
         for object in insertOrder { object.didSave() }
         for object in savedUpdateOrder where inserted.isEmpty || !inserted.contains(object) { object.didSave() }
         let disjoint = inserted.isEmpty && savedUpdated.isEmpty
-        for object in deleted where disjoint || (!inserted.contains(object) && !savedUpdated.contains(object)) { object.didSave() }
+        for object in order.deleted where disjoint || (!inserted.contains(object) && !savedUpdated.contains(object)) { object.didSave() }
         if deleted.isEmpty {
-            postDidSave(inserted: inserted, updated: savedUpdated, deleted: deleted, insertOrder: insertOrder, updateOrder: savedUpdateOrder)
+            postDidSave(inserted: inserted, updated: savedUpdated, deleted: deleted,
+                        order: SaveOrder(inserted: insertOrder, updated: savedUpdateOrder, deleted: order.deleted))
         } else {
-            let savedInserted = inserted.subtracting(deleted)
-            postDidSave(inserted: savedInserted, updated: savedUpdated, deleted: deleted,
-                        insertOrder: insertOrder.filter { !deleted.contains($0) }, updateOrder: savedUpdateOrder)
+            postDidSave(inserted: inserted.subtracting(deleted), updated: savedUpdated, deleted: deleted,
+                        order: SaveOrder(inserted: insertOrder.filter { !deleted.contains($0) }, updated: savedUpdateOrder, deleted: order.deleted))
         }
     }
+}
+
+/// The changed objects of one save as arrays, walked instead of the sets (see `save()`).
+struct SaveOrder {
+    /// The inserted set in insertion order.
+    var inserted: [ManagedObject]
+    /// The updated set in key order.
+    var updated: [ManagedObject]
+    /// The deleted set in key order.
+    var deleted: [ManagedObject]
 }

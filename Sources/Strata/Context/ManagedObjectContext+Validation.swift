@@ -7,9 +7,9 @@
 import Foundation
 
 extension ManagedObjectContext {
-    /// Throws one `.validation` error listing every problem of the pending changes (`inserted` and
-    /// `updated` are the inserted and updated sets as arrays).
-    func validatePendingChanges(inserted: [ManagedObject], updated: [ManagedObject]) throws {
+    /// Throws one `.validation` error listing every problem of the pending changes (`order` holds
+    /// the inserted, updated and deleted sets as arrays).
+    func validatePendingChanges(_ order: SaveOrder) throws {
         var problems: [StrataError] = []
         func validate(_ object: ManagedObject) {
             problems += propertyProblems(of: object)
@@ -19,9 +19,9 @@ extension ManagedObjectContext {
                 problems.append(asValidationError(error, object))
             }
         }
-        for object in inserted where !object.isDeletedStorage { validate(object) }
-        for object in updated where !object.isDeletedStorage && !insertedSet.contains(object) { validate(object) }
-        for object in deletedSet {
+        for object in order.inserted where !object.isDeletedStorage { validate(object) }
+        for object in order.updated where !object.isDeletedStorage && !insertedSet.contains(object) { validate(object) }
+        for object in order.deleted {
             problems += denyProblems(of: object)
             do { try object.validateForDelete() } catch { problems.append(asValidationError(error, object)) }
         }
