@@ -45,10 +45,12 @@ extension ManagedObjectContext {
         guard !pendingNotification.isEmpty else { return }
         let changes = pendingNotification
         pendingNotification = PendingChanges()
+        // (Inserted objects set after their insert are not reported as updated too.)
+        let updated = changes.inserted.isEmpty ? changes.updated : changes.updated.subtracting(changes.inserted)
         NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
-            "inserted": changes.inserted, "updated": changes.updated.subtracting(changes.inserted), "deleted": changes.deleted,
+            "inserted": changes.inserted, "updated": updated, "deleted": changes.deleted,
         ])
-        emit(.objectsDidChange, changes.inserted, changes.updated.subtracting(changes.inserted), changes.deleted)
+        emit(.objectsDidChange, changes.inserted, updated, changes.deleted)
     }
 
     /// `order` holds the objects of the three sets (the IDs are read from it: neighbouring memory,

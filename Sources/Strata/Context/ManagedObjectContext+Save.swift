@@ -22,14 +22,18 @@ extension ManagedObjectContext {
         isSaving = true
         defer { isSaving = false }
         NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
-        for object in insertedInOrder() { object.willSave() }
-        for object in updatedSet where !insertedSet.contains(object) { object.willSave() }
-        for object in deletedSet where !insertedSet.contains(object) && !updatedSet.contains(object) { object.willSave() }
-        try updateDerivedAttributes()
-        // From here on the changed objects are walked as arrays: inserts in insertion order, updates
+        // The changed objects are walked as arrays: inserts in insertion order, updates and deletes
         // in key order (the order the store writes them, and the order a fetch made them in), so
         // a big save reads its objects from neighbouring memory instead of in hash order.
-        var order = SaveOrder(inserted: insertedInOrder(), updated: Self.inKeyOrder(updatedSet), deleted: Self.inKeyOrder(deletedSet))
+        var updateOrder = Self.inKeyOrder(updatedSet)
+        let updatesOrdered = updatedSetChanges
+        for object in insertedInOrder() { object.willSave() }
+        for object in updateOrder where !insertedSet.contains(object) { object.willSave() }
+        for object in deletedSet where !insertedSet.contains(object) && !updatedSet.contains(object) { object.willSave() }
+        try updateDerivedAttributes()
+        // willSave hooks and derived attributes may have changed more objects.
+        if updatedSetChanges != updatesOrdered { updateOrder = Self.inKeyOrder(updatedSet) }
+        var order = SaveOrder(inserted: insertedInOrder(), updated: updateOrder, deleted: Self.inKeyOrder(deletedSet))
         try validatePendingChanges(order)
         var inserted = insertedSet, updated = updatedSet
         var deleted = deletedSet

@@ -126,7 +126,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The objects of `insertedSet` in insertion order, plus objects that left it since (skipped
     /// when read: see `insertedInOrder()`). Emptied with the set.
     @exclusivity(unchecked) var insertionOrder: [ManagedObject] = []
-    @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = []
+    @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = [] { didSet { updatedSetChanges &+= 1 } }
+    /// Counts changes of `updatedSet` (a save reuses its key order of the set while this holds).
+    @exclusivity(unchecked) var updatedSetChanges: UInt64 = 0
     @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
     /// Changes since the last `processPendingChanges()`, for objectsDidChange notifications.
     @exclusivity(unchecked) var pendingNotification = PendingChanges() { didSet { lastTrackedUpdate = nil } }

@@ -217,6 +217,34 @@ final class SaveTests: XCTestCase {
         }
     }
 
+    func testObjectsAWillSaveHookChangesAreSavedToo() throws {
+        let model = try ManagedObjectModel(classes: [Tally.self])
+        let (coordinator, context) = try TestModels.stack(model)
+        let ids: [ManagedObjectID] = try context.performAndWait {
+            let tallies = (0..<40).map { i in
+                let tally = Tally(context: context)
+                tally.name = "t\(i)"
+                return tally
+            }
+            try context.save()
+            // One changed object whose willSave touches an unchanged one (and a third changed one
+            // after it in key order, so the save's order of updates must be taken again).
+            tallies[10].count = 1
+            tallies[30].count = 1
+            tallies[10].bumps = tallies[20]
+            try context.save()
+            XCTAssertFalse(tallies[20].hasChanges, "the object the hook changed was saved")
+            return tallies.map(\.objectID)
+        }
+        let other = ManagedObjectContext(.privateQueue)
+        other.persistentStoreCoordinator = coordinator
+        try other.performAndWait {
+            let stored = try ids.map { try XCTUnwrap(other.existingObject(with: $0) as? Tally) }
+            XCTAssertEqual(stored.map(\.count), (0..<40).map { [10, 30].contains($0) ? 1 : 0 })
+            XCTAssertEqual(stored.map(\.touched), (0..<40).map { $0 == 20 ? 1 : 0 })
+        }
+    }
+
     func testLifecycleHooksRunInOrder() throws {
         Post.hookLog = []
         let (coordinator, context) = try TestModels.stack(TestModels.posts())
@@ -238,5 +266,19 @@ final class SaveTests: XCTestCase {
             try other.save()
         }
         XCTAssertEqual(Post.hookLog, ["awakeFromFetch hooks", "prepareForDeletion hooks", "willSave hooks", "didSave hooks"])
+    }
+}
+
+/// An object whose willSave changes another (set in `bumps`, not a modelled property).
+final class Tally: ManagedObject {
+    @Managed var name: String = ""
+    @Managed var count: Int = 0
+    @Managed var touched: Int = 0
+    var bumps: Tally?
+
+    override func willSave() {
+        guard let other = bumps else { return }
+        bumps = nil
+        other.touched += 1
     }
 }
