@@ -240,7 +240,11 @@ extension ManagedObjectContext {
         if !asFault {
             fill(object, from: row)
         } else if let prefetch {
-            object.prefetchedRow = PrefetchedRow(row: row, stamp: prefetch.stamp, pin: prefetch.pin)
+            object.values = row.values
+            object.rowVersion = row.version
+            object.prefetchStamp = prefetch.stamp
+            object.prefetchPin = Self.pinNumber(prefetch.pin)
+            object.hasPrefetchedValues = true
         }
         return object
     }
@@ -250,6 +254,7 @@ extension ManagedObjectContext {
         object.committedValues = row.values
         object.rowVersion = row.version
         object.isFaultStorage = false
+        object.hasPrefetchedValues = false
         object.awakeFromFetch()
     }
 }

@@ -336,18 +336,16 @@ extension ManagedObjectContext {
     /// throws `objectNotFound`.
     func fulfillFault(_ object: ManagedObject, deleteIfInaccessible: Bool = true) throws {
         guard object.isFaultStorage else { return }
-        if let prefetched = object.prefetchedRow {
-            object.prefetchedRow = nil
-            if isCurrent(prefetched) {
-                // The values move from the fetch's row to the object, nothing else is copied.
-                let values = prefetched.row.values
-                object.values = values
-                object.committedValues = values
-                object.rowVersion = prefetched.row.version
+        if object.hasPrefetchedValues {
+            object.hasPrefetchedValues = false
+            if isCurrent(stamp: object.prefetchStamp, pin: object.prefetchPin) {
+                // The values the fetch read are the object's already.
+                object.committedValues = object.values
                 object.isFaultStorage = false
                 object.awakeFromFetch()
                 return
             }
+            object.values = []
         }
         if let snapshot = try loadSnapshot(for: object.objectID) {
             object.values = snapshot.values
@@ -375,10 +373,13 @@ extension ManagedObjectContext {
 
     /// Whether a fault's prefetched row is still what a read would give: nothing was committed
     /// through the coordinator since, and the context reads the same query generation.
-    private func isCurrent(_ prefetched: PrefetchedRow) -> Bool {
+    private func isCurrent(stamp: UInt64, pin: UInt) -> Bool {
         guard !hasParent, let coordinator = coordinatorStorage else { return false }
-        return coordinator.changeStamp == prefetched.stamp && currentPinIdentity == prefetched.pin
+        return coordinator.changeStamp == stamp && Self.pinNumber(currentPinIdentity) == pin
     }
+
+    /// A pin identity as a number (0: unpinned), as faults keep it.
+    static func pinNumber(_ pin: ObjectIdentifier?) -> UInt { pin.map { UInt(bitPattern: $0) } ?? 0 }
 
     /// The row of `id` as this context sees it: the parent's current object state, or the store's.
     func loadSnapshot(for id: ManagedObjectID) throws -> StoreRow? {

@@ -72,7 +72,7 @@ extension ManagedObjectContext {
             object.values = []
             object.committedValues = nil
             object.prefetchedObjects = []
-            object.prefetchedRow = nil
+            object.hasPrefetchedValues = false
             object.isFaultStorage = true
             if !retainsRegisteredObjects {
                 retained[ObjectIdentifier(object)] = nil

@@ -55,9 +55,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Slots set since the last save (only slots whose value differs are kept).
     @exclusivity(unchecked) var changedSlots: SlotSet = []
     @exclusivity(unchecked) var isFaultStorage = false
-    /// A fault's row as its fetch read it, with the coordinator's change stamp and the context's
-    /// query generation token then: firing uses it while both are unchanged.
-    @exclusivity(unchecked) var prefetchedRow: PrefetchedRow?
+    /// A fault whose fetch read its row keeps the row's values in `values` (and its version in
+    /// `rowVersion`) with the coordinator's change stamp and the identity of the context's query
+    /// generation token then (0: unpinned): firing uses them while both are unchanged. No object
+    /// of its own: a fetch of many objects would allocate and free one per object.
+    @exclusivity(unchecked) var hasPrefetchedValues = false
+    @exclusivity(unchecked) var prefetchStamp: UInt64 = 0
+    @exclusivity(unchecked) var prefetchPin: UInt = 0
     @exclusivity(unchecked) var isInsertedStorage = false
     @exclusivity(unchecked) var isDeletedStorage = false
     /// Set when a fault found no row (deleted elsewhere): values read as defaults.
@@ -204,22 +208,5 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func assertOnContextQueue(_ operation: @autoclosure () -> String) {
         guard ConcurrencyDebug.isEnabled, let context = managedObjectContext else { return }
         ConcurrencyDebug.check(context, operation: "\(operation()) on \(entity.name) \(objectID)")
-    }
-}
-
-/// A fault's row as its fetch read it (see `ManagedObject.prefetchedRow`). A class: an object
-/// holds it as one optional reference (moved, checked and dropped as a pointer when the fault
-/// fires), not as an inline multi-field value copied through generic value witnesses.
-final class PrefetchedRow {
-    let row: StoreRow
-    /// The coordinator's change stamp before the fetch read the row.
-    let stamp: UInt64
-    /// The identity of the query generation token the context read at (nil: unpinned).
-    let pin: ObjectIdentifier?
-
-    init(row: StoreRow, stamp: UInt64, pin: ObjectIdentifier?) {
-        self.row = row
-        self.stamp = stamp
-        self.pin = pin
     }
 }
