@@ -17,6 +17,8 @@ extension NativeReadView {
         let needed = plan.limit > 0 ? plan.offset + plan.limit : nil
         let stopsEarly = needed != nil && (plan.sortDescriptors.isEmpty || path.providesOrder)
         var rows: [StoreRow] = []
+        // A limit that stops the scan bounds the rows (no regrowing while they come).
+        if stopsEarly, let needed { rows.reserveCapacity(min(needed, 4096)) }
         try forEachMatch(plan, path: path) { row in
             rows.append(row)
             return !(stopsEarly && rows.count >= needed!)
