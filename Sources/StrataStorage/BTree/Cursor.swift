@@ -17,6 +17,12 @@ struct NodeCursor<Source: PageSource> {
 
     var isPositioned: Bool { leaf != nil }
 
+    /// Empties the stack, with room for a whole descent (no regrowing on the way down).
+    private mutating func resetStack() {
+        stack.removeAll(keepingCapacity: true)
+        if stack.capacity < reader.descriptor.depth { stack.reserveCapacity(reader.descriptor.depth) }
+    }
+
     var key: UnsafeRawBufferPointer { leaf!.key(at: index) }
 
     func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
@@ -44,7 +50,7 @@ struct NodeCursor<Source: PageSource> {
     /// Moves to the first record; false if the tree is empty.
     @discardableResult
     mutating func first() throws -> Bool {
-        stack.removeAll(keepingCapacity: true)
+        resetStack()
         try descend(from: try rootPage(), level: 1, toFirst: true)
         if leaf!.cellCount == 0 { return try advanceLeaf(forward: true) }
         return true
@@ -53,7 +59,7 @@ struct NodeCursor<Source: PageSource> {
     /// Moves to the last record; false if the tree is empty.
     @discardableResult
     mutating func last() throws -> Bool {
-        stack.removeAll(keepingCapacity: true)
+        resetStack()
         try descend(from: try rootPage(), level: 1, toFirst: false)
         if leaf!.cellCount == 0 { return try advanceLeaf(forward: false) }
         return true
@@ -62,7 +68,7 @@ struct NodeCursor<Source: PageSource> {
     /// Moves to the first record with a key ≥ `key`; false if there is none.
     @discardableResult
     mutating func seek(atLeast key: UnsafeRawBufferPointer) throws -> Bool {
-        stack.removeAll(keepingCapacity: true)
+        resetStack()
         var page = try rootPage()
         var level = 1
         while level < reader.descriptor.depth {

@@ -90,6 +90,19 @@ final class QueryPlannerTests: XCTestCase {
         XCTAssertEqual(Set(results.map(\.code)), Set(expected.map { String(format: "c%03d", $0) }))
     }
 
+    func testConditionsBeyondTheSixtyFourthConjunctAreAnsweredOrFilteredLikeTheOthers() throws {
+        // 70 conjuncts: the indexed range is conjunct 66, an unindexed filter is conjunct 68.
+        var parts = (0..<66).map { "depth != \(1000 + $0)" }
+        parts += ["magnitude >= 8", "code != 'none'", "code ENDSWITH '5'", "place != 'Mars'"]
+        let (text, results) = try explain(parts.joined(separator: " AND "))
+        XCTAssertTrue(text.contains("index scan byMagnitude (magnitude) on magnitude >= 8"), text)
+        let filter = try XCTUnwrap(text.split(separator: "\n").first { $0.contains("filter:") })
+        XCTAssertTrue(filter.contains("code ENDSWITH \"5\"") && filter.contains("depth != 1065"), String(filter))
+        XCTAssertFalse(filter.contains("magnitude"), "the answered range is not filtered again: \(filter)")
+        let expected = (0..<200).filter { Double($0 % 50) / 5 >= 8 && $0 % 10 == 5 }.map { String(format: "c%03d", $0) }
+        XCTAssertEqual(Set(results.map(\.code)), Set(expected))
+    }
+
     func testInListsAndNilChecksUseTheIndex() throws {
         let (text, results) = try explain("code IN {'c001', 'c100', 'zzz'}")
         XCTAssertTrue(text.contains("code IN {"), text)

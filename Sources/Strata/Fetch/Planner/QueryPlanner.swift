@@ -109,29 +109,32 @@ enum QueryPlanner {
     /// The best use of one index: an equality prefix, then one range, then order.
     private static func path(over index: IndexCandidate, conditions: [IndexCondition], conjuncts: [FetchPredicate], plan: FetchPlan) -> AccessPath {
         var path = AccessPath(index: index)
-        // Conjunct positions (few: arrays, not sets).
-        var used: [Int] = []
-        var inexact: [Int] = []
+        // Conjunct positions the index answers, and those it answers only in part.
+        var used = ConjunctSet()
+        var inexact = ConjunctSet()
         for (position, element) in index.elements.enumerated() {
             let kind = index.kinds[position]
             if let equal = conditions.first(where: { $0.attribute == element && $0.isEquality && $0.fits(kind) && !used.contains($0.position) }),
                let values = equal.equalValues(for: kind) {
                 path.equalities.append(values.values)
-                used.append(equal.position)
-                if !values.exact || !equal.exact(for: kind, cap: index.textCap) { inexact.append(equal.position) }
+                used.insert(equal.position)
+                if !values.exact || !equal.exact(for: kind, cap: index.textCap) { inexact.insert(equal.position) }
                 continue
             }
-            let ranges = conditions.filter { $0.attribute == element && !$0.isEquality && $0.fits(kind) && !used.contains($0.position) }
-            for range in ranges {
+            for range in conditions where range.attribute == element && !range.isEquality && range.fits(kind) && !used.contains(range.position) {
                 guard range.apply(to: &path, kind: kind, cap: index.textCap) else { continue }
-                used.append(range.position)
-                if !range.exact(for: kind, cap: index.textCap) { inexact.append(range.position) }
+                used.insert(range.position)
+                if !range.exact(for: kind, cap: index.textCap) { inexact.insert(range.position) }
                 path.rangesNextElement = true
             }
             break
         }
         orderFromIndex(&path, index: index, plan: plan)
-        let residual = conjuncts.enumerated().filter { !used.contains($0.offset) || inexact.contains($0.offset) }.map(\.element)
+        // The residual: every conjunct the index does not answer exactly (usually none or one).
+        var residual: [FetchPredicate] = []
+        for (position, conjunct) in conjuncts.enumerated() where !used.contains(position) || inexact.contains(position) {
+            residual.append(conjunct)
+        }
         path.residual = residual.isEmpty ? nil : (residual.count == 1 ? residual[0] : FetchPredicate(andPredicateWithSubpredicates: residual))
         return path
     }
@@ -153,6 +156,21 @@ enum QueryPlanner {
         path.providesOrder = true
         path.reverse = !sorts[0].ascending
         path.orderedElements = sorts.count
+    }
+}
+
+/// A set of conjunct positions: bits for the first 64 (a predicate rarely has more), an array
+/// beyond (no allocation in the usual case).
+struct ConjunctSet {
+    private var bits: UInt64 = 0
+    private var more: [Int] = []
+
+    func contains(_ position: Int) -> Bool {
+        position < 64 ? bits & (1 << UInt64(position)) != 0 : more.contains(position)
+    }
+
+    mutating func insert(_ position: Int) {
+        if position < 64 { bits |= 1 << UInt64(position) } else if !more.contains(position) { more.append(position) }
     }
 }
 

@@ -74,9 +74,10 @@ extension NativeReadView {
 
     /// Calls `body` with each row the plan's predicate selects, in access order, until it returns false.
     func forEachMatch(_ plan: FetchPlan, path: AccessPath, _ body: (StoreRow) throws -> Bool) throws {
-        let evaluator = PredicateEvaluator(source: ViewRowSource(view: self))
+        // Made only when there is a residual to evaluate (most indexed fetches have none).
+        let evaluator = path.residual == nil ? nil : PredicateEvaluator(source: ViewRowSource(view: self))
         func matches(_ row: StoreRow) throws -> Bool {
-            guard let residual = path.residual else { return true }
+            guard let residual = path.residual, let evaluator else { return true }
             do {
                 return try evaluator.evaluate(residual, on: row)
             } catch var error as StrataError {
