@@ -207,16 +207,18 @@ public final class WriteTransaction {
             index = hot.count - 1
         }
         let result: R
-        let open = hot[index].open
+        // Not retained: `hot` or `trees` holds the tree's state for the whole transaction.
+        unowned(unsafe) let open = hot[index].open
         do {
             var writer = BTreeWriter(sink: self, descriptor: open.descriptor, name: name.rawValue)
-            if open.hintEpoch == pageEpoch { writer.leafHint = open.hint }
+            // The hint moves into the writer and back (swaps: no reference counting per write).
+            if open.hintEpoch == pageEpoch { swap(&writer.leafHint, &open.hint) } else { open.hint = nil }
             result = try body(&writer)
             if writer.descriptor != open.descriptor {
                 open.descriptor = writer.descriptor
                 open.changed = true
             }
-            open.hint = writer.leafHint
+            swap(&open.hint, &writer.leafHint)
             open.hintEpoch = pageEpoch
             open.version &+= 1
             try spillIfNeeded()
