@@ -260,8 +260,7 @@ extension ManagedObjectContext {
     }
 
     private func applyDeleteRules(_ object: ManagedObject) {
-        for case let relationship as RelationshipDescription in object.entity.slots {
-            let slot = object.entity.slotIndex[relationship.name]!
+        for (slot, relationship) in object.entity.relationshipSlots {
             let related: [ManagedObjectID]
             switch object.values[slot] {
             case .objectID(let id): related = [id]

@@ -275,9 +275,11 @@ extension ManagedObjectContext {
             for object in insertOrder where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
             for object in updateOrder where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
         }
+        // Deleted objects leave the registry (the change sets are emptied below as a whole).
         for objects in [order.deleted, insertedThenDeleted] {
             for object in objects {
-                unregister(object)
+                if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
+                if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
                 object.managedObjectContext = nil
             }
         }

@@ -68,8 +68,7 @@ extension ManagedObjectContext {
 
     private func denyProblems(of object: ManagedObject) -> [StrataError] {
         var problems: [StrataError] = []
-        for case let relationship as RelationshipDescription in object.entity.slots where relationship.deleteRule == .denyDeleteRule {
-            let slot = object.entity.slotIndex[relationship.name]!
+        for (slot, relationship) in object.entity.relationshipSlots where relationship.deleteRule == .denyDeleteRule {
             let related: [ManagedObjectID]
             switch object.values[slot] {
             case .objectID(let id): related = [id]

@@ -93,6 +93,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) internal private(set) var referenceSlots: [Int] = []
     /// The slots of transient properties (stores keep null there).
     @exclusivity(unchecked) internal private(set) var transientSlots: [Int] = []
+    /// Every relationship with its slot, in slot order (delete rules walk these, not every slot).
+    @exclusivity(unchecked) internal private(set) var relationshipSlots: [(slot: Int, relationship: RelationshipDescription)] = []
     /// Per slot: the attribute type a typed `@Managed` setter may store directly (nil for
     /// relationships and derived attributes, which take the general path).
     @exclusivity(unchecked) internal private(set) var directAttributeTypes: [AttributeDescription.AttributeType?] = []
@@ -184,6 +186,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             slots[slot] is RelationshipDescription || (slots[slot] as? AttributeDescription)?.attributeType == .objectID
         }
         transientSlots = slots.indices.filter { slots[$0].isTransient }
+        relationshipSlots = slots.enumerated().compactMap { slot, property in
+            (property as? RelationshipDescription).map { (slot, $0) }
+        }
         directAttributeTypes = slots.map { property in
             guard let attribute = property as? AttributeDescription, !(attribute is DerivedAttributeDescription) else { return nil }
             return attribute.attributeType
