@@ -6,12 +6,38 @@
 /// The name of a tree, such as `"quakes"` (1–255 bytes of UTF-8).
 public struct TreeName: Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     public let rawValue: String
+    /// FNV-1a of the name's UTF-8 bytes, computed once: tables of trees (the catalog cache, a
+    /// transaction's open trees) are searched by name on every read and write, and hashing the
+    /// string there cost more than the search.
+    private let nameHash: UInt64
 
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
+    public init(_ rawValue: String) {
+        self.rawValue = rawValue
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in rawValue.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        self.nameHash = hash
+    }
+
+    public init(stringLiteral value: String) { self.init(value) }
 
     public var description: String { rawValue }
-    public static func < (a: TreeName, b: TreeName) -> Bool { a.rawValue < b.rawValue }
+    /// Names compare by their bytes, as the catalog orders and tells them apart (two spellings of
+    /// one Unicode text are two trees).
+    public static func < (a: TreeName, b: TreeName) -> Bool { a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8) }
+    public static func == (a: TreeName, b: TreeName) -> Bool { a.nameHash == b.nameHash && a.rawValue.utf8.elementsEqual(b.rawValue.utf8) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(nameHash) }
+
+    /// What dictionaries and sets of names hash with: the stored hash mixed with the table's seed
+    /// (MurmurHash3's finalizer) instead of a SipHash per lookup. Names are not attacker-chosen.
+    public func _rawHashValue(seed: Int) -> Int {
+        var k = nameHash ^ UInt64(bitPattern: Int64(seed))
+        k ^= k >> 33
+        k &*= 0xFF51_AFD7_ED55_8CCD
+        k ^= k >> 33
+        k &*= 0xC4CE_B9FE_1A85_EC53
+        k ^= k >> 33
+        return Int(bitPattern: UInt(k))
+    }
 
     static let maxBytes = 255
 

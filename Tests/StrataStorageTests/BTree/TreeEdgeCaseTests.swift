@@ -96,4 +96,26 @@ final class TreeEdgeCaseTests: XCTestCase {
         XCTAssertThrowsError(try engine.read { try $0.tree("gone") }) { XCTAssertEqual(($0 as? StrataError)?.code, .treeNotFound) }
         try expectSound(engine, "catalog")
     }
+
+    func testNamesAreTheirBytes() throws {
+        // One text in two Unicode spellings: equal as Swift strings, two catalog keys.
+        let composed = TreeName("caf\u{E9}"), decomposed = TreeName("cafe\u{301}")
+        XCTAssertEqual(composed.rawValue, decomposed.rawValue)
+        XCTAssertNotEqual(composed, decomposed)
+        XCTAssertEqual(Set([composed, decomposed, TreeName("caf\u{E9}")]).count, 2)
+        XCTAssertEqual(composed, TreeName(String("caf\u{E9}")), "equal bytes are one name")
+        XCTAssertEqual(composed.hashValue, TreeName("caf\u{E9}").hashValue)
+        // Byte order (0x65 'e' < 0xC3, the first byte of é), as the catalog lists names.
+        XCTAssertTrue(decomposed < composed)
+        XCTAssertEqual([TreeName("b"), TreeName("a"), TreeName("ab")].sorted().map(\.rawValue), ["a", "ab", "b"])
+        let engine = try StorageEngine(path: "/db/u.strata", options: memoryOptions(MemoryFileSystem(), pageSize: 4096))
+        try engine.write { tx in
+            try tx.createTree(composed).put([1], [1])
+            try tx.createTree(decomposed).put([2], [2])
+        }
+        XCTAssertEqual(try engine.read { try $0.tree(composed).get([1]) }, [1])
+        XCTAssertEqual(try engine.read { try $0.tree(decomposed).get([2]) }, [2])
+        XCTAssertEqual(try engine.read { try $0.treeNames() }, [decomposed, composed])
+        try expectSound(engine, "names")
+    }
 }
