@@ -281,15 +281,32 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     // MARK: Contexts
 
+    // A context found through its weak reference is held (strongly) until after the lock: if
+    // another thread let go of it meanwhile, the last release runs its deinit, which unregisters
+    // it, so it must not happen while the lock is held.
     func register(_ context: ManagedObjectContext) {
+        var live: [ManagedObjectContext] = []
         state.withLock { state in
-            state.contexts.removeAll { $0.context == nil }
+            state.contexts.removeAll { entry in
+                guard let other = entry.context else { return true }
+                live.append(other)
+                return false
+            }
             state.contexts.append(WeakContext(context: context))
         }
+        withExtendedLifetime(live) {}
     }
 
     func unregister(_ context: ManagedObjectContext) {
-        state.withLock { $0.contexts.removeAll { $0.context == nil || $0.context === context } }
+        var live: [ManagedObjectContext] = []
+        state.withLock { state in
+            state.contexts.removeAll { entry in
+                guard let other = entry.context else { return true }
+                live.append(other)
+                return other === context
+            }
+        }
+        withExtendedLifetime(live) {}
     }
 
     /// Tells the other root contexts that merge automatically about a save.

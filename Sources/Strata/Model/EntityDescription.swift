@@ -10,6 +10,7 @@
 // property.
 
 import Foundation
+import Synchronization
 
 /// An entity: the description of one kind of managed object.
 ///
@@ -82,6 +83,22 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) private unowned var superentityStorage: EntityDescription?
     @exclusivity(unchecked) private var subentityStorage: [EntityDescription] = []
     @exclusivity(unchecked) internal var isFrozen = false
+    /// Set once the entity is in `keptEntities` (see `keepForever()`).
+    private let isKeptForever = Atomic<Bool>(false)
+    /// The entities object IDs were made for, kept for the life of the process (IDs refer to
+    /// their entity without retaining it). A process uses a few models; tests, some thousands.
+    private static let keptEntities = Lock<[EntityDescription]>([]) // guards the list
+
+    /// Keeps this entity alive for the rest of the process: object IDs may outlive every model
+    /// and coordinator, and still name their entity. After the first call, one atomic load.
+    func keepForever() {
+        if isKeptForever.load(ordering: .acquiring) { return }
+        Self.keptEntities.withLock { kept in
+            guard !isKeptForever.load(ordering: .relaxed) else { return }
+            kept.append(self)
+            isKeptForever.store(true, ordering: .releasing)
+        }
+    }
 
     // Layout, computed by `freeze(in:)`.
     /// Every property, inherited first, in slot order.

@@ -17,7 +17,11 @@ import Synchronization
 /// ```
 public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The entity of the object.
-    public let entity: EntityDescription
+    public var entity: EntityDescription { entityStorage }
+    /// Unowned: every entity an ID is made for is kept for the life of the process
+    /// (`EntityDescription.keepForever()`), so copying an ID (every registry, cache and change-set
+    /// access does) retains nothing.
+    unowned(unsafe) let entityStorage: EntityDescription
     /// The store that holds the row (shared per identifier); `StoreIdentity.unsaved` while the
     /// ID is temporary. Not optional: an ID is copied on every registry and cache access, and a
     /// plain reference copies as one retain.
@@ -42,14 +46,16 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     private static let nextTemporary = Atomic<UInt64>(1)
 
     init(entity: EntityDescription, storeIdentifier: String?, key: Key) {
-        self.entity = entity
+        entity.keepForever()
+        self.entityStorage = entity
         self.storeIdentity = storeIdentifier.map(StoreIdentity.named) ?? .unsaved
         self.key = key
     }
 
     /// An ID in `store` (what stores use: no lookup of the identifier).
     init(entity: EntityDescription, store: StoreIdentity?, key: Key) {
-        self.entity = entity
+        entity.keepForever()
+        self.entityStorage = entity
         self.storeIdentity = store ?? .unsaved
         self.key = key
     }

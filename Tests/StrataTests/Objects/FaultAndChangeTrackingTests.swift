@@ -238,6 +238,32 @@ final class FaultAndChangeTrackingTests: XCTestCase {
         XCTAssertNil(try XCTUnwrap(orphan).managedObjectContext)
     }
 
+    func testObjectIDsOutliveTheirModelAndStack() throws {
+        var ids: [ManagedObjectID] = []
+        weak var releasedModel: ManagedObjectModel?
+        weak var keptEntity: EntityDescription?
+        do {
+            // A model built in code (no class registry keeps its entity).
+            let thing = EntityDescription(name: "Thing", properties: [AttributeDescription(name: "label", type: .string)])
+            let model = ManagedObjectModel(entities: [thing])
+            releasedModel = model
+            keptEntity = thing
+            let (_, context) = try TestModels.stack(model)
+            ids = try context.performAndWait {
+                let saved = ManagedObject(entity: thing, insertInto: context)
+                saved.setValue("kept", forKey: "label")
+                let temporary = ManagedObject(entity: thing, insertInto: context).objectID
+                try context.save()
+                return [saved.objectID, temporary]
+            }
+        }
+        XCTAssertNil(releasedModel, "IDs do not keep their model alive")
+        XCTAssertNotNil(keptEntity, "but the entity they name lives on")
+        XCTAssertEqual(ids.map(\.entity.name), ["Thing", "Thing"])
+        XCTAssertTrue(ids[0].uriRepresentation().absoluteString.hasSuffix("/Thing/p1"), ids[0].description)
+        XCTAssertNotEqual(ids[0], ids[1])
+    }
+
     func testChangedObjectsNobodyHoldsAreKeptUntilSaved() throws {
         let (coordinator, _) = try savedRegionWithQuakes(6)
         let context = ManagedObjectContext(.privateQueue)
