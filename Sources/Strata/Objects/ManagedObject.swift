@@ -86,24 +86,36 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.entity = entity
         self.objectID = ManagedObjectID.temporary(for: entity)
         self.values = entity.defaultRow
-        ManagedObject.liveCount.wrappingAdd(1, ordering: .relaxed)
+        if ManagedObject.countsLiveInstances.load(ordering: .relaxed) {
+            isCountedAlive = true
+            ManagedObject.liveCount.wrappingAdd(1, ordering: .relaxed)
+        }
         if let context {
             context.insert(self)
         }
     }
 
     deinit {
-        ManagedObject.liveCount.wrappingSubtract(1, ordering: .relaxed)
+        if isCountedAlive { ManagedObject.liveCount.wrappingSubtract(1, ordering: .relaxed) }
     }
 
-    /// Counts ManagedObject instances alive in the process (one relaxed atomic add in init and
-    /// deinit). Only `init(entity:insertInto:)` and `deinit` change it.
+    /// Counts the ManagedObject instances alive in the process that were created after counting
+    /// began (one relaxed atomic add in init and one subtract in deinit; before that, neither:
+    /// fetches create and release objects by the thousand). Only `init(entity:insertInto:)` and
+    /// `deinit` change it.
     private static let liveCount = Atomic<Int>(0)
+    private static let countsLiveInstances = Atomic<Bool>(false)
+    /// Whether this object is in `liveCount` (set once, in init).
+    @exclusivity(unchecked) private var isCountedAlive = false
 
-    /// How many managed objects (of any context, faults included) are alive in the process right
-    /// now. Not API: for tests and diagnostics that check objects are released, for example
-    /// while iterating ``BatchedFetchResults``.
-    public static var _liveInstanceCount: Int { liveCount.load(ordering: .relaxed) }
+    /// How many managed objects (of any context, faults included) created since this was first
+    /// read are alive in the process right now: the first read starts the count (take a baseline
+    /// before creating the objects to watch). Not API: for tests and diagnostics that check
+    /// objects are released, for example while iterating ``BatchedFetchResults``.
+    public static var _liveInstanceCount: Int {
+        if !countsLiveInstances.load(ordering: .relaxed) { countsLiveInstances.store(true, ordering: .relaxed) }
+        return liveCount.load(ordering: .relaxed)
+    }
 
     /// Creates an object of this class's entity in `context` and inserts it.
     ///
