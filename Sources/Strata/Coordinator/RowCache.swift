@@ -9,6 +9,7 @@
 // the oldest entries go first. Never reads the store itself.
 
 import Foundation
+import StrataStorage
 
 final class RowCache: Sendable {
     private struct Entry {

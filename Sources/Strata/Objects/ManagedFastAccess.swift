@@ -6,6 +6,7 @@
 // nil, so the caller takes the general path; it never changes what a read or write means.
 
 import Foundation
+import StrataStorage
 import Synchronization
 
 /// The Swift value types `@Managed` reads and writes without dynamic casts.

@@ -7,6 +7,7 @@
 // Sendable. It never talks to a store directly (faults fire through its context).
 
 import Foundation
+import StrataStorage
 import Synchronization
 
 /// An object of the graph, of one entity of the model.

@@ -5,6 +5,7 @@
 // contexts and threads. It never refers to an object or a context.
 
 import Foundation
+import StrataStorage
 import Synchronization
 
 /// The identity of a managed object: the same row has the same ID in every context.
@@ -116,21 +117,6 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "<\(uriRepresentation().absoluteString)>" }
-}
-
-/// A cheap, well-spread hash of one 64-bit word for a hash table's seed (MurmurHash3's
-/// finalizer): used where SipHash's flood resistance buys nothing and costs every lookup.
-enum HashMixing {
-    @inline(__always)
-    static func mix(_ word: UInt64, seed: Int) -> Int {
-        var k = word ^ UInt64(bitPattern: Int64(seed))
-        k ^= k >> 33
-        k &*= 0xFF51_AFD7_ED55_8CCD
-        k ^= k >> 33
-        k &*= 0xC4CE_B9FE_1A85_EC53
-        k ^= k >> 33
-        return Int(bitPattern: UInt(k))
-    }
 }
 
 /// The identity of a store as object IDs hold it: one shared object per identifier string (for

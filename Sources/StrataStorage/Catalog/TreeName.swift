@@ -28,16 +28,8 @@ public struct TreeName: Hashable, Comparable, Sendable, ExpressibleByStringLiter
     public func hash(into hasher: inout Hasher) { hasher.combine(nameHash) }
 
     /// What dictionaries and sets of names hash with: the stored hash mixed with the table's seed
-    /// (MurmurHash3's finalizer) instead of a SipHash per lookup. Names are not attacker-chosen.
-    public func _rawHashValue(seed: Int) -> Int {
-        var k = nameHash ^ UInt64(bitPattern: Int64(seed))
-        k ^= k >> 33
-        k &*= 0xFF51_AFD7_ED55_8CCD
-        k ^= k >> 33
-        k &*= 0xC4CE_B9FE_1A85_EC53
-        k ^= k >> 33
-        return Int(bitPattern: UInt(k))
-    }
+    /// (`HashMixing`) instead of a SipHash per lookup. Names are not attacker-chosen.
+    public func _rawHashValue(seed: Int) -> Int { HashMixing.mix(nameHash, seed: seed) }
 
     static let maxBytes = 255
 
