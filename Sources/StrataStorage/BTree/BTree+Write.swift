@@ -46,9 +46,7 @@ public enum PrefixProbe: Equatable, Sendable {
 
 /// Write operations on one tree. Mutates `descriptor`; the caller stores it back.
 struct BTreeWriter<Sink: PageSink> {
-    /// Not retained: a writer lives inside one call of its sink (the transaction), and a retain
-    /// and release per tree operation was measurable.
-    unowned(unsafe) let sink: Sink
+    let sink: Sink
     var descriptor: TreeDescriptor
     let name: String
     /// See `LeafHint`; set by writes, cleared by any change of the tree's shape.

@@ -24,9 +24,8 @@ extension PageSource {
     func page(_ number: PageNumber, sequential: Bool) throws -> PageBuffer { try page(number) }
 }
 
-/// A write transaction's view of pages: a source that can also change them. A class: writers
-/// refer to their sink without retaining it (a writer never outlives the call that made it).
-protocol PageSink: PageSource, AnyObject {
+/// A write transaction's view of pages: a source that can also change them.
+protocol PageSink: PageSource {
     /// The generation the transaction will commit as (stamped on every page it writes).
     var writeGeneration: Generation { get }
     /// A mutable version of `number` for this transaction (the page itself when already dirty,

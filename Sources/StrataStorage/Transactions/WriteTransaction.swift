@@ -207,8 +207,7 @@ public final class WriteTransaction {
             index = hot.count - 1
         }
         let result: R
-        // Not retained: `hot` or `trees` holds the tree's state for the whole transaction.
-        unowned(unsafe) let open = hot[index].open
+        let open = hot[index].open
         do {
             var writer = BTreeWriter(sink: self, descriptor: open.descriptor, name: name.rawValue)
             // The hint moves into the writer and back (swaps: no reference counting per write).
