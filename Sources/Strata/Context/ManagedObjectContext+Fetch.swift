@@ -42,6 +42,9 @@ extension ManagedObjectContext {
             let resultIsClass = T.self is ManagedObject.Type
             var castClass: ObjectIdentifier?
             let model = self.model, asFaults = request.returnsObjectsAsFaults
+            // Room for every row's object at once: growing the registry one doubling at a time
+            // rehashes it about twice over for a large fetch.
+            if rows.count > 64 { registry.reserveCapacity(registry.count + rows.count) }
             for row in rows {
                 let object = materialize(row, asFault: asFaults, prefetch: prefetch, model: model)
                 let objectClass = ObjectIdentifier(type(of: object))

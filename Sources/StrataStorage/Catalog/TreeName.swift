@@ -3,6 +3,14 @@
 // Owns: what a tree name may be: 1 to 255 bytes of UTF-8, and never longer than the store's key
 // limit (the catalog key is exactly these bytes). Must never accept an empty or over-long name.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The name of a tree, such as `"quakes"` (1–255 bytes of UTF-8).
 public struct TreeName: Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     public let rawValue: String
@@ -23,8 +31,26 @@ public struct TreeName: Hashable, Comparable, Sendable, ExpressibleByStringLiter
     public var description: String { rawValue }
     /// Names compare by their bytes, as the catalog orders and tells them apart (two spellings of
     /// one Unicode text are two trees).
-    public static func < (a: TreeName, b: TreeName) -> Bool { a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8) }
-    public static func == (a: TreeName, b: TreeName) -> Bool { a.nameHash == b.nameHash && a.rawValue.utf8.elementsEqual(b.rawValue.utf8) }
+    public static func < (a: TreeName, b: TreeName) -> Bool {
+        withBytes(a, b) { x, y in
+            let common = min(x.count, y.count)
+            let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+            return order < 0 || (order == 0 && x.count < y.count)
+        }
+    }
+
+    public static func == (a: TreeName, b: TreeName) -> Bool {
+        a.nameHash == b.nameHash && withBytes(a, b) { x, y in
+            x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+        }
+    }
+
+    /// The UTF-8 bytes of two names, in place (names are native strings: no copy).
+    private static func withBytes<R>(_ a: TreeName, _ b: TreeName, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> R) -> R {
+        var first = a.rawValue, second = b.rawValue
+        return first.withUTF8 { x in second.withUTF8 { y in body(x, y) } }
+    }
+
     public func hash(into hasher: inout Hasher) { hasher.combine(nameHash) }
 
     /// What dictionaries and sets of names hash with: the stored hash mixed with the table's seed

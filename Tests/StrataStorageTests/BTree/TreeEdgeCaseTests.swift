@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 import StrataStorage
 import _StrataTestSupport
@@ -117,5 +118,21 @@ final class TreeEdgeCaseTests: XCTestCase {
         XCTAssertEqual(try engine.read { try $0.tree(decomposed).get([2]) }, [2])
         XCTAssertEqual(try engine.read { try $0.treeNames() }, [decomposed, composed])
         try expectSound(engine, "names")
+    }
+
+    func testNamesOrderAndCompareLikeTheirBytes() {
+        // Oracle: the UTF-8 byte arrays. Short alphabet so equal names and shared prefixes are common.
+        var random = SystemRandomNumberGenerator()
+        let pieces = ["a", "b", "ab", "\u{E9}", "e\u{301}", "\u{1F600}", "z", "rows/", "index/"]
+        func name() -> String { (0..<Int.random(in: 1...4, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined() }
+        for _ in 0..<2_000 {
+            let (x, y) = (name(), name())
+            // One side built through Foundation, so not every string is a native Swift literal.
+            let a = TreeName(x), b = TreeName(String(describing: NSString(string: y)))
+            let bytesA = Array(x.utf8), bytesB = Array(y.utf8)
+            XCTAssertEqual(a == b, bytesA == bytesB, "\(x) == \(y)")
+            XCTAssertEqual(a < b, bytesA.lexicographicallyPrecedes(bytesB), "\(x) < \(y)")
+            if bytesA == bytesB { XCTAssertEqual(a.hashValue, b.hashValue) }
+        }
     }
 }
