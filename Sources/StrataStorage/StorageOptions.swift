@@ -28,8 +28,11 @@ public struct StorageOptions: Sendable {
     /// Memory for pages, in bytes. Cached committed pages may use all of it; a write transaction's
     /// changed pages take up to a quarter of it (beyond that they are spilled to the WAL), and the
     /// cache makes room for them. Scans of trees larger than the cache keep the part that fits
-    /// instead of cycling through it (their pages never evict each other). Default 64 MiB.
-    public var cacheBytes: Int = 64 << 20
+    /// instead of cycling through it (their pages never evict each other). Memory is taken as
+    /// pages are read, not up front. Default 128 MiB (PostgreSQL's and InnoDB's default buffer
+    /// sizes): a page read from the file is checked (checksum and node structure) before use,
+    /// so a miss costs several times an OS-cache read and the hot part of a store should fit.
+    public var cacheBytes: Int = 128 << 20
     /// Whether a commit syncs the WAL. Default `.full`.
     public var durability: Durability = .full
     /// How long `write` waits for another process's write transaction before throwing `.busy`.

@@ -43,7 +43,7 @@ struct PageCache: ~Copyable, Sendable {
     init(capacityBytes: Int, pageSize: Int) {
         capacityPages = max(32, capacityBytes / pageSize)
         var initial = State()
-        initial.index = PageMap(minimumCapacity: min(capacityPages, 1 << 16))
+        initial.index = PageMap(minimumCapacity: min(capacityPages, 1 << 12))   // grows with the cache
         state = Lock(initial)
     }
 

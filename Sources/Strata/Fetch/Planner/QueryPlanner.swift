@@ -317,8 +317,11 @@ struct IndexCondition {
     static func isCut(_ value: PredicateValue, cap: Int) -> Bool {
         switch value {
         case .string(let text):
+            // Canonical composition at most triples UTF-8 (UAX #15), so a short text always fits;
             // ASCII is its own canonical form: its length is its key length.
-            if text.utf8.count <= cap && text.utf8.allSatisfy({ $0 < 0x80 }) { return false }
+            let count = text.utf8.count
+            if count * 3 <= cap { return false }
+            if count <= cap && text.utf8.allSatisfy({ $0 < 0x80 }) { return false }
             return KeyEncoding.textBytes(of: .string(text)).count > cap
         case .data(let data): return data.count > cap
         default: return false

@@ -276,7 +276,7 @@ public let MigratePersistentStoresAutomaticallyOption = "MigratePersistentStores
 public let InferMappingModelAutomaticallyOption = "InferMappingModelAutomaticallyOption"
 /// Option key: the native store's row cache budget in bytes (NSNumber Int; default 32 MiB).
 public let RowCacheSizeOptionKey = "StrataRowCacheSize"
-/// Option key: the native store's page cache in bytes (NSNumber Int; default 64 MiB, as
+/// Option key: the native store's page cache in bytes (NSNumber Int; default 128 MiB, as
 /// `StorageOptions.cacheBytes`). The pages of the B+trees a process reads most stay in it; a
 /// store larger than the cache reads the rest from the file. Coordinators of one process share
 /// one engine per store file: the first to open the file sets it.
