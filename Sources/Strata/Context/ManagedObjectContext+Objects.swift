@@ -77,7 +77,7 @@ extension ManagedObjectContext {
     // MARK: Registry
 
     func register(_ object: ManagedObject) {
-        object.managedObjectContext = self
+        object.contextHandle = handle   // not through the Optional(self) setter: a context has weak references, so its retains are slow
         registry[object.objectID] = object
         // An inserted object is kept alive until saved; the save hands it to the sweeps then.
         if !object.isInsertedStorage { releaseCandidates.append(object.objectID) }
