@@ -41,12 +41,12 @@ extension ManagedObjectContext {
             // (a dynamic cast per object cost more than materializing a fault).
             let resultIsClass = T.self is ManagedObject.Type
             var castClass: ObjectIdentifier?
-            let model = self.model, asFaults = request.returnsObjectsAsFaults
+            let modelSerial = self.model?.serial, asFaults = request.returnsObjectsAsFaults
             // Room for every row's object at once: growing the registry one doubling at a time
             // rehashes it about twice over for a large fetch.
             if rows.count > 64 { registry.reserveCapacity(registry.count + rows.count) }
             for row in rows {
-                let object = materialize(row, asFault: asFaults, prefetch: prefetch, model: model)
+                let object = materialize(row, asFault: asFaults, prefetch: prefetch, modelSerial: modelSerial)
                 let objectClass = ObjectIdentifier(type(of: object))
                 if resultIsClass && objectClass == castClass {
                     results.append(unsafeBitCast(object, to: T.self))
@@ -227,17 +227,19 @@ extension ManagedObjectContext {
     /// `prefetch`: the change stamp and generation the row was read at (root contexts), kept on a
     /// new fault so firing it while they are current needs no second read.
     func materialize(_ row: StoreRow, asFault: Bool, prefetch: (stamp: UInt64, pin: ObjectIdentifier?)? = nil) -> ManagedObject {
-        materialize(row, asFault: asFault, prefetch: prefetch, model: model)
+        materialize(row, asFault: asFault, prefetch: prefetch, modelSerial: model?.serial)
     }
 
-    /// `materialize` with the context's model looked up once by the caller.
+    /// `materialize` with the serial of the context's model looked up once by the caller (the
+    /// model itself has weak references, so each retain of it takes the runtime's slow path).
     func materialize(_ row: StoreRow, asFault: Bool, prefetch: (stamp: UInt64, pin: ObjectIdentifier?)?,
-                     model: ManagedObjectModel?) -> ManagedObject {
+                     modelSerial: UInt64?) -> ManagedObject {
         if let object = registry[row.id] {
             if object.isFaultStorage && !asFault { fill(object, from: row) }
             return object
         }
-        let entity = modelEntity(of: row.id, in: model)
+        // IDs of this model's entities (the usual case) need no lookup by name.
+        let entity = modelSerial == nil || row.id.entity.modelSerial == modelSerial ? row.id.entity : modelEntity(of: row.id)
         let object = ManagedObject.makeFault(entity: entity, id: row.id)
         register(object)
         if !asFault {

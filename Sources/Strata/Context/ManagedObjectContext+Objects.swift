@@ -336,14 +336,11 @@ extension ManagedObjectContext {
     func fulfillFault(_ object: ManagedObject, deleteIfInaccessible: Bool = true) throws {
         guard object.isFaultStorage else { return }
         if object.hasPrefetchedValues {
-            object.hasPrefetchedValues = false
             if isCurrent(stamp: object.prefetchStamp, pin: object.prefetchPin) {
-                // The values the fetch read are the object's already.
-                object.committedValues = object.values
-                object.isFaultStorage = false
-                object.awakeFromFetch()
+                object.fireFromPrefetchedValues()
                 return
             }
+            object.hasPrefetchedValues = false
             object.values = []
         }
         if let snapshot = try loadSnapshot(for: object.objectID) {

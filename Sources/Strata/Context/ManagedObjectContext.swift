@@ -58,6 +58,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             coordinatorStorage?.unregister(self)
             coordinatorStorage = newValue
             newValue?.register(self)
+            updateHandle()
         }
     }
     private(set) var coordinatorStorage: PersistentStoreCoordinator?
@@ -69,6 +70,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 $0.parent = newValue
                 parentFlag.store(newValue != nil, ordering: .releasing)
             }
+            updateHandle()
             guard let newValue else { return }
             let child = WeakContext(context: self)
             newValue.performAndWait { newValue.children.append(child); newValue.children.removeAll { $0.context == nil } }
@@ -148,7 +150,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Child contexts, told about this context's saves (weak).
     var children: [WeakContext] = []
     /// The query generation reads are pinned to.
-    @exclusivity(unchecked) var generationPin = GenerationPin.unpinned
+    @exclusivity(unchecked) var generationPin = GenerationPin.unpinned {
+        didSet { handle.pinNumber = Self.pinNumber(currentPinIdentity) }
+    }
 
     /// A context on a queue of `type`.
     public init(_ type: ConcurrencyType) {
@@ -171,7 +175,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     deinit {
+        handle.isAlive.store(false, ordering: .releasing)
         coordinatorStorage?.unregister(self)
+    }
+
+    /// What the handle needs to fire prefetched faults alone: a root context's coordinator counter.
+    private func updateHandle() {
+        handle.changeCounter = hasParent ? nil : coordinatorStorage?.changeCounter
     }
 
     var debugName: String { name.map { "context '\($0)'" } ?? "context #\(number)" }
@@ -256,5 +266,22 @@ final class ContextHandle: @unchecked Sendable {
     /// Unchecked exclusivity: written once before any read (see above); every property access of
     /// an object reads it, where the runtime's dynamic check would cost more than the read.
     @exclusivity(unchecked) weak var context: ManagedObjectContext?
+
+    // What firing a prefetched fault checks, kept here so it needs no (weak, so slow-path) load
+    // of the context: whether the context still exists, the change counter of its coordinator
+    // (root contexts only) and the number of the generation it is pinned to. The last two are
+    // written on the context's queue (or while it is configured, before it has objects) and read
+    // there, like the object state; `isAlive` is cleared by the context's deinit.
+    let isAlive = Atomic<Bool>(true)
+    @exclusivity(unchecked) var changeCounter: ChangeCounter?
+    @exclusivity(unchecked) var pinNumber: UInt = 0
+
+    /// Whether values a fetch read at `stamp` and pin `pin` are still what a read would give
+    /// (`ManagedObjectContext.isCurrent`), answered without the context.
+    @inline(__always)
+    func prefetchIsCurrent(stamp: UInt64, pin: UInt) -> Bool {
+        guard let changeCounter, isAlive.load(ordering: .acquiring) else { return false }
+        return changeCounter.stamp == stamp && pinNumber == pin
+    }
 }
 

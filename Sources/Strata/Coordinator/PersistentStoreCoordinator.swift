@@ -18,7 +18,7 @@ import Synchronization
 /// context.persistentStoreCoordinator = coordinator
 /// ```
 // @unchecked Sendable: `model` is frozen (immutable); `state` is a Lock; `queue` is a serial
-// DispatchQueue; `changeCounter` is atomic. No other stored properties.
+// DispatchQueue; `changeCounter` is atomic inside. No other stored properties.
 public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The model whose entities the stores hold.
     public let managedObjectModel: ManagedObjectModel
@@ -30,16 +30,17 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         var contexts: [WeakContext] = []
     }
     private let state = Lock(State()) // guards the store list and the context list
-    /// Counts commits and store-list changes made through this coordinator (see `changeStamp`).
-    private let changeCounter = Atomic<UInt64>(0)
+    /// Counts commits and store-list changes made through this coordinator (see `changeStamp`);
+    /// context handles hold it too, to check prefetched faults without reaching their context.
+    let changeCounter = ChangeCounter()
 
     /// A value that changes after every commit and every store added or removed through this
     /// coordinator. Rows read after taking a stamp are current for as long as the stamp is;
     /// changes made by other coordinators or processes are not counted (as with Core Data's row
     /// cache, faults may then fill from the data their fetch read).
-    var changeStamp: UInt64 { changeCounter.load(ordering: .acquiring) }
+    var changeStamp: UInt64 { changeCounter.stamp }
 
-    private func noteChange() { changeCounter.add(1, ordering: .releasing) }
+    private func noteChange() { changeCounter.advance() }
 
     /// A coordinator for `model`. The model is validated and frozen here; an invalid model makes
     /// every `addPersistentStore` throw the validation error.
@@ -319,4 +320,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             }
         }
     }
+}
+
+/// A coordinator's count of commits and store-list changes (its `changeStamp`), in an object of
+/// its own so context handles can read it without keeping the coordinator alive.
+final class ChangeCounter: Sendable {
+    private let counter = Atomic<UInt64>(0)
+    var stamp: UInt64 { counter.load(ordering: .acquiring) }
+    func advance() { counter.add(1, ordering: .releasing) }
 }

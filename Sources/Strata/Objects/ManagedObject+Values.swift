@@ -102,10 +102,23 @@ extension ManagedObject {
     /// Loads the values of a fault from the context's store (or parent).
     func fireFaultIfNeeded() throws {
         guard isFaultStorage else { return }
+        // The usual case, a fault whose fetch's values are still current, needs no context.
+        if hasPrefetchedValues, let handle = contextHandle, handle.prefetchIsCurrent(stamp: prefetchStamp, pin: prefetchPin) {
+            fireFromPrefetchedValues()
+            return
+        }
         guard let context = managedObjectContext else {
             throw StrataError(.objectNotFound, "\(objectID) is a fault with no context to load it from")
         }
         try context.fulfillFault(self)
+    }
+
+    /// Fires the fault with the values its fetch left in it (the caller checked they are current).
+    func fireFromPrefetchedValues() {
+        hasPrefetchedValues = false
+        committedValues = values
+        isFaultStorage = false
+        awakeFromFetch()
     }
 
     /// The properties whose values changed since the object was loaded or last saved.

@@ -75,6 +75,23 @@ final class FaultAndChangeTrackingTests: XCTestCase {
         reader.performAndWait { XCTAssertEqual(again.map(\.magnitude), [0, 41, 3]) }
     }
 
+    /// The values a fetch left in a fault are the context's, not the object's: once the context
+    /// is gone the fault cannot fire, even though nothing was saved since the fetch.
+    func testAFetchedFaultWhoseContextIsGoneDoesNotFire() throws {
+        let (coordinator, _) = try savedRegionWithQuakes(2)
+        var context: ManagedObjectContext? = ManagedObjectContext(.privateQueue)
+        context!.persistentStoreCoordinator = coordinator
+        let faults = try context!.performAndWait { try context!.fetch(FetchRequest<Quake>(entityName: "Quake")) }
+        XCTAssertEqual(faults.count, 2)
+        context = nil
+        XCTAssertTrue(faults[0].isFault)
+        XCTAssertNil(faults[0].managedObjectContext)
+        XCTAssertThrowsError(try faults[0].checkedValue(forKey: "magnitude")) {
+            XCTAssertEqual(($0 as? StrataError)?.code, .objectNotFound)
+        }
+        XCTAssertTrue(faults[0].isFault)
+    }
+
     func testFaultOfADeletedRowBecomesInaccessibleOrThrows() throws {
         let (coordinator, regionID) = try savedRegionWithQuakes(0)
         let context = ManagedObjectContext(.privateQueue)

@@ -199,6 +199,36 @@ final class QueryGenerationTests: XCTestCase {
         }
     }
 
+    /// A fault keeps the values its fetch read only while its context reads the generation they
+    /// came from: after a new token it fires from the new generation, even when nothing was saved
+    /// through this coordinator (another coordinator on the same file wrote the change).
+    func testAFaultFetchedBeforeANewTokenFiresFromTheNewGeneration() throws {
+        let url = try XCTUnwrap(coordinator.persistentStores.first?.url)
+        let pinned = context()
+        let faults: [Quake] = try pinned.performAndWait {
+            try pinned.setQueryGenerationFrom(.current)
+            let request = Quake.fetchRequest()
+            request.sortDescriptors = [FetchSortDescriptor(key: "code", ascending: true)]
+            return try pinned.fetch(request)
+        }
+        let otherCoordinator = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
+        try otherCoordinator.addPersistentStore(type: .native, at: url)
+        let writer = ManagedObjectContext(.privateQueue)
+        writer.persistentStoreCoordinator = otherCoordinator
+        try writer.performAndWait {
+            let request = Quake.fetchRequest()
+            request.predicate = try FetchPredicate(format: "code == 'q3'")
+            try writer.fetch(request).first?.place = "moved"
+            try writer.save()
+        }
+        try pinned.performAndWait {
+            XCTAssertEqual(faults[2].code, "q2")                // fired at the pinned generation
+            XCTAssertTrue(faults[3].isFault)
+            try pinned.setQueryGenerationFrom(.current)       // the generation moves…
+            XCTAssertEqual(faults[3].place, "moved")          // …and a fault reads the new one
+        }
+    }
+
     func testAChildReadsThroughItsParentsGenerationAndPendingChanges() throws {
         let parent = context("parent")
         try parent.performAndWait {

@@ -126,18 +126,7 @@ enum ObjectsSuite {
                 var random = SplitMix(seed: 42)
                 let lookups = 100_000
                 let codes = (0..<lookups).map { _ in "ci\(Int(random.next() % UInt64(records)))" }
-                // STRATA_BENCH_PASSES=N (profiling): N-1 untimed passes first, so the timed one is warm.
-                let passes = ProcessInfo.processInfo.environment["STRATA_BENCH_PASSES"].flatMap(Int.init) ?? 1
-                for _ in 1..<max(passes, 1) {
-                    for code in codes.prefix(lookups) {
-                        let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
-                        request.predicate = FetchPredicate(leftExpression: FetchExpression(forKeyPath: "code"),
-                                                           rightExpression: try FetchExpression(forConstantValue: code), type: .equalTo)
-                        blackHole(try context.fetch(request).first?.magnitude)
-                    }
-                    context.reset()
-                }
-                let byCode = try Clock.time {
+                func lookUpAll() throws {
                     for code in codes {
                         let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
                         request.predicate = FetchPredicate(leftExpression: FetchExpression(forKeyPath: "code"),
@@ -146,6 +135,10 @@ enum ObjectsSuite {
                     }
                     context.reset()
                 }
+                // STRATA_BENCH_PASSES=N (profiling): N-1 untimed passes first, so the timed one is warm.
+                let passes = ProcessInfo.processInfo.environment["STRATA_BENCH_PASSES"].flatMap(Int.init) ?? 1
+                for _ in 1..<max(passes, 1) { try lookUpAll() }
+                let byCode = try Clock.time { try lookUpAll() }
                 report(measurement(workloads[6], "strata", Double(lookups) / byCode, "lookups/s"))
             }
             let tenth = Double(records / 10)
