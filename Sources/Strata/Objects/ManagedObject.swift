@@ -24,7 +24,11 @@ import Synchronization
 /// or use it directly through ``value(forKey:)`` and ``setValue(_:forKey:)``.
 open class ManagedObject: Hashable, CustomStringConvertible {
     /// The entity this object belongs to.
-    public let entity: EntityDescription
+    public var entity: EntityDescription { entityStorage }
+    /// Unowned: the initializer makes an ID for the entity, which keeps it for the life of the
+    /// process (`EntityDescription.keepForever()`), so creating and releasing an object retains
+    /// and releases no entity.
+    private unowned(unsafe) let entityStorage: EntityDescription
     /// The object's identity; temporary until the object is saved.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object lives in (nil once deleted and saved, or for objects never inserted).
@@ -84,8 +88,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Creates an object of `entity` and, when `context` is given, inserts it there.
     /// Subclasses inherit this initializer; override ``awakeFromInsert()`` to set up new objects.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
-        self.entity = entity
-        self.objectID = ManagedObjectID.temporary(for: entity)
+        self.objectID = ManagedObjectID.temporary(for: entity)   // keeps the entity (see entityStorage)
+        self.entityStorage = entity
         self.values = entity.defaultRow
         if ManagedObject.countsLiveInstances.load(ordering: .relaxed) {
             isCountedAlive = true

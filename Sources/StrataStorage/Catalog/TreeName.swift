@@ -45,10 +45,14 @@ public struct TreeName: Hashable, Comparable, Sendable, ExpressibleByStringLiter
         }
     }
 
-    /// The UTF-8 bytes of two names, in place (names are native strings: no copy).
+    /// The UTF-8 bytes of two names, in place when the strings store UTF-8 (native strings do),
+    /// else copied.
     private static func withBytes<R>(_ a: TreeName, _ b: TreeName, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> R) -> R {
-        var first = a.rawValue, second = b.rawValue
-        return first.withUTF8 { x in second.withUTF8 { y in body(x, y) } }
+        func bytes<T>(_ name: TreeName, _ use: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+            if let result = name.rawValue.utf8.withContiguousStorageIfAvailable(use) { return result }
+            return Array(name.rawValue.utf8).withUnsafeBufferPointer(use)
+        }
+        return bytes(a) { x in bytes(b) { y in body(x, y) } }
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(nameHash) }
