@@ -40,8 +40,20 @@ public struct TreeName: Hashable, Comparable, Sendable, ExpressibleByStringLiter
     }
 
     public static func == (a: TreeName, b: TreeName) -> Bool {
-        a.nameHash == b.nameHash && withBytes(a, b) { x, y in
+        guard a.nameHash == b.nameHash else { return false }
+        // Usually both are copies of one name (a layout's, a transaction's open tree): one
+        // string, bit for bit, so one text.
+        if sameRepresentation(a.rawValue, b.rawValue) { return true }
+        return withBytes(a, b) { x, y in
             x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+        }
+    }
+
+    /// Whether two strings are the same value bit for bit (one storage object, or one small
+    /// string's inline bytes): then their bytes are the same.
+    private static func sameRepresentation(_ x: String, _ y: String) -> Bool {
+        withUnsafeBytes(of: x) { p in
+            withUnsafeBytes(of: y) { q in p.count == q.count && memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0 }
         }
     }
 
