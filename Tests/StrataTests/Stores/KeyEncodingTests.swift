@@ -77,11 +77,36 @@ final class KeyEncodingTests: XCTestCase {
             for (index, key) in keys.enumerated() {
                 if index % 2 == 0 { list.append(key, info: index) } else { list.append { $0.append(contentsOf: key); return index } }
             }
-            list.sort()
-            var listed: [([UInt8], Int)] = []
-            list.forEach { key, info in listed.append((Array(key), info)) }
-            XCTAssertEqual(listed.map(\.0), keys.sorted { $0.lexicographicallyPrecedes($1) }, "seed \(seed), round \(round)")
-            for (key, info) in listed { XCTAssertEqual(key, keys[info], "each key keeps its info, seed \(seed)") }
+            // Both ways of sorting: comparisons, and the radix sort big lists take.
+            var radixList = list
+            list.sort(radixAbove: .max)
+            radixList.sort(radixAbove: 0)
+            let expected = keys.sorted { $0.lexicographicallyPrecedes($1) }
+            for (way, sorted) in [("comparison", list), ("radix", radixList)] {
+                var listed: [([UInt8], Int)] = []
+                sorted.forEach { key, info in listed.append((Array(key), info)) }
+                XCTAssertEqual(listed.map(\.0), expected, "\(way) sort, seed \(seed), round \(round)")
+                for (key, info) in listed { XCTAssertEqual(key, keys[info], "each key keeps its info, seed \(seed)") }
+            }
+        }
+    }
+
+    /// The radix sort alone on words that differ in every byte position and words that tie
+    /// (stability: equal words keep their order), against a comparison sort.
+    func testRadixSortOfKeyWordsIsAStableSort() {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        for round in 0..<20 {
+            let count = Int(random.next() % 5_000) + 2
+            let spread = [1, 3, 256, UInt64.max][round % 4]
+            var items = (0..<count).map { index -> IndexKeyList<Int>.WordKey in
+                let high = spread == .max ? random.next() : random.next() % spread
+                return IndexKeyList<Int>.WordKey(first: high << (round % 2 == 0 ? 0 : 56), second: random.next() % (spread == 1 ? 2 : .max),
+                                                 third: random.next() % spread, index: index)
+            }
+            let expected = items.sorted { ($0.first, $0.second, $0.third, $0.index) < ($1.first, $1.second, $1.third, $1.index) }
+            IndexKeyList<Int>.radixSort(&items)
+            XCTAssertEqual(items.map(\.index), expected.map(\.index), "seed \(seed), round \(round)")
         }
     }
 

@@ -59,7 +59,15 @@ struct NativeCommitter {
         NativeRowReader(store: store, tree: { [tx] name in try tx.openTree(name) })
     }
 
-    private func tree(_ name: TreeName) throws -> WritableTree { try tx.openTree(name) }
+    /// The last tree opened: a save's rows go to one rows tree, row after row.
+    private var lastTree: WritableTree?
+
+    private mutating func tree(_ name: TreeName) throws -> WritableTree {
+        if let lastTree, lastTree.name == name { return lastTree }
+        let tree = try tx.openTree(name)
+        lastTree = tree
+        return tree
+    }
 
     /// The layout of the last entity asked for is kept: a save's rows come grouped by entity.
     private var lastLayout: EntityLayout?
@@ -138,7 +146,7 @@ struct NativeCommitter {
 
     /// The version of a row this commit rewrites or deletes (nil: no such row), read from the
     /// start of its record on the pages the write will change.
-    private func storedVersion(key: Int64, layout: EntityLayout, forWriting: Bool) throws -> Int64? {
+    private mutating func storedVersion(key: Int64, layout: EntityLayout, forWriting: Bool) throws -> Int64? {
         let rows = try tree(layout.rowsTree)
         func version(_ record: UnsafeRawBufferPointer?) throws -> Int64? {
             guard let record else { return nil }
@@ -406,7 +414,7 @@ struct NativeCommitter {
         }
     }
 
-    private func removeLinks(tree name: TreeName, owner: Int64) throws {
+    private mutating func removeLinks(tree name: TreeName, owner: Int64) throws {
         let links = try tree(name)
         var keys: [[UInt8]] = []
         let (lower, upper) = NativeRowReader.prefixRange(owner)
