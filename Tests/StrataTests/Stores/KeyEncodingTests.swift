@@ -91,25 +91,6 @@ final class KeyEncodingTests: XCTestCase {
         }
     }
 
-    /// The radix sort alone on words that differ in every byte position and words that tie
-    /// (stability: equal words keep their order), against a comparison sort.
-    func testRadixSortOfKeyWordsIsAStableSort() {
-        let seed = SeededRandom.environmentSeed()
-        var random = SeededRandom(seed: seed)
-        for round in 0..<20 {
-            let count = Int(random.next() % 5_000) + 2
-            let spread = [1, 3, 256, UInt64.max][round % 4]
-            var items = (0..<count).map { index -> IndexKeyList<Int>.WordKey in
-                let high = spread == .max ? random.next() : random.next() % spread
-                return IndexKeyList<Int>.WordKey(first: high << (round % 2 == 0 ? 0 : 56), second: random.next() % (spread == 1 ? 2 : .max),
-                                                 third: random.next() % spread, index: index)
-            }
-            let expected = items.sorted { ($0.first, $0.second, $0.third, $0.index) < ($1.first, $1.second, $1.third, $1.index) }
-            IndexKeyList<Int>.radixSort(&items)
-            XCTAssertEqual(items.map(\.index), expected.map(\.index), "seed \(seed), round \(round)")
-        }
-    }
-
     /// A commit drops an updated row's new index key when it equals the old one (values that
     /// differ but encode alike): `lastKeyEquals` compares the lists' last keys byte for byte and
     /// `removeLast` takes a key out with its bytes, leaving the other keys as they were.

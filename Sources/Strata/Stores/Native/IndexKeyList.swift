@@ -7,6 +7,7 @@
 // a retain and a cache miss each. Never touches a tree.
 
 import Foundation
+import StrataStorage
 
 struct IndexKeyList<Info> {
     struct Entry {
@@ -76,20 +77,20 @@ struct IndexKeyList<Info> {
                 break
             }
             if inOrder { return nil }
-            var order: [WordKey] = []
+            var order: [RadixSort.Item] = []
             order.reserveCapacity(entries.count)
             for (index, entry) in entries.enumerated() {
                 let bytes = key(entry)
-                order.append(WordKey(first: Self.word(bytes, at: 0), second: Self.word(bytes, at: 8),
+                order.append(RadixSort.Item(first: Self.word(bytes, at: 0), second: Self.word(bytes, at: 8),
                                      third: Self.word(bytes, at: 16), index: index))
             }
-            func wholeKeyOrder(_ a: WordKey, _ b: WordKey) -> Bool {
+            func wholeKeyOrder(_ a: RadixSort.Item, _ b: RadixSort.Item) -> Bool {
                 let (x, y) = (key(entries[a.index]), key(entries[b.index]))
                 if Self.precedes(x, y) { return true }
                 return !Self.precedes(y, x) && a.index < b.index
             }
             if order.count > threshold {
-                Self.radixSort(&order)
+                RadixSort.sort(&order)
                 // Runs of equal words (keys alike in their first 24 bytes) by their bytes.
                 var start = 0
                 while start < order.count {
@@ -116,70 +117,6 @@ struct IndexKeyList<Info> {
             return order.map { entries[$0.index] }
         }
         if let sorted { entries = sorted }
-    }
-
-    /// A key's first 24 bytes as three words, and its position in `entries`.
-    struct WordKey {
-        var first: UInt64
-        var second: UInt64
-        var third: UInt64
-        var index: Int
-
-        func sameWords(_ other: WordKey) -> Bool { first == other.first && second == other.second && third == other.third }
-
-        /// Word `number` (0: first, 1: second, 2: third).
-        @inline(__always) func word(_ number: Int) -> UInt64 { number == 0 ? first : (number == 1 ? second : third) }
-    }
-
-    /// Sorts by (first, second, third), stably: least significant byte first, one counting pass
-    /// per byte, skipping bytes every key has alike (index keys share tags and high key bytes).
-    /// The counts of all 24 bytes are taken in one read of the keys.
-    static func radixSort(_ items: inout [WordKey]) {
-        let count = items.count
-        guard count > 1 else { return }
-        var scratch = [WordKey](repeating: WordKey(first: 0, second: 0, third: 0, index: 0), count: count)
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: 24 * 256) { counts in
-            counts.initialize(repeating: 0)
-            items.withUnsafeMutableBufferPointer { a in
-                scratch.withUnsafeMutableBufferPointer { b in
-                    // Byte positions 0–7 are the third word's, low byte first; 8–15 the second's;
-                    // 16–23 the first's.
-                    for item in a {
-                        var (third, second, first) = (item.third, item.second, item.first)
-                        for position in 0..<8 {
-                            counts[position &* 256 &+ Int(truncatingIfNeeded: third & 0xFF)] &+= 1
-                            counts[(position &+ 8) &* 256 &+ Int(truncatingIfNeeded: second & 0xFF)] &+= 1
-                            counts[(position &+ 16) &* 256 &+ Int(truncatingIfNeeded: first & 0xFF)] &+= 1
-                            third >>= 8
-                            second >>= 8
-                            first >>= 8
-                        }
-                    }
-                    var (source, target) = (a, b)
-                    for position in 0..<24 {
-                        let shift = UInt64((position % 8) * 8)
-                        let word = 2 - position / 8
-                        let base = position &* 256
-                        let sample = Int(truncatingIfNeeded: (source[0].word(word) >> shift) & 0xFF)
-                        if counts[base &+ sample] == count { continue }   // every key has this byte alike
-                        var offset = 0
-                        for digit in 0..<256 {
-                            let n = counts[base &+ digit]
-                            counts[base &+ digit] = offset
-                            offset &+= n
-                        }
-                        for item in source {
-                            let digit = Int(truncatingIfNeeded: (item.word(word) >> shift) & 0xFF)
-                            let slot = counts[base &+ digit]
-                            target[slot] = item
-                            counts[base &+ digit] = slot &+ 1
-                        }
-                        swap(&source, &target)
-                    }
-                    if source.baseAddress != a.baseAddress { _ = a.update(fromContentsOf: source) }
-                }
-            }
-        }
     }
 
     /// Whether key `a` sorts before key `b` (unsigned bytes, a prefix first).

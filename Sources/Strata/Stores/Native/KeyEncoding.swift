@@ -121,8 +121,9 @@ enum KeyEncoding {
         appendBigEndian(UInt64(bitPattern: key), to: &bytes)
     }
 
+    /// Byte by byte (appending a raw buffer took the generic sequence path).
     static func appendBigEndian(_ value: UInt64, to key: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { key.append(contentsOf: $0) }
+        for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 
     static func readBigEndian(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
