@@ -121,9 +121,8 @@ enum KeyEncoding {
         appendBigEndian(UInt64(bitPattern: key), to: &bytes)
     }
 
-    /// Byte by byte (appending a raw buffer took the generic sequence path).
     static func appendBigEndian(_ value: UInt64, to key: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        withUnsafeBytes(of: value.bigEndian) { key.append(contentsOf: $0) }
     }
 
     static func readBigEndian(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {

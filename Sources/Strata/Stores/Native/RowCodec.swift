@@ -90,14 +90,8 @@ enum RowCodec {
         bytes.append(UInt8(value))
     }
 
-    /// Byte by byte: appending a raw buffer went through the generic sequence path (~100
-    /// instructions for eight bytes).
     private static func appendLittleEndian(_ value: UInt64, count: Int, to bytes: inout [UInt8]) {
-        var rest = value
-        for _ in 0..<count {
-            bytes.append(UInt8(truncatingIfNeeded: rest))
-            rest >>= 8
-        }
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
 
     /// Resolves references while decoding.
