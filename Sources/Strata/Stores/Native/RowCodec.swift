@@ -279,10 +279,10 @@ struct RecordReader {
         case .data: return .data(Data(try slice()))
         case .uuid:
             guard offset + 16 <= bytes.count else { throw corrupt("record ends early") }
-            var uuid = UUID().uuid
-            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 16])) }
+            let b = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 16])
             offset += 16
-            return .uuid(UUID(uuid: uuid))
+            // (Not `UUID().uuid` as a buffer: that draws a random UUID per value.)
+            return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
         case .uri:
             let text = try text()
             guard let url = URL(string: text) else { throw corrupt("bad URI \"\(text.prefix(40))\"") }
