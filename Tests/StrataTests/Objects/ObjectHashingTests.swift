@@ -37,7 +37,7 @@ final class ObjectHashingTests: XCTestCase {
 
     func testObjectsHashByIdentity() throws {
         let (_, context) = try TestModels.stack(try TestModels.earthquakes())
-        try context.performAndWait {
+        context.performAndWait {
             let objects = (0..<2_000).map { _ in Quake(context: context) }
             var set = Set(objects)
             set.formUnion(objects)
