@@ -45,6 +45,16 @@ final class QueryGenerationTests: XCTestCase {
         }
     }
 
+    /// Sets the place of the quake with `code` in `context` and saves.
+    private func movePlace(of code: String, to place: String, savingIn context: ManagedObjectContext) throws {
+        try context.performAndWait {
+            let request = Quake.fetchRequest()
+            request.predicate = try FetchPredicate(format: "code == %@", code)
+            try context.fetch(request).first?.place = place
+            try context.save()
+        }
+    }
+
     private var engine: StorageEngine { (coordinator.persistentStores.first as! NativeStore).engine }
 
     func testCurrentPinsAtTheNextStoreAccessAndUnpinnedContextsHaveNoToken() throws {
@@ -184,13 +194,7 @@ final class QueryGenerationTests: XCTestCase {
             request.returnsObjectsAsFaults = false
             return try XCTUnwrap(try pinned.fetch(request).first)
         }
-        let other = context()
-        try other.performAndWait {
-            let request = Quake.fetchRequest()
-            request.predicate = try FetchPredicate(format: "code == 'q3'")
-            try other.fetch(request).first?.place = "moved"
-            try other.save()
-        }
+        try movePlace(of: "q3", to: "moved", savingIn: context())
         try pinned.performAndWait {
             try pinned.setQueryGenerationFrom(.current)       // the generation moves…
             XCTAssertEqual(quake.place, "place 3")            // …the registered object does not
@@ -215,12 +219,7 @@ final class QueryGenerationTests: XCTestCase {
         try otherCoordinator.addPersistentStore(type: .native, at: url)
         let writer = ManagedObjectContext(.privateQueue)
         writer.persistentStoreCoordinator = otherCoordinator
-        try writer.performAndWait {
-            let request = Quake.fetchRequest()
-            request.predicate = try FetchPredicate(format: "code == 'q3'")
-            try writer.fetch(request).first?.place = "moved"
-            try writer.save()
-        }
+        try movePlace(of: "q3", to: "moved", savingIn: writer)
         try pinned.performAndWait {
             XCTAssertEqual(faults[2].code, "q2")                // fired at the pinned generation
             XCTAssertTrue(faults[3].isFault)
