@@ -238,8 +238,7 @@ extension ManagedObjectContext {
             if object.isFaultStorage && !asFault { fill(object, from: row) }
             return object
         }
-        // IDs of this model's entities (the usual case) need no lookup by name.
-        let entity = modelSerial == nil || row.id.entity.modelSerial == modelSerial ? row.id.entity : modelEntity(of: row.id)
+        let entity = modelEntity(of: row.id, modelSerial: modelSerial)
         let object = ManagedObject.makeFault(entity: entity, id: row.id)
         register(object)
         if !asFault {

@@ -37,13 +37,14 @@ extension ManagedObjectContext {
 
     /// The entity of this context's model an ID's objects get (IDs may come from another model).
     func modelEntity(of id: ManagedObjectID) -> EntityDescription {
-        modelEntity(of: id, in: model)
+        modelEntity(of: id, modelSerial: model?.serial)
     }
 
-    /// `modelEntity(of:)` with the context's model looked up once by the caller (a fetch).
+    /// `modelEntity(of:)` with the serial of the context's model looked up once by the caller (a
+    /// fetch): IDs of this model's entities, the usual case, need no lookup by name.
     @inline(__always)
-    func modelEntity(of id: ManagedObjectID, in model: ManagedObjectModel?) -> EntityDescription {
-        guard let model, id.entity.modelSerial != model.serial else { return id.entity }
+    func modelEntity(of id: ManagedObjectID, modelSerial: UInt64?) -> EntityDescription {
+        guard let modelSerial, id.entity.modelSerial != modelSerial, let model else { return id.entity }
         return model.entitiesByName[id.entity.name] ?? id.entity
     }
 
@@ -336,7 +337,7 @@ extension ManagedObjectContext {
     func fulfillFault(_ object: ManagedObject, deleteIfInaccessible: Bool = true) throws {
         guard object.isFaultStorage else { return }
         if object.hasPrefetchedValues {
-            if isCurrent(stamp: object.prefetchStamp, pin: object.prefetchPin) {
+            if handle.prefetchIsCurrent(stamp: object.prefetchStamp, pin: object.prefetchPin) {
                 object.fireFromPrefetchedValues()
                 return
             }
@@ -365,13 +366,6 @@ extension ManagedObjectContext {
     var currentPinIdentity: ObjectIdentifier? {
         if case .pinned(let token) = generationPin { return ObjectIdentifier(token) }
         return nil
-    }
-
-    /// Whether a fault's prefetched row is still what a read would give: nothing was committed
-    /// through the coordinator since, and the context reads the same query generation.
-    private func isCurrent(stamp: UInt64, pin: UInt) -> Bool {
-        guard !hasParent, let coordinator = coordinatorStorage else { return false }
-        return coordinator.changeStamp == stamp && Self.pinNumber(currentPinIdentity) == pin
     }
 
     /// A pin identity as a number (0: unpinned), as faults keep it.

@@ -276,8 +276,9 @@ final class ContextHandle: @unchecked Sendable {
     @exclusivity(unchecked) var changeCounter: ChangeCounter?
     @exclusivity(unchecked) var pinNumber: UInt = 0
 
-    /// Whether values a fetch read at `stamp` and pin `pin` are still what a read would give
-    /// (`ManagedObjectContext.isCurrent`), answered without the context.
+    /// Whether values a fetch read at `stamp` and pin `pin` are still what a read would give:
+    /// nothing was committed through the coordinator since, and the context reads the same query
+    /// generation (child contexts: never; they read through their parent).
     @inline(__always)
     func prefetchIsCurrent(stamp: UInt64, pin: UInt) -> Bool {
         guard let changeCounter, isAlive.load(ordering: .acquiring) else { return false }
