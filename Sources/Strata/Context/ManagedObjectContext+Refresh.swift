@@ -43,8 +43,10 @@ extension ManagedObjectContext {
     /// Forgets every object: the context is as new. Objects it handed out must not be used again.
     public func reset() {
         assertOnQueue("reset()")
-        for object in registry.values { object.managedObjectContext = nil }
-        registry.removeAll(keepingCapacity: registry.count <= 4096)
+        // Every reference the context holds goes first, the objects' last ones (usually) last,
+        // in address order (see putInAddressOrder).
+        var objects = Array(registry.values)
+        registry.removeAll(keepingCapacity: objects.count <= 4096)
         releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
         registrationsSinceFullSweep = 0
         registrySweepThreshold = 1024
@@ -56,6 +58,9 @@ extension ManagedObjectContext {
         idAliases = [:]
         pendingNotification = PendingChanges()
         undoManager?.removeAllActions()
+        Self.putInAddressOrder(&objects)
+        for object in objects { object.contextHandle = nil }
+        objects.removeAll()
         advanceGeneration()
     }
 

@@ -26,15 +26,15 @@ extension ManagedObjectContext {
         // The changed objects are walked as arrays: inserts in insertion order, updates and deletes
         // in key order (the order the store writes them, and the order a fetch made them in), so
         // a big save reads its objects from neighbouring memory instead of in hash order.
-        var updateOrder = Self.inKeyOrder(updatedSet)
+        var updateOrder = updatedInKeyOrder()
         let updatesOrdered = updatedSetChanges
         for object in insertedInOrder() { object.willSave() }
         for object in updateOrder where !insertedSet.contains(object) { object.willSave() }
         for object in deletedSet where !insertedSet.contains(object) && !updatedSet.contains(object) { object.willSave() }
         try updateDerivedAttributes()
         // willSave hooks and derived attributes may have changed more objects.
-        if updatedSetChanges != updatesOrdered { updateOrder = Self.inKeyOrder(updatedSet) }
-        var order = SaveOrder(inserted: insertedInOrder(), updated: updateOrder, deleted: Self.inKeyOrder(deletedSet))
+        if updatedSetChanges != updatesOrdered { updateOrder = updatedInKeyOrder() }
+        var order = SaveOrder(inserted: insertedInOrder(), updated: updateOrder, deleted: Self.inKeyOrder(Array(deletedSet)))
         try validatePendingChanges(order)
         var inserted = insertedSet, updated = updatedSet
         var deleted = deletedSet
@@ -73,7 +73,7 @@ extension ManagedObjectContext {
         var forced: Set<ManagedObjectID> = []
         for attempt in 1...4 {
             // Resolving conflicts changes the sets.
-            if attempt > 1 { order = SaveOrder(inserted: order.inserted, updated: Self.inKeyOrder(updatedSet), deleted: Self.inKeyOrder(deletedSet)) }
+            if attempt > 1 { order = SaveOrder(inserted: order.inserted, updated: updatedInKeyOrder(), deleted: Self.inKeyOrder(Array(deletedSet))) }
             let (changes, inserted, updated) = changeSet(order, forced: forced)
             do {
                 let versions = try coordinator.commit(changes)
@@ -95,12 +95,12 @@ extension ManagedObjectContext {
     }
 
     /// `objects` in primary-key order (objects without a key, of a parent context, last).
-    static func inKeyOrder(_ objects: Set<ManagedObject>) -> [ManagedObject] {
-        let listed = Array(objects)
+    static func inKeyOrder(_ listed: [ManagedObject]) -> [ManagedObject] {
         // Keys as unsigned words (sign bit flipped) in a radix sort: a big save sorts 100,000.
         var keyed = listed.indices.map { index in
             RadixSort.Item(first: UInt64(bitPattern: listed[index].objectID.primaryKey ?? .max) ^ (1 << 63), index: index)
         }
+        if zip(keyed, keyed.dropFirst()).allSatisfy({ $0.first <= $1.first }) { return listed }
         RadixSort.sort(&keyed)
         return keyed.map { listed[$0.index] }
     }

@@ -128,7 +128,25 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The objects of `insertedSet` in insertion order, plus objects that left it since (skipped
     /// when read: see `insertedInOrder()`). Emptied with the set.
     @exclusivity(unchecked) var insertionOrder: [ManagedObject] = []
-    @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = [] { didSet { updatedSetChanges &+= 1 } }
+    @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = [] {
+        didSet {
+            updatedSetChanges &+= 1
+            if updatedSet.isEmpty {
+                updateOrder = []
+                updateOrderIsExact = true
+            } else if updatedSet.count < updatedCountBefore && updateOrderIsExact {
+                updateOrder = []
+                updateOrderIsExact = false
+            }
+            updatedCountBefore = updatedSet.count
+        }
+    }
+    /// The objects `fileUpdated(_:)` added to `updatedSet` since it was last empty, in that order,
+    /// while no object left it (`updateOrderIsExact`): a save walks them instead of the set
+    /// (see `updatedInKeyOrder()`). Objects added some other way make the counts differ.
+    @exclusivity(unchecked) var updateOrder: [ManagedObject] = []
+    @exclusivity(unchecked) var updateOrderIsExact = true
+    @exclusivity(unchecked) var updatedCountBefore = 0
     /// Counts changes of `updatedSet` (a save reuses its key order of the set while this holds).
     @exclusivity(unchecked) var updatedSetChanges: UInt64 = 0
     @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
@@ -177,6 +195,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     deinit {
         handle.isAlive.store(false, ordering: .releasing)
         coordinatorStorage?.unregister(self)
+        // Many objects go in address order (see putInAddressOrder), not the registry's hash order.
+        if registry.count >= 1024 {
+            var objects = Array(registry.values)
+            registry = [:]
+            retained = [:]
+            Self.putInAddressOrder(&objects)
+            objects.removeAll()
+        }
     }
 
     /// What the handle needs to fire prefetched faults alone: a root context's coordinator counter.

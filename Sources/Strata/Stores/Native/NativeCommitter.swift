@@ -32,8 +32,8 @@ struct NativeCommitter {
         let elements: Int
         let truncated: Bool
         let hasNull: Bool
-        /// The row's position in `addedRows` (read only for uniqueness conflicts and cut keys:
-        /// entries are put in key order, rows come in another).
+        /// The row's position in the change set (see `addedRow(_:)`; read only for uniqueness
+        /// conflicts and cut keys: entries are put in key order, rows come in another).
         let row: Int
         /// The row's entity number (what the entry's value says).
         let entity: UInt16
@@ -45,8 +45,9 @@ struct NativeCommitter {
     private var additions: [(index: IndexLayout, keys: IndexKeyList<Addition>)] = []
     /// The record being written (one buffer for every row of the commit).
     private var recordBuffer: [UInt8] = []
-    /// The rows the additions belong to.
-    private var addedRows: [StoreRow] = []
+    /// The change set being applied: index additions refer to its rows by position (no copy
+    /// of a row per addition).
+    private var changes = StoreChangeSet()
     /// The most index entries one index may gain or lose in this commit (lists are sized to it).
     private var expectedEntries = 0
 
@@ -89,7 +90,7 @@ struct NativeCommitter {
         versions = [Int64](repeating: 0, count: changes.updates.count)
         touchedKeys.reserveCapacity(total)
         expectedEntries = total
-        addedRows.reserveCapacity(changes.updates.count + changes.inserts.count)
+        self.changes = changes
         // Each row is checked just before it is written, so the write finds the leaf the check
         // made writable (one descent per row). After a first conflict nothing more is written,
         // but every row is still checked so that all conflicts are reported; the refusal then
@@ -106,7 +107,7 @@ struct NativeCommitter {
             if conflicts.isEmpty { try delete(id, stored: stored) }
         }
         if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
-        for position in insertOrder { try insert(changes.inserts[position]) }
+        for position in insertOrder { try insert(changes.inserts[position], position: changes.updates.count + position) }
         try removeIndexEntries()
         try addIndexEntries(changes)
         return versions
@@ -184,13 +185,13 @@ struct NativeCommitter {
                 let removal = removalList(index)
                 removals[removal].keys.append { bytes in _ = index.appendKey(values: old.values, primaryKey: key, to: &bytes) }
                 let addition = additionList(index)
-                addIndexEntry(index, values: row.values, primaryKey: key, row: rowPosition(row), entity: layout.number)
+                addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
                 if removals[removal].keys.lastKeyEquals(additions[addition].keys) {
                     removals[removal].keys.removeLast()
                     additions[addition].keys.removeLast()
                 }
             } else {
-                addIndexEntry(index, values: row.values, primaryKey: key, row: rowPosition(row), entity: layout.number)
+                addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
             }
         }
         for (slot, name) in layout.foreignKeys {
@@ -206,14 +207,12 @@ struct NativeCommitter {
 
     // MARK: Inserts
 
-    private mutating func insert(_ row: StoreRow) throws {
+    /// Writes an inserted row; `position` is its position for `addedRow(_:)`.
+    private mutating func insert(_ row: StoreRow, position: Int) throws {
         guard let key = row.id.primaryKey else { return }
         let layout = try layout(of: row.id.entity)
-        if !layout.indexes.isEmpty {
-            let position = rowPosition(row)
-            for index in layout.indexes {
-                addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
-            }
+        for index in layout.indexes {
+            addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
         }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: .null, to: row.values[slot], owner: key, layout: layout) }
         for (slot, name, ordered) in layout.links { try setLinks(tree: name, owner: key, from: nil, to: row.values[slot], ordered: ordered) }
@@ -230,11 +229,10 @@ struct NativeCommitter {
 
     // MARK: (4) Index entries and uniqueness
 
-    /// Files `row` among the rows index entries refer to (once per row, however many indexes).
-    private mutating func rowPosition(_ row: StoreRow) -> Int {
-        if let last = addedRows.last, last.id == row.id { return addedRows.count - 1 }
-        addedRows.append(row)
-        return addedRows.count - 1
+    /// The row an index addition refers to: updates by their position in the change set,
+    /// inserts after them.
+    private func addedRow(_ position: Int) -> StoreRow {
+        position < changes.updates.count ? changes.updates[position] : changes.inserts[position - changes.updates.count]
     }
 
     /// Bytes reserved per gathered index key (most keys are one or two elements and 8 key bytes).
@@ -293,7 +291,7 @@ struct NativeCommitter {
             try keys.forEach { key, addition in
                 if index.isUnique && !addition.hasNull,
                    let holder = try uniqueHolder(of: key, addition, index: index, in: indexTree) {
-                    let row = addedRows[addition.row]
+                    let row = addedRow(addition.row)
                     let values = index.slots.map { row.values[$0] }
                     let name = index.tree.rawValue + "|\(values)"
                     if savedKeys == nil {
@@ -338,7 +336,7 @@ struct NativeCommitter {
     /// Another row already holding the unique values of the addition's key (its elements part).
     private func otherHolder(of key: UnsafeRawBufferPointer, _ addition: Addition, index: IndexLayout,
                              in indexTree: WritableTree) throws -> ManagedObjectID? {
-        let row = addedRows[addition.row]
+        let row = addedRow(addition.row)
         let elements = addition.elements
         let prefix = Array(key[..<elements])
         var holders: [ManagedObjectID] = []
