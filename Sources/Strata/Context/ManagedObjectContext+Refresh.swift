@@ -43,10 +43,15 @@ extension ManagedObjectContext {
     /// Forgets every object: the context is as new. Objects it handed out must not be used again.
     public func reset() {
         assertOnQueue("reset()")
-        // Every reference the context holds goes first, the objects' last ones (usually) last,
-        // in address order (see putInAddressOrder).
-        var objects = Array(registry.values)
-        registry.removeAll(keepingCapacity: objects.count <= 4096)
+        // Many objects: every other reference the context holds goes first, the objects' last
+        // ones (usually) last, in address order (see putInAddressOrder).
+        var objects: [ManagedObject] = []
+        if registry.count >= 1024 {
+            objects = Array(registry.values)
+        } else {
+            for object in registry.values { object.contextHandle = nil }
+        }
+        registry.removeAll(keepingCapacity: registry.count <= 4096)
         releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
         registrationsSinceFullSweep = 0
         registrySweepThreshold = 1024

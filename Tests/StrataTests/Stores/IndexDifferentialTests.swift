@@ -8,7 +8,10 @@ import _StrataTestSupport
 /// random predicates, sorts, offsets and limits. Sorted results must match in order (ties
 /// included), unsorted ones as sets, counts exactly. The seed is printed on failure.
 final class IndexDifferentialTests: XCTestCase {
-    private static let places = ["Alaska", "Chile", "Japan", "Peru", "Zürich", "Ñuñoa", "Jakarta", "日本", "e\u{301}toile", "étoile", "", "Ja"]
+    private static let places = ["Alaska", "Chile", "Japan", "Peru", "Zürich", "Ñuñoa", "Jakarta", "日本", "e\u{301}toile", "étoile", "", "Ja",
+                                  // Longer than the 64 bytes a backward scan first keeps for the values of a group of ties.
+                                  "Ridgecrest sequence, 17 km north-northeast of a town in the Mojave Desert, California, USA",
+                                  "Ridgecrest sequence, 17 km north-northeast of a town in the Mojave Desert, California, USB"]
 
     private func stack(indexed: Bool) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
         let model = indexed ? try QueryPlannerTests.indexedModel() : try TestModels.earthquakes()
@@ -93,6 +96,42 @@ final class IndexDifferentialTests: XCTestCase {
             var second = keys[random.next(below: keys.count)]
             if second == first { second = "code" }
             return [FetchSortDescriptor(key: first, ascending: ascending), FetchSortDescriptor(key: second, ascending: random.chance(0.8) ? ascending : !ascending)]
+        }
+    }
+
+    /// A descending index scan over many ties of long keys (a place longer than the 64 bytes a
+    /// group of ties first keeps, alike for 80 bytes, then a magnitude) orders them as a scan
+    /// without indexes: by magnitude, ties by primary key.
+    func testDescendingScansOverTiesOfLongKeysMatchUnindexedResults() throws {
+        let (_, plain) = try stack(indexed: false)
+        let (indexedCoordinator, indexed) = try stack(indexed: true)
+        let stem = String(repeating: "Ridgecrest sequence, north of the Mojave Desert; ", count: 2)
+        let places = [stem + "A", stem + "B", stem + "C", "short"]
+        for context in [plain, indexed] {
+            try context.performAndWait {
+                for number in 0..<240 {
+                    let quake = Quake(context: context)
+                    quake.code = String(format: "d%03d", number)
+                    quake.place = places[(number * 7) % places.count]
+                    quake.magnitude = Double((number * 5) % 3)
+                }
+                try context.save()
+            }
+        }
+        for (place, limit) in [(stem + "B", 0), (stem + "A", 7), (stem + "C", 33), ("short", 0)] {
+            func request() throws -> FetchRequest<Quake> {
+                let request = Quake.fetchRequest()
+                request.predicate = try FetchPredicate(format: "place == %@", place)
+                request.sortDescriptors = [FetchSortDescriptor(key: "magnitude", ascending: false)]
+                request.fetchLimit = limit
+                return request
+            }
+            let plan = try indexedCoordinator.explain(try request())
+            XCTAssertTrue(plan.contains("index scan byPlaceAndMagnitude") && !plan.contains("sort in memory"), plan)
+            let expected = try plain.performAndWait { try plain.fetch(try request()).map(\.code) }
+            let actual = try indexed.performAndWait { try indexed.fetch(try request()).map(\.code) }
+            XCTAssertEqual(actual, expected, "\(place.suffix(1)) limit \(limit)")
+            XCTAssertEqual(actual.count, limit == 0 ? 60 : limit)
         }
     }
 

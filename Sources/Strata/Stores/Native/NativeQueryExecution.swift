@@ -172,7 +172,7 @@ extension NativeReadView {
                     if try !group.flush(body) { stopped = true; return false }
                     group.start(values)
                 }
-                if let found = try entry(key, value) { group.entries.append(found) }
+                if let found = try entry(key, value) { group.append(found) }
                 return true
             }
             if stopped { return }
@@ -263,28 +263,50 @@ extension NativeStore {
 /// The index entries of a backward scan that share their values (FORMAT.md §19.4: the primary
 /// key ends the key), gathered to be handed on in ascending primary-key order. A class: the scan's
 /// closure updates it through a constant reference, with no exclusivity bookkeeping per entry.
+/// Its buffers are reused from group to group (a scan of 50 entries starts 50 groups): the values
+/// in raw memory, the entries counted apart from their array, so starting and emptying a group
+/// frees and zeroes nothing.
 private final class EqualValueGroup {
     // Used by one scan on one thread; nothing holds an access across a call that changes them.
-    @exclusivity(unchecked) var entries: [(Int64, UInt16)] = []
-    @exclusivity(unchecked) private var values: [UInt8] = []
+    @exclusivity(unchecked) private var entries: [(Int64, UInt16)] = []
+    @exclusivity(unchecked) private var entryCount = 0
+    @exclusivity(unchecked) private var values = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
+    @exclusivity(unchecked) private var valuesCapacity = 64
+    @exclusivity(unchecked) private var valuesCount = 0
+
+    deinit { values.deallocate() }
 
     /// Whether `candidate` (an entry's key without its primary key) has the group's values.
     func holds(_ candidate: UnsafeRawBufferPointer) -> Bool {
-        values.count == candidate.count && values.withUnsafeBytes { mine in
-            candidate.count == 0 || memcmp(mine.baseAddress!, candidate.baseAddress!, candidate.count) == 0
-        }
+        valuesCount == candidate.count && (valuesCount == 0 || memcmp(values, candidate.baseAddress!, valuesCount) == 0)
     }
 
     func start(_ newValues: UnsafeRawBufferPointer) {
-        values.removeAll(keepingCapacity: true)
-        values.append(contentsOf: newValues)
+        if newValues.count > valuesCapacity {
+            values.deallocate()
+            valuesCapacity = max(newValues.count, valuesCapacity * 2)
+            values = UnsafeMutableRawPointer.allocate(byteCount: valuesCapacity, alignment: 8)
+        }
+        if let base = newValues.baseAddress, newValues.count > 0 { values.copyMemory(from: base, byteCount: newValues.count) }
+        valuesCount = newValues.count
+    }
+
+    func append(_ entry: (Int64, UInt16)) {
+        if entryCount < entries.count { entries[entryCount] = entry } else { entries.append(entry) }
+        entryCount += 1
     }
 
     /// Hands the group's entries to `body` in ascending primary-key order and empties it; false
     /// when `body` asked to stop.
     func flush(_ body: (Int64, UInt16) throws -> Bool) throws -> Bool {
-        defer { entries.removeAll(keepingCapacity: true) }
-        for (pk, number) in entries.reversed() where try !body(pk, number) { return false }
+        let count = entryCount
+        entryCount = 0
+        var index = count
+        while index > 0 {
+            index -= 1
+            let (pk, number) = entries[index]
+            if try !body(pk, number) { return false }
+        }
         return true
     }
 }
