@@ -89,20 +89,26 @@ final class SaveOrderTests: XCTestCase {
         }
     }
 
-    /// Reset releases every object it drops (more than enough to be put in address order), and
-    /// objects still held survive, out of the context.
-    func testResetReleasesTheObjectsItDropsAndNoneStillHeld() throws {
-        let (_, context) = try TestModels.stack(try TestModels.earthquakes())
-        let count = 3_000
+    /// A stack whose store holds `count` saved quakes, its context reset, and the live object
+    /// count then.
+    private func savedQuakes(_ count: Int) throws -> (PersistentStoreCoordinator, ManagedObjectContext, baseline: Int) {
+        let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes())
         try context.performAndWait {
             for number in 0..<count {
                 let quake = Quake(context: context)
-                quake.code = "r\(number)"
+                quake.code = "q\(number)"
             }
             try context.save()
             context.reset()
         }
-        let baseline = ManagedObject._liveInstanceCount
+        return (coordinator, context, ManagedObject._liveInstanceCount)
+    }
+
+    /// Reset releases every object it drops (more than enough to be put in address order), and
+    /// objects still held survive, out of the context.
+    func testResetReleasesTheObjectsItDropsAndNoneStillHeld() throws {
+        let count = 3_000
+        let (_, context, baseline) = try savedQuakes(count)
         var kept: [Quake] = []
         try context.performAndWait {
             let quakes = try context.fetch(Quake.fetchRequest())
@@ -119,17 +125,8 @@ final class SaveOrderTests: XCTestCase {
     /// A full registry sweep and the end of a context release what they drop (in address order
     /// when many) and keep what is held elsewhere.
     func testSweepsAndTheEndOfAContextReleaseManyObjects() throws {
-        let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes())
         let count = 3_000
-        try context.performAndWait {
-            for number in 0..<count {
-                let quake = Quake(context: context)
-                quake.code = "s\(number)"
-            }
-            try context.save()
-            context.reset()
-        }
-        let baseline = ManagedObject._liveInstanceCount
+        let (coordinator, context, baseline) = try savedQuakes(count)
         var kept: [Quake] = []
         try context.performAndWait {
             let quakes = try context.fetch(Quake.fetchRequest())
