@@ -109,7 +109,7 @@ struct NativeCommitter {
         if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
         for position in insertOrder { try insert(changes.inserts[position], position: changes.updates.count + position) }
         try removeIndexEntries()
-        try addIndexEntries(changes)
+        try addIndexEntries()
         return versions
     }
 
@@ -277,7 +277,7 @@ struct NativeCommitter {
         }
     }
 
-    private mutating func addIndexEntries(_ changes: StoreChangeSet) throws {
+    private mutating func addIndexEntries() throws {
         var conflicts: [String: RowConstraintConflict] = [:]
         // One index after another, each in key order (appends where keys grow with the rows).
         let lists = additions.sorted { $0.index.tree < $1.index.tree }
