@@ -3,9 +3,10 @@
 //   swift run -c release --package-path Benchmarks strata-bench engine [--records N] [--json] [--dir PATH]
 //       [--systems strata,sqlite,lmdb] [--repeat R]
 //   swift run -c release --package-path Benchmarks strata-bench fetch [--records N] [--json]
-//   swift run -c release --package-path Benchmarks strata-bench objects [--records N] [--json] [--dir PATH]
+//   swift run -c release --package-path Benchmarks strata-bench objects [--records N] [--json] [--dir PATH] [--repeat R]
 //
-// With --repeat R every phase runs R times and the table shows the median of each workload.
+// With --repeat R every phase (objects: every system's whole run, the systems taking turns) runs R
+// times and the table shows the median of each workload.
 //
 // Each system's phases run in child processes of their own (so peak RSS is their own; the
 // table shows the largest phase); `--child SYSTEM --phase PHASE` runs one phase (for profiling,
@@ -63,7 +64,7 @@ enum StrataBench {
         }
         if directory.hasSuffix("/") { directory.removeLast() }
         if suite == "objects" {
-            runObjects(records: records, directory: directory, child: child, phase: phase, json: json)
+            runObjects(records: records, directory: directory, child: child, phase: phase, json: json, repeats: repeats)
             return
         }
 
@@ -128,7 +129,7 @@ enum StrataBench {
     }
 
     /// The objects suite: each system's workloads in a child process of its own.
-    static func runObjects(records: Int, directory: String, child: String?, phase: String, json: Bool) {
+    static func runObjects(records: Int, directory: String, child: String?, phase: String, json: Bool, repeats: Int = 1) {
         if let child {
             do {
                 try ObjectsSuite.run(system: child, records: records, directory: directory, phase: phase) { m in
@@ -140,15 +141,27 @@ enum StrataBench {
             }
             return
         }
-        var results: [Measurement] = []
-        for system in ["strata", "sqlite"] {
-            if !json { FileHandle.standardError.write(Data("running \(system) objects (\(records) records)…\n".utf8)) }
-            let (lines, status) = runChild(system, phase: "all", records: records, directory: directory, suite: "objects")
-            for line in lines {
-                if line.hasPrefix("RESULT "), let m = try? JSONDecoder().decode(Measurement.self, from: Data(line.dropFirst(7).utf8)) { results.append(m) }
-                else if line.hasPrefix("SKIP ") { FileHandle.standardError.write(Data("note: \(system): \(line.dropFirst(5))\n".utf8)) }
+        // With repeats the systems take turns (strata, sqlite, strata, …), so a slow spell of the
+        // machine falls on both; each workload shows its median, peak RSS its largest.
+        var samples: [String: [String: [Measurement]]] = [:]
+        for round in 1...repeats {
+            for system in ["strata", "sqlite"] {
+                if !json { FileHandle.standardError.write(Data("running \(system) objects (\(records) records, round \(round) of \(repeats))…\n".utf8)) }
+                let (lines, status) = runChild(system, phase: "all", records: records, directory: directory, suite: "objects")
+                for line in lines {
+                    if line.hasPrefix("RESULT "), let m = try? JSONDecoder().decode(Measurement.self, from: Data(line.dropFirst(7).utf8)) {
+                        samples[system, default: [:]][m.workload, default: []].append(m)
+                    } else if line.hasPrefix("SKIP ") { FileHandle.standardError.write(Data("note: \(system): \(line.dropFirst(5))\n".utf8)) }
+                }
+                if status != 0 { FileHandle.standardError.write(Data("note: \(system) exited with status \(status)\n".utf8)) }
             }
-            if status != 0 { FileHandle.standardError.write(Data("note: \(system) exited with status \(status)\n".utf8)) }
+        }
+        var results: [Measurement] = []
+        for (_, workloads) in samples.sorted(by: { $0.key > $1.key }) {
+            for (workload, measured) in workloads {
+                let sorted = measured.sorted { $0.value < $1.value }
+                results.append(workload == "peak RSS" ? sorted[sorted.count - 1] : sorted[sorted.count / 2])
+            }
         }
         let order = ObjectsSuite.workloads
         results.sort { (order.firstIndex(of: $0.workload) ?? 99) < (order.firstIndex(of: $1.workload) ?? 99) }
