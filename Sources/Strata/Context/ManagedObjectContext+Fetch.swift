@@ -76,9 +76,13 @@ extension ManagedObjectContext {
         guard let name = request.entityName ?? request.entity?.name else {
             throw StrataError(.invalidArgument, "fetch request has no entity")
         }
+        // Fetches of one entity usually follow each other: the last answer is compared first
+        // (equal short names compare as two words; the dictionary would hash the name).
+        if let last = lastResolvedEntity, last.model === model, last.name == name { return last.entity }
         guard let entity = model.entitiesByName[name] else {
             throw StrataError(.unknownKey, "fetch request names entity \(name), which the model does not have")
         }
+        lastResolvedEntity = (name, model, entity)
         return entity
     }
 

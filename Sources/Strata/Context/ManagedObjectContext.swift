@@ -120,6 +120,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Objects registered or saved since the last sweep (IDs; see "sweep" in +Objects.swift).
     @exclusivity(unchecked) var releaseCandidates: [ManagedObjectID] = []
     @exclusivity(unchecked) var registrationsSinceFullSweep = 0
+    /// The entity the last fetch request named by entity name resolved to, in which model.
+    @exclusivity(unchecked) var lastResolvedEntity: (name: String, model: ManagedObjectModel, entity: EntityDescription)?
     /// Objects kept alive by the context beyond the change sets: inserted objects deleted again
     /// (in no change set), objects with transient changes only, and every registered object when
     /// `retainsRegisteredObjects`. Pending inserts, updates and deletes are held by their sets.

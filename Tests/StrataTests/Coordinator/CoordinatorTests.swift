@@ -149,6 +149,45 @@ final class CoordinatorTests: XCTestCase {
     }
 }
 
+extension CoordinatorTests {
+    /// Fetches by entity name resolve in the context's current model: alternating names, and
+    /// after the context moves to a coordinator of another model (which has no `Post`).
+    func testFetchByEntityNameFollowsTheContextsCurrentModel() throws {
+        let models = [try ManagedObjectModel(classes: [Post.self, Tag.self, Attachment.self, ImageData.self, Quake.self, Region.self]),
+                      try ManagedObjectModel(classes: [Quake.self, Region.self])]
+        let coordinators = models.map { PersistentStoreCoordinator(managedObjectModel: $0) }
+        for (number, coordinator) in coordinators.enumerated() {
+            _ = try TestStores.add(to: coordinator, path: "/dev/null/names-\(UUID())")
+            let seeding = ManagedObjectContext(.privateQueue)
+            seeding.persistentStoreCoordinator = coordinator
+            try seeding.performAndWait {
+                for i in 0...number { Quake(context: seeding).code = "q\(number).\(i)" }
+                if number == 0 { Post(context: seeding).title = "post" }
+                try seeding.save()
+            }
+        }
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinators[0]
+        try context.performAndWait {
+            for name in ["Post", "Quake", "Quake", "Post"] {
+                let objects = try context.fetch(FetchRequest<ManagedObject>(entityName: name))
+                XCTAssertEqual(objects.count, 1, name)
+                for object in objects { XCTAssertTrue(object.entity === models[0].entitiesByName[name], name) }
+            }
+            context.reset()
+        }
+        context.persistentStoreCoordinator = coordinators[1]
+        try context.performAndWait {
+            XCTAssertThrowsError(try context.fetch(FetchRequest<ManagedObject>(entityName: "Post"))) { error in
+                XCTAssertEqual((error as? StrataError)?.code, .unknownKey, "\(error)")
+            }
+            let quakes = try context.fetch(FetchRequest<ManagedObject>(entityName: "Quake"))
+            XCTAssertEqual(quakes.count, 2)
+            for quake in quakes { XCTAssertTrue(quake.entity === models[1].entitiesByName["Quake"]) }
+        }
+    }
+}
+
 /// The fire-and-forget `perform` (from async code a bare `perform { }` picks the async overload).
 private func fireAndForget(_ coordinator: PersistentStoreCoordinator, _ block: @escaping @Sendable () -> Void) {
     coordinator.perform(block)
