@@ -36,6 +36,39 @@ struct NodeLimits: Sendable {
     static func branchCellSize(keyLength: Int) -> Int { 4 + Varint.size(UInt64(keyLength)) + keyLength }
 }
 
+/// The first index in `0..<count` at which `isBefore` is false (`count` if none); `isBefore`
+/// must be true for a prefix of the indexes and false after it.
+///
+/// Quarters the range while it is long: the three keys a step compares are independent loads,
+/// so on a page not yet in the CPU's caches their misses overlap, where halving waits for one
+/// miss per step (a page of 150 cells: about 4 rounds of misses instead of 7). The last few
+/// indexes are halved.
+@inline(__always) func partitionPoint(count: Int, _ isBefore: (Int) -> Bool) -> Int {
+    var low = 0
+    var high = count
+    while high - low > 8 {
+        let quarter = (high - low) >> 2
+        let first = low + quarter, second = low + 2 * quarter, third = low + 3 * quarter
+        let beforeFirst = isBefore(first), beforeSecond = isBefore(second), beforeThird = isBefore(third)
+        if beforeThird {
+            low = third + 1
+        } else if beforeSecond {
+            low = second + 1
+            high = third
+        } else if beforeFirst {
+            low = first + 1
+            high = second
+        } else {
+            high = first
+        }
+    }
+    while low < high {
+        let mid = (low + high) >> 1
+        if isBefore(mid) { low = mid + 1 } else { high = mid }
+    }
+    return low
+}
+
 /// Where a leaf cell's value lives.
 enum LeafValue {
     case inline(UnsafeRawBufferPointer)
@@ -111,24 +144,12 @@ extension PageBuffer {
 
     /// First index whose key is ≥ `key` (cellCount if none).
     @inline(__always) func lowerBound(_ key: UnsafeRawBufferPointer) -> Int {
-        var low = 0
-        var high = cellCount
-        while low < high {
-            let mid = (low + high) >> 1
-            if compareBytes(self.key(at: mid), key) < 0 { low = mid + 1 } else { high = mid }
-        }
-        return low
+        partitionPoint(count: cellCount) { compareBytes(self.key(at: $0), key) < 0 }
     }
 
     /// First index whose key is > `key` (cellCount if none): the branch position to descend.
     @inline(__always) func upperBound(_ key: UnsafeRawBufferPointer) -> Int {
-        var low = 0
-        var high = cellCount
-        while low < high {
-            let mid = (low + high) >> 1
-            if compareBytes(self.key(at: mid), key) <= 0 { low = mid + 1 } else { high = mid }
-        }
-        return low
+        partitionPoint(count: cellCount) { compareBytes(self.key(at: $0), key) <= 0 }
     }
 
     // MARK: Mutation (dirty pages only)

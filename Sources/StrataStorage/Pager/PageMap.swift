@@ -2,13 +2,17 @@
 //
 // Owns: a fast map for the page cache and the WAL index, which sit on every page lookup. Linear
 // probing over a power-of-two table at most half full, Fibonacci hashing of the page number,
-// and backward-shift deletion (no tombstones, so lookups never slow down after churn).
+// and backward-shift deletion (no tombstones, so lookups never slow down after churn). A key and
+// its value share one 8-byte bucket, so a probe reads one cache line, not one per array.
 // Page number 0 never occurs as a key (page 0 is the file header) and marks an empty bucket.
 // Not thread-safe: its owners guard it with their locks.
 
 struct PageMap {
-    private var keys: [UInt32]
-    private var values: [UInt32]
+    private struct Bucket {
+        var key: UInt32
+        var value: UInt32
+    }
+    private var buckets: [Bucket]
     private var mask: Int
     private var shift: Int
     private(set) var count = 0
@@ -16,8 +20,7 @@ struct PageMap {
     init(minimumCapacity: Int = 16) {
         var capacity = 16
         while capacity < minimumCapacity * 2 { capacity <<= 1 }
-        keys = Array(repeating: 0, count: capacity)
-        values = Array(repeating: 0, count: capacity)
+        buckets = Array(repeating: Bucket(key: 0, value: 0), count: capacity)
         mask = capacity - 1
         shift = 64 - capacity.trailingZeroBitCount
     }
@@ -29,9 +32,9 @@ struct PageMap {
     @inline(__always) subscript(key: UInt32) -> UInt32? {
         var i = bucket(key)
         while true {
-            let k = keys[i]
-            if k == key { return values[i] }
-            if k == 0 { return nil }
+            let found = buckets[i]
+            if found.key == key { return found.value }
+            if found.key == 0 { return nil }
             i = (i + 1) & mask
         }
     }
@@ -39,14 +42,13 @@ struct PageMap {
     /// Inserts or replaces.
     mutating func set(_ key: UInt32, _ value: UInt32) {
         precondition(key != 0, "page 0 is never a PageMap key")
-        if (count + 1) * 2 > keys.count { grow() }
+        if (count + 1) * 2 > buckets.count { grow() }
         var i = bucket(key)
         while true {
-            let k = keys[i]
-            if k == key { values[i] = value; return }
+            let k = buckets[i].key
+            if k == key { buckets[i].value = value; return }
             if k == 0 {
-                keys[i] = key
-                values[i] = value
+                buckets[i] = Bucket(key: key, value: value)
                 count += 1
                 return
             }
@@ -59,34 +61,33 @@ struct PageMap {
     mutating func remove(_ key: UInt32) -> UInt32? {
         var i = bucket(key)
         while true {
-            let k = keys[i]
+            let k = buckets[i].key
             if k == 0 { return nil }
             if k == key { break }
             i = (i + 1) & mask
         }
-        let removed = values[i]
+        let removed = buckets[i].value
         // Backward-shift: move later entries of the probe run into the hole.
         var hole = i
         var j = (i + 1) & mask
-        while keys[j] != 0 {
-            let home = bucket(keys[j])
+        while buckets[j].key != 0 {
+            let home = bucket(buckets[j].key)
             // Move j into the hole if its home is not cyclically in (hole, j].
             let distanceToJ = (j - home) & mask
             let distanceToHole = (hole - home) & mask
             if distanceToHole < distanceToJ {
-                keys[hole] = keys[j]
-                values[hole] = values[j]
+                buckets[hole] = buckets[j]
                 hole = j
             }
             j = (j + 1) & mask
         }
-        keys[hole] = 0
+        buckets[hole].key = 0
         count -= 1
         return removed
     }
 
     mutating func removeAll() {
-        for i in keys.indices { keys[i] = 0 }
+        for i in buckets.indices { buckets[i].key = 0 }
         count = 0
     }
 
@@ -94,13 +95,13 @@ struct PageMap {
     var entries: [(key: UInt32, value: UInt32)] {
         var result: [(key: UInt32, value: UInt32)] = []
         result.reserveCapacity(count)
-        for i in keys.indices where keys[i] != 0 { result.append((keys[i], values[i])) }
+        for bucket in buckets where bucket.key != 0 { result.append((bucket.key, bucket.value)) }
         return result
     }
 
     private mutating func grow() {
         let old = entries
-        self = PageMap(minimumCapacity: keys.count)
+        self = PageMap(minimumCapacity: buckets.count)
         for (key, value) in old { set(key, value) }
     }
 }
