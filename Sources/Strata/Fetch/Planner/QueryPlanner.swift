@@ -69,7 +69,10 @@ enum QueryPlanner {
     static func accessPath(for plan: FetchPlan, indexes: [IndexCandidate]) -> AccessPath {
         let conjuncts = conjunctsOf(plan.predicate)
         let conditions = conjuncts.enumerated().compactMap { IndexCondition(conjunct: $1, position: $0, entity: plan.entity) }
-        var best: (score: Int, path: AccessPath)?
+        // The best path so far and its score (kept apart: reading the score of an optional tuple
+        // copied the whole path, retains and all, once per candidate).
+        var best: AccessPath?
+        var bestScore = Int.min
         let firstSortKey = plan.limit > 0 ? plan.sortDescriptors.first?.key : nil
         // An index helps only through its first element: a condition on it, or (with a limit) the
         // order it gives.
@@ -81,15 +84,15 @@ enum QueryPlanner {
             if candidate.providesOrder && plan.limit > 0 { score += 3 }
             if score == 0 && !(candidate.providesOrder && plan.limit > 0) { continue }
             if candidate.providesOrder { score += 1 }
-            if best == nil || score > best!.score {
+            if score > bestScore {
                 // Fetching the declaring entity with its subentities takes every entry.
                 let everyKind = index.declaringEntity == plan.entity.name && plan.entityNames.count == plan.entity.kindNames.count
                 candidate.filtersEntities = !everyKind && plan.entityNames != plan.entity.managedObjectModel?.entitiesByName[index.declaringEntity]?.kindNames
-                best = (score, candidate)
+                bestScore = score
+                best = consume candidate
             }
         }
-        if let best { return best.path }
-        return AccessPath(residual: plan.predicate)
+        return best ?? AccessPath(residual: plan.predicate)
     }
 
     private static func covers(_ index: IndexCandidate, _ plan: FetchPlan) -> Bool {
