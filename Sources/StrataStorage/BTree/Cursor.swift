@@ -124,7 +124,10 @@ struct NodeCursor<Source: PageSource> {
     mutating func countForward(until upper: UnsafeRawBufferPointer?) throws -> Int {
         var total = 0
         while let page = leaf {
-            let end = upper.map { page.lowerBound($0) } ?? page.cellCount
+            // A leaf whose last key is below the bound counts whole (one comparison); only the
+            // leaf where the range ends is searched.
+            let count = page.cellCount
+            let end = upper.map { count > 0 && compareBytes(page.key(at: count - 1), $0) < 0 ? count : page.lowerBound($0) } ?? count
             if end > index { total += end - index }
             if end < page.cellCount { return total }
             index = page.cellCount - 1

@@ -18,6 +18,11 @@ final class CursorTests: XCTestCase {
             }
             try engine.read { tx in
                 let tree = try tx.tree("t")
+                // Every stored key as a bound: some are the first or last key of a leaf.
+                for (position, key) in model.enumerated() {
+                    XCTAssertEqual(try tree.count(from: nil, to: key), position, "keys below \(key)")
+                    XCTAssertEqual(try tree.count(from: key, to: nil), model.count - position, "keys from \(key)")
+                }
                 for _ in 0..<300 {
                     let lower: [UInt8]? = random.chance(0.2) ? nil : random.bytes(1 + random.next(below: 3))
                     let upper: [UInt8]? = random.chance(0.2) ? nil : random.bytes(1 + random.next(below: 3))
