@@ -39,10 +39,15 @@ final class RowCache: Sendable {
         budget = max(0, budgetBytes)
     }
 
-    /// The table is sized once, at the first insert, for a full budget of rows of ~256 bytes:
-    /// growing it on the way (each growth rehashes every entry into fresh memory) cost a lookup
-    /// workload 7% of its time. Untouched buckets take no resident memory.
-    private var expectedEntries: Int { min(budget / 256, 1 << 20) }
+    /// How the table grows: first to room for 16,384 rows, then straight to a full budget of
+    /// rows of ~256 bytes, then (rows smaller than that) by doubling. Doubling all the way
+    /// rehashed every entry into fresh memory time and again (7% of a lookup workload); sizing
+    /// for the whole budget at once would make a small store's cache take megabytes.
+    private func grow(_ entries: inout [Key: Entry]) {
+        let capacity = entries.capacity
+        let full = min(budget / 256, 1 << 20)
+        entries.reserveCapacity(max(capacity < 16_384 ? min(16_384, full) : full, capacity * 2))
+    }
 
     /// The cached row under `key` for a reader at `generation`.
     func row(_ key: Int64, at generation: UInt64) -> StoreRow? {
@@ -61,7 +66,7 @@ final class RowCache: Sendable {
         state.withLock { state in
             Self.catchUp(&state, to: generation)
             guard state.generation == generation else { return }
-            if state.entries.capacity == 0 { state.entries.reserveCapacity(expectedEntries) }
+            if state.entries.count == state.entries.capacity { grow(&state.entries) }
             if let old = state.entries.updateValue(Entry(row: row, cost: cost), forKey: Key(key)) {
                 state.cost -= old.cost
             } else {
