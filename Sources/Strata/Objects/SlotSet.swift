@@ -51,15 +51,23 @@ struct SlotSet: Sequence, ExpressibleByArrayLiteral, Equatable, Sendable {
         lhs.bits == rhs.bits && (lhs.more ?? []) == (rhs.more ?? [])
     }
 
-    func makeIterator() -> IndexingIterator<[Int]> {
-        var slots: [Int] = []
-        var rest = bits
-        while rest != 0 {
-            let slot = rest.trailingZeroBitCount
-            slots.append(slot)
-            rest &= rest - 1
+    /// Ascending slots: the bits first (no allocation: a save iterates every changed object's
+    /// slots), then the larger slots, sorted.
+    func makeIterator() -> Iterator {
+        Iterator(bits: bits, more: more.map { $0.sorted().makeIterator() })
+    }
+
+    struct Iterator: IteratorProtocol {
+        fileprivate var bits: UInt64
+        fileprivate var more: IndexingIterator<[Int]>?
+
+        mutating func next() -> Int? {
+            if bits != 0 {
+                let slot = bits.trailingZeroBitCount
+                bits &= bits - 1
+                return slot
+            }
+            return more?.next()
         }
-        if let more { slots += more.sorted() }
-        return slots.makeIterator()
     }
 }

@@ -19,6 +19,9 @@ extension NativeReadView {
         var rows: [StoreRow] = []
         // A limit that stops the scan bounds the rows (no regrowing while they come).
         if stopsEarly, let needed { rows.reserveCapacity(min(needed, 4096)) }
+        // An index range without a residual yields as many rows as it has entries, counted
+        // from the leaves' record counts: room for all (a big fetch's array regrew ~17 times).
+        else if let expected = try indexEntryCount(path, plan: plan) { rows.reserveCapacity(expected) }
         try forEachMatch(plan, path: path) { row in
             rows.append(row)
             return !(stopsEarly && rows.count >= needed!)
@@ -41,14 +44,10 @@ extension NativeReadView {
         if plan.predicate == nil { return plan.window(try count(ofEntities: plan.entityNames)) }
         let path = store.accessPath(for: plan)
         let needed = plan.limit > 0 ? plan.offset + plan.limit : Int.max
+        if let entries = try indexEntryCount(path, plan: plan) { return plan.window(entries) }
         var total = 0
         if let index = path.index, path.residual == nil, let layout = store.layouts[plan.entity.name],
            let indexLayout = layout.indexes.first(where: { $0.name == index.name && $0.declaringEntity == index.declaringEntity }) {
-            if !path.filtersEntities, let tree = try transaction.treeIfPresent(indexLayout.tree) {
-                // Whole leaves at a time: no entry is looked at except at the range ends.
-                for range in keyRanges(path, index: indexLayout) { total += try tree.count(from: range.lower, to: range.upper) }
-                return plan.window(total)
-            }
             try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { _, _ in
                 total += 1
                 return total < needed
@@ -70,6 +69,18 @@ extension NativeReadView {
             return total < needed
         }
         return plan.window(total)
+    }
+
+    /// How many entries `path`'s index ranges hold, when each is a row the plan selects (no
+    /// residual, one entity per index); nil otherwise. Whole leaves at a time: no entry is
+    /// looked at except at the range ends.
+    func indexEntryCount(_ path: AccessPath, plan: FetchPlan) throws -> Int? {
+        guard let index = path.index, path.residual == nil, !path.filtersEntities, let layout = store.layouts[plan.entity.name],
+              let indexLayout = layout.indexes.first(where: { $0.name == index.name && $0.declaringEntity == index.declaringEntity }),
+              let tree = try transaction.treeIfPresent(indexLayout.tree) else { return nil }
+        var total = 0
+        for range in keyRanges(path, index: indexLayout) { total += try tree.count(from: range.lower, to: range.upper) }
+        return total
     }
 
     /// Calls `body` with each row the plan's predicate selects, in access order, until it returns false.
