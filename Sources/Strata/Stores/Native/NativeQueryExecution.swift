@@ -19,9 +19,10 @@ extension NativeReadView {
         var rows: [StoreRow] = []
         // A limit that stops the scan bounds the rows (no regrowing while they come).
         if stopsEarly, let needed { rows.reserveCapacity(min(needed, 4096)) }
-        // An index range without a residual yields as many rows as it has entries, counted
-        // from the leaves' record counts: room for all (a big fetch's array regrew ~17 times).
-        else if let expected = try indexEntryCount(path, plan: plan) { rows.reserveCapacity(expected) }
+        // A range of an index without a residual yields as many rows as it has entries, counted
+        // from the leaves' record counts: room for all (the array regrew ~17 times for 100,000
+        // rows). Not for equalities: a point lookup would pay a second descent.
+        else if path.rangesNextElement, let expected = try indexEntryCount(path, plan: plan) { rows.reserveCapacity(expected) }
         try forEachMatch(plan, path: path) { row in
             rows.append(row)
             return !(stopsEarly && rows.count >= needed!)
@@ -193,7 +194,9 @@ extension NativeReadView {
 
     /// The key ranges `[lower, upper)` of an access path over `index`, in ascending key order.
     func keyRanges(_ path: AccessPath, index: IndexLayout) -> [(lower: [UInt8], upper: [UInt8])] {
+        // Room for a usual key up front (growing it byte by byte reallocated twice per lookup).
         var prefixes: [[UInt8]] = [[]]
+        prefixes[0].reserveCapacity(64)
         for (position, values) in path.equalities.enumerated() {
             let kind = index.kinds[position]
             if values.count == 1 {
