@@ -71,18 +71,23 @@ extension ManagedObjectContext {
     }
 
     func resolveEntity<T>(of request: FetchRequest<T>) throws -> EntityDescription {
+        // Fetches of one entity usually follow each other: the last answer is compared first
+        // (equal short names compare as two words; the dictionary would hash the name). The
+        // model is compared by serial, without retaining it (a model has weak references, so
+        // each retain of it takes the runtime's slow path).
+        if request.entity == nil, let name = request.entityName, let last = lastResolvedEntity,
+           last.name == name, last.modelSerial == persistentStoreCoordinator?.managedObjectModel.serial {
+            return last.entity
+        }
         guard let model else { throw StrataError(.noStore, "\(debugName) has no coordinator (set persistentStoreCoordinator or parent)") }
         if let entity = request.entity, let mine = model.entitiesByName[entity.name] { return mine }
         guard let name = request.entityName ?? request.entity?.name else {
             throw StrataError(.invalidArgument, "fetch request has no entity")
         }
-        // Fetches of one entity usually follow each other: the last answer is compared first
-        // (equal short names compare as two words; the dictionary would hash the name).
-        if let last = lastResolvedEntity, last.model === model, last.name == name { return last.entity }
         guard let entity = model.entitiesByName[name] else {
             throw StrataError(.unknownKey, "fetch request names entity \(name), which the model does not have")
         }
-        lastResolvedEntity = (name, model, entity)
+        lastResolvedEntity = ResolvedEntity(name: name, modelSerial: model.serial, entity: entity)
         return entity
     }
 

@@ -121,7 +121,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var releaseCandidates: [ManagedObjectID] = []
     @exclusivity(unchecked) var registrationsSinceFullSweep = 0
     /// The entity the last fetch request named by entity name resolved to, in which model.
-    @exclusivity(unchecked) var lastResolvedEntity: (name: String, model: ManagedObjectModel, entity: EntityDescription)?
+    @exclusivity(unchecked) var lastResolvedEntity: ResolvedEntity?
     /// Objects kept alive by the context beyond the change sets: inserted objects deleted again
     /// (in no change set), objects with transient changes only, and every registered object when
     /// `retainsRegisteredObjects`. Pending inserts, updates and deletes are held by their sets.
@@ -270,6 +270,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
             return try block()
         }
     }
+}
+
+/// A fetch's entity name as resolved in the model with `modelSerial` (serials are unique per
+/// model instance). The entity is unowned: it is returned only while the context's model has that
+/// serial, and so still holds it.
+struct ResolvedEntity {
+    let name: String
+    let modelSerial: UInt64
+    unowned(unsafe) let entity: EntityDescription
 }
 
 /// A weak reference to a child context.
