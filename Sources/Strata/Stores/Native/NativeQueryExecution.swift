@@ -47,8 +47,7 @@ extension NativeReadView {
         let needed = plan.limit > 0 ? plan.offset + plan.limit : Int.max
         if let entries = try indexEntryCount(path, plan: plan) { return plan.window(entries) }
         var total = 0
-        if let index = path.index, path.residual == nil, let layout = store.layouts[plan.entity.name],
-           let indexLayout = layout.indexes.first(where: { $0.name == index.name && $0.declaringEntity == index.declaringEntity }) {
+        if path.residual == nil, let indexLayout = indexLayout(of: path, plan: plan) {
             try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { _, _ in
                 total += 1
                 return total < needed
@@ -76,12 +75,18 @@ extension NativeReadView {
     /// residual, one entity per index); nil otherwise. Whole leaves at a time: no entry is
     /// looked at except at the range ends.
     func indexEntryCount(_ path: AccessPath, plan: FetchPlan) throws -> Int? {
-        guard let index = path.index, path.residual == nil, !path.filtersEntities, let layout = store.layouts[plan.entity.name],
-              let indexLayout = layout.indexes.first(where: { $0.name == index.name && $0.declaringEntity == index.declaringEntity }),
+        guard path.residual == nil, !path.filtersEntities, let indexLayout = indexLayout(of: path, plan: plan),
               let tree = try transaction.treeIfPresent(indexLayout.tree) else { return nil }
         var total = 0
         for range in keyRanges(path, index: indexLayout) { total += try tree.count(from: range.lower, to: range.upper) }
         return total
+    }
+
+    /// The layout of the index `path` scans, as the fetched entity's layout lists it (nil for a
+    /// scan of every row).
+    private func indexLayout(of path: AccessPath, plan: FetchPlan) -> IndexLayout? {
+        guard let index = path.index, let layout = store.layouts[plan.entity.name] else { return nil }
+        return layout.indexes.first { $0.name == index.name && $0.declaringEntity == index.declaringEntity }
     }
 
     /// Calls `body` with each row the plan's predicate selects, in access order, until it returns false.
@@ -97,8 +102,7 @@ extension NativeReadView {
                 throw error
             }
         }
-        if let index = path.index, let layout = store.layouts[plan.entity.name],
-           let indexLayout = layout.indexes.first(where: { $0.name == index.name && $0.declaringEntity == index.declaringEntity }) {
+        if let indexLayout = indexLayout(of: path, plan: plan) {
             let reader = self.reader
             // Rows come in index order, often near each other in their tree: one point reader
             // per rows tree descends once per leaf.
