@@ -54,6 +54,33 @@ final class QueryPlannerTests: XCTestCase {
         XCTAssertEqual(results.map(\.code), ["c042"])
     }
 
+    /// The point-lookup fast path plans exactly what the general search plans, and is taken.
+    func testThePointLookupShortcutChoosesWhatTheGeneralSearchChooses() throws {
+        let store = try XCTUnwrap(coordinator.persistentStores.first as? NativeStore)
+        let quake = try XCTUnwrap(coordinator.managedObjectModel.entitiesByName["Quake"])
+        let indexes = store.indexCandidates(for: quake)
+        let long = String(repeating: "é", count: 300)   // longer than keys keep
+        let formats = ["code == 'c042'", "'c042' == code", "code == nil", "code == 42", "code ==[c] 'c042'", "code == '\(long)'",
+                       "code IN {'c001'}", "code != 'c001'", "code >= 'c001'", "magnitude == 3", "place == 'Chile'", "time == nil",
+                       "code == 'c001' AND magnitude > 2", "code == 4.5", "code.length == 4", "ANY code == 'c1'"]
+        let sorts: [[FetchSortDescriptor]] = [[], [FetchSortDescriptor(key: "code")], [FetchSortDescriptor(key: "code", ascending: false)],
+                                              [FetchSortDescriptor(key: "time")]]
+        var taken: Set<String> = []
+        for format in formats {
+            guard let predicate = try? FetchPredicate(format: format) else { continue }
+            for order in sorts {
+                for limit in [0, 1] {
+                    let plan = FetchPlan(entity: quake, includesSubentities: true, predicate: predicate, sortDescriptors: order, offset: 0, limit: limit)
+                    if QueryPlanner.uniqueEqualityPath(for: plan, indexes: indexes) != nil { taken.insert(format) }
+                    let fast = PlanExplainer.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes), storeType: .native)
+                    let general = PlanExplainer.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes, shortcuts: false), storeType: .native)
+                    XCTAssertEqual(fast, general, "\(format), sorted by \(order.map(\.key)), limit \(limit)")
+                }
+            }
+        }
+        XCTAssertEqual(taken, ["code == 'c042'", "'c042' == code", "code IN {'c001'}"], "the shortcut takes exactly the exact unique equalities")
+    }
+
     func testRangeUsesTheIndexAndCountsWithoutRows() throws {
         let (text, results) = try explain("magnitude > 8.5")
         XCTAssertTrue(text.contains("index scan byMagnitude (magnitude) on magnitude > 8.5"), text)

@@ -66,7 +66,9 @@ struct AccessPath: Sendable {
 
 enum QueryPlanner {
     /// The access path for `plan` over `indexes` (those covering the fetched entity).
-    static func accessPath(for plan: FetchPlan, indexes: [IndexCandidate]) -> AccessPath {
+    /// `shortcuts` false skips the point-lookup fast path (tests compare the two).
+    static func accessPath(for plan: FetchPlan, indexes: [IndexCandidate], shortcuts: Bool = true) -> AccessPath {
+        if shortcuts, let lookup = uniqueEqualityPath(for: plan, indexes: indexes) { return lookup }
         let conjuncts = conjunctsOf(plan.predicate)
         let conditions = conjuncts.enumerated().compactMap { IndexCondition(conjunct: $1, position: $0, entity: plan.entity) }
         // The best path so far and its score (kept apart: reading the score of an optional tuple
@@ -85,14 +87,40 @@ enum QueryPlanner {
             if score == 0 && !(candidate.providesOrder && plan.limit > 0) { continue }
             if candidate.providesOrder { score += 1 }
             if score > bestScore {
-                // Fetching the declaring entity with its subentities takes every entry.
-                let everyKind = index.declaringEntity == plan.entity.name && plan.entityNames.count == plan.entity.kindNames.count
-                candidate.filtersEntities = !everyKind && plan.entityNames != plan.entity.managedObjectModel?.entitiesByName[index.declaringEntity]?.kindNames
+                candidate.filtersEntities = filtersEntities(index, plan)
                 bestScore = score
                 best = consume candidate
             }
         }
         return best ?? AccessPath(residual: plan.predicate)
+    }
+
+    /// The point lookup, `key == constant` alone on an attribute with a unique single-element
+    /// index, planned without the general search's arrays. Returns exactly the path the general
+    /// search chooses (an exact equality on a whole unique index outscores any other path, and
+    /// the first such index wins), or nil to leave the predicate to it.
+    static func uniqueEqualityPath(for plan: FetchPlan, indexes: [IndexCandidate]) -> AccessPath? {
+        guard let predicate = plan.predicate, case .comparison = predicate.node,
+              let condition = IndexCondition(conjunct: predicate, position: 0, entity: plan.entity),
+              condition.isEquality else { return nil }
+        for index in indexes where index.isUnique && index.elements.count == 1 && index.elements[0] == condition.attribute {
+            let kind = index.kinds[0]
+            guard covers(index, plan), condition.fits(kind) else { continue }
+            guard let equal = condition.equalValues(for: kind), equal.values.count == 1, equal.values[0] != .null, equal.exact,
+                  condition.exact(for: kind, cap: index.textCap) else { return nil }
+            // No order to take from the index: every element is fixed, so at most one row comes.
+            var path = AccessPath(index: index, equalities: [equal.values])
+            path.filtersEntities = filtersEntities(index, plan)
+            return path
+        }
+        return nil
+    }
+
+    /// Whether a scan of `index` must skip entries of entities the fetch does not want.
+    private static func filtersEntities(_ index: IndexCandidate, _ plan: FetchPlan) -> Bool {
+        // Fetching the declaring entity with its subentities takes every entry.
+        let everyKind = index.declaringEntity == plan.entity.name && plan.entityNames.count == plan.entity.kindNames.count
+        return !everyKind && plan.entityNames != plan.entity.managedObjectModel?.entitiesByName[index.declaringEntity]?.kindNames
     }
 
     private static func covers(_ index: IndexCandidate, _ plan: FetchPlan) -> Bool {
