@@ -75,10 +75,12 @@ enum ObjectsSuite {
     }
 
     /// Strata's workloads. `phase` "all" runs every one on a fresh store; "load" only builds the
-    /// store; any other workload key ("count", "scan", "latest", "faults", "lookup", "update",
-    /// "delete", "open") runs just that one on the store a "load" left at `path` (for profiling).
+    /// store; any other workload keys ("count", "scan", "latest", "faults", "lookup", "update",
+    /// "delete", "open"; several separated by commas) run just those, in the usual order, on the
+    /// store a "load" left at `path` (for profiling).
     static func runStrata(records: Int, path: String, phase: String = "all", report: (Measurement) -> Void) throws {
-        func wants(_ key: String) -> Bool { phase == "all" || phase == key }
+        let phases = Set(phase.split(separator: ",").map(String.init))
+        func wants(_ key: String) -> Bool { phase == "all" || phases.contains(key) }
         if phase == "all" || phase == "load" {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             let (_, context) = try openStrata(path: path)
