@@ -81,6 +81,43 @@ final class QueryPlannerTests: XCTestCase {
         XCTAssertEqual(taken, ["code == 'c042'", "'c042' == code", "code IN {'c001'}"], "the shortcut takes exactly the exact unique equalities")
     }
 
+    /// The shortcut over a unique index declared by a parent entity: a fetch of one subentity
+    /// must skip the other subentities' entries, exactly as the general search plans it.
+    func testThePointLookupShortcutOverAParentsUniqueIndexSkipsOtherEntities() throws {
+        let model = try ManagedObjectModel(classes: [Event.self, Earthquake.self, Eruption.self])
+        model.entitiesByName["Event"]!.uniquenessConstraints = [["time"]]
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .native, at: TestStores.freshFile())
+        let store = try XCTUnwrap(coordinator.persistentStores.first as? NativeStore)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            Earthquake(context: context).time = Date(timeIntervalSinceReferenceDate: 1)
+            Eruption(context: context).time = Date(timeIntervalSinceReferenceDate: 2)
+            try context.save()
+        }
+        for name in ["Event", "Earthquake", "Eruption"] {
+            let entity = try XCTUnwrap(model.entitiesByName[name])
+            for subentities in [true, false] {
+                for seconds in [1.0, 2.0] {
+                    let predicate = try FetchPredicate(format: "time == %@", Date(timeIntervalSinceReferenceDate: seconds))
+                    let plan = FetchPlan(entity: entity, includesSubentities: subentities, predicate: predicate)
+                    let indexes = store.indexCandidates(for: entity)
+                    XCTAssertNotNil(QueryPlanner.uniqueEqualityPath(for: plan, indexes: indexes), "\(name) takes the shortcut")
+                    XCTAssertEqual(PlanExplainer.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes), storeType: .native),
+                                   PlanExplainer.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes, shortcuts: false), storeType: .native))
+                    let request = FetchRequest<Event>(entityName: name)
+                    request.predicate = predicate
+                    request.includesSubentities = subentities
+                    let found = try context.performAndWait { try context.fetch(request).map { String(describing: type(of: $0)) } }
+                    let owner = seconds == 1 ? "Earthquake" : "Eruption"
+                    let expected = (name == owner || (name == "Event" && subentities)) ? [owner] : []
+                    XCTAssertEqual(found, expected, "\(name) where time == \(seconds), subentities \(subentities)")
+                }
+            }
+        }
+    }
+
     func testRangeUsesTheIndexAndCountsWithoutRows() throws {
         let (text, results) = try explain("magnitude > 8.5")
         XCTAssertTrue(text.contains("index scan byMagnitude (magnitude) on magnitude > 8.5"), text)
