@@ -134,9 +134,7 @@ public struct WritableTree {
         let key = key.baseAddress == nil ? .emptyBytes : key
         let value = value.baseAddress == nil ? .emptyBytes : value
         try checkKey(key)
-        guard value.count <= Int(Int32.max) else {
-            throw StrataError(.invalidArgument, "value of \(value.count) bytes for tree \"\(name)\" exceeds the 2 GiB limit")
-        }
+        try checkValue(value)
         return try transaction.modify(name) { try $0.put(key, value) }
     }
 
@@ -169,8 +167,70 @@ public struct WritableTree {
         return try transaction.modify(name) { try $0.delete(key) }
     }
 
+    /// How many keys one pass of `putEach`/`deleteEach` changes before the transaction may
+    /// spill dirty pages (between passes), so a big batch stays within the dirty-page limit.
+    static let batchPass = 256
+
+    /// Stores `count` records, the `i`th being `key(i)` → `value(i)`, in the order given (keys in
+    /// ascending order share leaves: the fastest); a later duplicate key replaces an earlier one.
+    /// Returns how many replaced a record. The same as `put` per record, less the per-call work.
+    /// Every key and value is checked first: a too-long one throws before any record changes.
+    /// The buffers need only live until the next call of `key` or `value`.
+    @discardableResult
+    public func putEach(count: Int, key: (Int) throws -> UnsafeRawBufferPointer,
+                        value: (Int) throws -> UnsafeRawBufferPointer) throws -> Int {
+        for i in 0..<max(count, 0) {
+            try checkKey(try key(i))
+            try checkValue(try value(i))
+        }
+        var replaced = 0
+        var start = 0
+        while start < count {
+            let end = min(start + Self.batchPass, count)
+            replaced += try transaction.modify(name) { writer in
+                var replacedHere = 0
+                for i in start..<end {
+                    let (k, v) = (try key(i), try value(i))
+                    if try writer.put(k.baseAddress == nil ? .emptyBytes : k, v.baseAddress == nil ? .emptyBytes : v) { replacedHere += 1 }
+                }
+                return replacedHere
+            }
+            start = end
+        }
+        return replaced
+    }
+
+    /// Removes the records of `count` keys, the `i`th being `key(i)`, in the order given (keys in
+    /// ascending order share leaves: the fastest). Returns how many were there. The same as
+    /// `delete` per key, less the per-call work; a too-long key throws before any record changes.
+    @discardableResult
+    public func deleteEach(count: Int, key: (Int) throws -> UnsafeRawBufferPointer) throws -> Int {
+        for i in 0..<max(count, 0) { try checkKey(try key(i)) }
+        var removed = 0
+        var start = 0
+        while start < count {
+            let end = min(start + Self.batchPass, count)
+            removed += try transaction.modify(name) { writer in
+                var removedHere = 0
+                for i in start..<end {
+                    let k = try key(i)
+                    if try writer.delete(k.baseAddress == nil ? .emptyBytes : k) { removedHere += 1 }
+                }
+                return removedHere
+            }
+            start = end
+        }
+        return removed
+    }
+
     /// The longest key this store accepts (a quarter page, less cell overhead: 1001 bytes at 4 KiB).
     public var maxKeyLength: Int { transaction.limits.maxKeyLength }
+
+    private func checkValue(_ value: UnsafeRawBufferPointer) throws {
+        guard value.count <= Int(Int32.max) else {
+            throw StrataError(.invalidArgument, "value of \(value.count) bytes for tree \"\(name)\" exceeds the 2 GiB limit")
+        }
+    }
 
     private func checkKey(_ key: UnsafeRawBufferPointer) throws {
         if key.count > transaction.limits.maxKeyLength {

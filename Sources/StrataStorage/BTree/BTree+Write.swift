@@ -20,6 +20,9 @@ final class LeafHint {
     /// Keys ≥ `low` (nil: unbounded) and < `high` (nil: unbounded) belong to `leaf`.
     let low: [UInt8]?
     let high: [UInt8]?
+    /// The slot of the key last found or written in `leaf` (-1: none), where a run of keys in
+    /// order looks first. Only a guess: it is checked against the key before it is used.
+    var lastSlot = -1
 
     init(leaf: PageBuffer, low: [UInt8]?, high: [UInt8]?) {
         self.leaf = leaf
@@ -87,6 +90,24 @@ struct BTreeWriter<Sink: PageSink> {
         return page
     }
 
+    /// The slot of `key` in `leaf` if it is there, else where it would go (`lowerBound`). Keys
+    /// read and written in order find theirs at the hint's last slot or the one after it, with
+    /// one comparison each instead of a binary search; the answer is remembered for the next.
+    private func slot(of key: UnsafeRawBufferPointer, in leaf: PageBuffer) -> Int {
+        guard let hint = leafHint, hint.leaf === leaf else { return leaf.lowerBound(key) }
+        let count = leaf.cellCount
+        var slot = hint.lastSlot
+        if slot >= 0 && slot < count && compareBytes(leaf.key(at: slot), key) == 0 { return slot }
+        slot += 1
+        if slot > 0 && slot < count && compareBytes(leaf.key(at: slot), key) == 0 {
+            hint.lastSlot = slot
+            return slot
+        }
+        slot = leaf.lowerBound(key)
+        hint.lastSlot = slot
+        return slot
+    }
+
     /// The branch steps from the root to the leaf for `key`, after `writableLeaf(for:)` made
     /// them writable (so no page is copied again).
     private func writableSteps(to key: UnsafeRawBufferPointer) throws -> [PathStep] {
@@ -115,7 +136,7 @@ struct BTreeWriter<Sink: PageSink> {
     @discardableResult
     mutating func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
         let leaf = try writableLeaf(for: key)
-        let index = leaf.lowerBound(key)
+        let index = slot(of: key, in: leaf)
         var replaced = false
         if index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 {
             // A value of the same inline size (so it stays inline) is overwritten where it is.
@@ -192,8 +213,11 @@ struct BTreeWriter<Sink: PageSink> {
     /// before rewriting it descends once (and a run of such reads in key order once per leaf).
     mutating func withValueForUpdate<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         let leaf = try writableLeaf(for: key)
-        let index = leaf.lowerBound(key)
+        let index = slot(of: key, in: leaf)
         guard index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 else { return try body(nil) }
+        // An inline value needs no reader (this generic method is called unspecialized from
+        // other modules, where making a reader costs a metadata lookup per call).
+        if case .inline(let bytes) = leaf.leafValue(at: index) { return try body(bytes) }
         return try reader.withLeafValue(leaf, index, body)
     }
 
@@ -211,7 +235,7 @@ struct BTreeWriter<Sink: PageSink> {
             guard try reader.findLeaf(key).found else { return false }
             leaf = try writableLeaf(for: key)
         }
-        let index = leaf.lowerBound(key)
+        let index = slot(of: key, in: leaf)
         guard index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 else {
             if viaHint { return false }
             throw StrataError.corrupt(sink.storePath, page: leaf.pageNumber, "tree \"\(name)\": key found by lookup is missing on the write path")

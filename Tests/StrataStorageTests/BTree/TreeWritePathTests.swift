@@ -289,3 +289,82 @@ final class ReadForUpdateTests: XCTestCase {
         try expectSound(engine, "reads for update, seed \(seed)")
     }
 }
+
+/// putEach/deleteEach (a commit's index entries in one pass per 256 keys) against the oracle:
+/// sorted and shuffled batches, duplicates inside a batch, absent keys, batches much longer than a
+/// pass, and a small cache so the transaction spills between passes.
+final class BatchWriteTests: XCTestCase {
+    /// Calls `body` with copies of `arrays` in memory that stays put for the whole call.
+    private func withBuffers<R>(_ arrays: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) throws -> R) rethrows -> R {
+        let copies = arrays.map { array -> UnsafeMutableRawBufferPointer in
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: array.count, alignment: 1)
+            copy.copyBytes(from: array)
+            return copy
+        }
+        defer { for copy in copies { copy.deallocate() } }
+        return try body(copies.map { UnsafeRawBufferPointer($0) })
+    }
+
+    func testBatchesAgreeWithTheOracleAndWithSingleWrites() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/batch.strata", options: memoryOptions(fs, pageSize: 1024, cacheBytes: 64 << 10))
+        var oracle = KeyValueOracle()
+        oracle.trees["t"] = [:]
+        try engine.write { tx in _ = try tx.createTree("t") }
+        func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian, Array.init) + [UInt8](repeating: UInt8(n % 7), count: Int(n % 5)) }
+        for transaction in 0..<10 {
+            try engine.write { tx in
+                let tree = try tx.tree("t")
+                for _ in 0..<3 {
+                    var keys = (0..<Int(random.next() % 900)).map { _ in key(random.next() % 6_000) }
+                    if random.next() % 2 == 0 { keys.sort { $0.lexicographicallyPrecedes($1) } }
+                    if random.next() % 3 == 0 {
+                        // Expected: as many as were present, counting a key again only if it came back.
+                        var model = oracle.trees["t"]!
+                        var expected = 0
+                        for k in keys where model.removeValue(forKey: k) != nil { expected += 1 }
+                        let removed = try withBuffers(keys) { k in try tree.deleteEach(count: k.count) { k[$0] } }
+                        XCTAssertEqual(removed, expected, "transaction \(transaction), seed \(seed)")
+                        oracle.trees["t"] = model
+                    } else {
+                        let values = keys.map { k in [UInt8](repeating: k[7], count: Int(random.next() % 60)) }
+                        var model = oracle.trees["t"]!
+                        var expected = 0
+                        for (k, v) in zip(keys, values) where model.updateValue(v, forKey: k) != nil { expected += 1 }
+                        let replaced = try withBuffers(keys) { k in
+                            try withBuffers(values) { v in try tree.putEach(count: k.count, key: { k[$0] }, value: { v[$0] }) }
+                        }
+                        XCTAssertEqual(replaced, expected, "transaction \(transaction), seed \(seed)")
+                        oracle.trees["t"] = model
+                    }
+                }
+            }
+            try engine.read { tx in
+                if let difference = try oracle.difference(in: tx) { XCTFail("transaction \(transaction), seed \(seed): \(difference)") }
+            }
+        }
+        try expectSound(engine, "batch writes, seed \(seed)")
+    }
+
+    /// A too-long key anywhere in a batch throws before any record of it changes, and the
+    /// transaction stays usable (as with a single put).
+    func testATooLongKeyChangesNothing() throws {
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/batch-long.strata", options: memoryOptions(fs, pageSize: 1024))
+        try engine.write { tx in
+            let tree = try tx.createTree("t")
+            let keys: [[UInt8]] = (0..<600).map { $0 == 599 ? [UInt8](repeating: 1, count: tree.maxKeyLength + 1) : withUnsafeBytes(of: UInt32($0).bigEndian, Array.init) }
+            try withBuffers(keys) { k in
+                XCTAssertThrowsError(try tree.putEach(count: k.count, key: { k[$0] }, value: { _ in UnsafeRawBufferPointer(start: nil, count: 0) })) { error in
+                    XCTAssertEqual((error as? StrataError)?.code, .invalidArgument)
+                }
+                XCTAssertEqual(try tree.count, 0)
+                XCTAssertThrowsError(try tree.deleteEach(count: k.count) { k[$0] })
+            }
+            try tree.put([1], [2])
+        }
+        try engine.read { tx in XCTAssertEqual(try tx.tree("t").get([1]), [2]) }
+    }
+}

@@ -60,6 +60,19 @@ struct IndexKeyList<Info> {
         }
     }
 
+    /// Calls `body` with the number of keys and accessors for the `i`th key and info, in the
+    /// current order (for the engine's batch writes). The key buffers are valid during `body`.
+    func withKeys<R>(_ body: (_ count: Int, _ key: (Int) -> UnsafeRawBufferPointer, _ info: (Int) -> Info) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBytes { base in
+            try entries.withUnsafeBufferPointer { entries in
+                try body(entries.count, { i in
+                    let entry = entries[i]
+                    return UnsafeRawBufferPointer(rebasing: base[entry.start..<entry.start + entry.length])
+                }, { i in entries[i].info })
+            }
+        }
+    }
+
     /// Puts the keys in the engine's order; a no-op when they already are. Each key's first
     /// 24 bytes, read as three big-endian words, settle most comparisons (an index key of one
     /// number is 17 bytes: tag, value, primary key): lists longer than `radixAbove` are sorted

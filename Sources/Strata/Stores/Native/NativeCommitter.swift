@@ -44,7 +44,7 @@ struct NativeCommitter {
     private var removals: [(index: IndexLayout, keys: IndexKeyList<Void>)] = []
     private var additions: [(index: IndexLayout, keys: IndexKeyList<Addition>)] = []
     /// The record being written (one buffer for every row of the commit).
-    private var recordBuffer: [UInt8] = []
+    private let recordWriter = ByteWriter()
     /// The change set being applied: index additions refer to its rows by position (no copy
     /// of a row per addition).
     private var changes = StoreChangeSet()
@@ -221,9 +221,9 @@ struct NativeCommitter {
 
     private mutating func writeRecord(_ row: StoreRow, version: Int64, layout: EntityLayout) throws {
         let key = row.id.primaryKey!
-        RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf, into: &recordBuffer)
+        RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf, into: recordWriter)
         let rows = try tree(layout.rowsTree)
-        _ = try NativeStoreFile.withKey(key) { encoded in try recordBuffer.withUnsafeBytes { try rows.put(encoded, $0) } }
+        _ = try NativeStoreFile.withKey(key) { encoded in try rows.put(encoded, recordWriter.bytes) }
         touchedKeys.append(key)
     }
 
@@ -264,7 +264,7 @@ struct NativeCommitter {
             var keys = gathered
             keys.sort()
             let indexTree = try self.tree(index.tree)
-            try keys.forEach { key, _ in _ = try indexTree.delete(key) }
+            try keys.withKeys { count, key, _ in _ = try indexTree.deleteEach(count: count, key: key) }
         }
         removals = []
     }
@@ -287,9 +287,18 @@ struct NativeCommitter {
             var keys = gathered
             keys.sort()
             let indexTree = try self.tree(tree)
+            if !index.isUnique {
+                // Nothing to check per entry: one batch.
+                let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2, alignment: 1)
+                defer { scratch.deallocate() }
+                try keys.withKeys { count, key, addition in
+                    _ = try indexTree.putEach(count: count, key: key) { index.entryValue(entity: addition($0).entity, in: scratch) }
+                }
+                continue
+            }
             var entryValue: (entity: UInt16, bytes: [UInt8])?
             try keys.forEach { key, addition in
-                if index.isUnique && !addition.hasNull,
+                if !addition.hasNull,
                    let holder = try uniqueHolder(of: key, addition, index: index, in: indexTree) {
                     let row = addedRow(addition.row)
                     let values = index.slots.map { row.values[$0] }

@@ -206,6 +206,14 @@ final class IndexLayout: Sendable {
         number == declaringNumber ? [] : [UInt8(number >> 8), UInt8(number & 0xFF)]
     }
 
+    /// ``entryValue(entity:)`` written into `scratch` (at least 2 bytes): no array per entry.
+    func entryValue(entity number: UInt16, in scratch: UnsafeMutableRawBufferPointer) -> UnsafeRawBufferPointer {
+        if number == declaringNumber { return UnsafeRawBufferPointer(rebasing: scratch[0..<0]) }
+        scratch[0] = UInt8(number >> 8)
+        scratch[1] = UInt8(number & 0xFF)
+        return UnsafeRawBufferPointer(rebasing: scratch[0..<2])
+    }
+
     /// The entity number an entry's value names; nil when the value is malformed.
     func entityNumber(ofEntryValue value: UnsafeRawBufferPointer) -> UInt16? {
         switch value.count {

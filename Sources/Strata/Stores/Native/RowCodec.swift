@@ -18,66 +18,66 @@ enum RowCodec {
 
     /// The record of a row: its version and the values of the layout's record slots.
     static func encode(version: Int64, values: [RowValue], layout: EntityLayout, numberOf: (EntityDescription) -> UInt16) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16 + layout.recordSlots.count * 9)
-        encode(version: version, values: values, layout: layout, numberOf: numberOf, into: &bytes)
-        return bytes
+        let writer = ByteWriter(capacity: 16 + layout.recordSlots.count * 9)
+        encode(version: version, values: values, layout: layout, numberOf: numberOf, into: writer)
+        return Array(writer.bytes)
     }
 
-    /// Encodes the record into `bytes`, replacing what it held (a buffer reused row after row
-    /// keeps its capacity).
+    /// Encodes the record into `writer`, replacing what it held (a writer reused row after row
+    /// keeps its memory).
     static func encode(version: Int64, values: [RowValue], layout: EntityLayout, numberOf: (EntityDescription) -> UInt16,
-                       into bytes: inout [UInt8]) {
-        bytes.removeAll(keepingCapacity: true)
-        appendVarint(UInt64(bitPattern: version), to: &bytes)
+                       into writer: ByteWriter) {
+        writer.reset()
+        writer.appendVarint(UInt64(bitPattern: version))
+        let isRelationship = layout.recordSlotIsRelationship
         for (position, slot) in layout.recordSlots.enumerated() {
-            append(values[slot], isRelationship: layout.recordSlotIsRelationship[position], numberOf: numberOf, to: &bytes)
+            append(values[slot], isRelationship: isRelationship[position], numberOf: numberOf, to: writer)
         }
     }
 
-    private static func append(_ value: RowValue, isRelationship: Bool, numberOf: (EntityDescription) -> UInt16, to bytes: inout [UInt8]) {
+    private static func append(_ value: RowValue, isRelationship: Bool, numberOf: (EntityDescription) -> UInt16, to writer: ByteWriter) {
         switch value {
-        case .null, .objectIDs: bytes.append(Tag.null.rawValue)
+        case .null, .objectIDs: writer.append(Tag.null.rawValue)
         case .integer(let v):
-            bytes.append(Tag.integer.rawValue)
-            appendVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63)), to: &bytes)
+            writer.append(Tag.integer.rawValue)
+            writer.appendVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
         case .double(let v):
-            bytes.append(Tag.double.rawValue)
-            appendLittleEndian(v.bitPattern, count: 8, to: &bytes)
+            writer.append(Tag.double.rawValue)
+            writer.appendLittleEndian(v.bitPattern)
         case .float(let v):
-            bytes.append(Tag.float.rawValue)
-            appendLittleEndian(UInt64(v.bitPattern), count: 4, to: &bytes)
-        case .decimal(let v): appendText(Tag.decimal, v.description, to: &bytes)
-        case .string(let v): appendText(Tag.string, v, to: &bytes)
-        case .boolean(let v): bytes.append(v ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
+            writer.append(Tag.float.rawValue)
+            writer.appendLittleEndian(v.bitPattern)
+        case .decimal(let v): appendText(Tag.decimal, v.description, to: writer)
+        case .string(let v): appendText(Tag.string, v, to: writer)
+        case .boolean(let v): writer.append(v ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
         case .date(let v):
-            bytes.append(Tag.date.rawValue)
-            appendLittleEndian(v.timeIntervalSinceReferenceDate.bitPattern, count: 8, to: &bytes)
+            writer.append(Tag.date.rawValue)
+            writer.appendLittleEndian(v.timeIntervalSinceReferenceDate.bitPattern)
         case .data(let v):
-            bytes.append(Tag.data.rawValue)
-            appendVarint(UInt64(v.count), to: &bytes)
-            bytes.append(contentsOf: v)
+            writer.append(Tag.data.rawValue)
+            writer.appendVarint(UInt64(v.count))
+            v.withUnsafeBytes { writer.append($0) }
         case .uuid(let v):
-            bytes.append(Tag.uuid.rawValue)
-            withUnsafeBytes(of: v.uuid) { bytes.append(contentsOf: $0) }
-        case .uri(let v): appendText(Tag.uri, v.absoluteString, to: &bytes)
+            writer.append(Tag.uuid.rawValue)
+            withUnsafeBytes(of: v.uuid) { writer.append($0) }
+        case .uri(let v): appendText(Tag.uri, v.absoluteString, to: writer)
         case .objectID(let id):
             if isRelationship, let key = id.primaryKey {
-                bytes.append(Tag.reference.rawValue)
-                appendVarint(UInt64(numberOf(id.entity)), to: &bytes)
-                appendVarint(UInt64(bitPattern: key), to: &bytes)
+                writer.append(Tag.reference.rawValue)
+                writer.appendVarint(UInt64(numberOf(id.entity)))
+                writer.appendVarint(UInt64(bitPattern: key))
             } else {
-                appendText(Tag.objectIDURI, id.uriRepresentation().absoluteString, to: &bytes)
+                appendText(Tag.objectIDURI, id.uriRepresentation().absoluteString, to: writer)
             }
         }
     }
 
-    private static func appendText(_ tag: Tag, _ text: String, to bytes: inout [UInt8]) {
-        bytes.append(tag.rawValue)
+    private static func appendText(_ tag: Tag, _ text: String, to writer: ByteWriter) {
+        writer.append(tag.rawValue)
         var text = text
         text.withUTF8 { utf8 in
-            appendVarint(UInt64(utf8.count), to: &bytes)
-            bytes.append(contentsOf: utf8)
+            writer.appendVarint(UInt64(utf8.count))
+            writer.append(UnsafeRawBufferPointer(utf8))
         }
     }
 
@@ -90,9 +90,6 @@ enum RowCodec {
         bytes.append(UInt8(value))
     }
 
-    private static func appendLittleEndian(_ value: UInt64, count: Int, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-    }
 
     /// Resolves references while decoding.
     struct References: Sendable {
