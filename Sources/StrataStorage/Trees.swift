@@ -114,6 +114,23 @@ public struct WritableTree {
         return try transaction.modify(name) { try $0.withValueForUpdate(key, body) }
     }
 
+    /// Reads and rewrites the record of `key` in one descent: `body` gets the value (nil if
+    /// absent) and returns the bytes to store under `key`, or nil to leave the tree as it is.
+    /// Returns whether it stored. The old value's buffer is valid only during `body`, and the
+    /// returned bytes must not point into it.
+    @discardableResult
+    public func update(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> UnsafeRawBufferPointer?) throws -> Bool {
+        let key = key.baseAddress == nil ? .emptyBytes : key
+        try checkKey(key)
+        return try transaction.modify(name) { writer in
+            try writer.update(key) { old in
+                guard let new = try body(old) else { return nil }
+                try checkValue(new)
+                return new.baseAddress == nil ? .emptyBytes : new
+            }
+        }
+    }
+
     public func contains(_ key: some ContiguousBytes) throws -> Bool {
         let reader = try reader()
         return try withBytes(key) { try reader.findLeaf($0).found }
@@ -277,7 +294,11 @@ public final class PointReader {
     public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try transaction.checkUsable()
         let key = key.baseAddress == nil ? .emptyBytes : key
-        guard try cursor.seekNear(atLeast: key), compareBytes(cursor.key, key) == 0 else { return try body(nil) }
+        guard try cursor.seekNear(atLeast: key), let leaf = cursor.leaf else { return try body(nil) }
+        let index = cursor.index
+        guard compareBytes(leaf.key(at: index), key) == 0 else { return try body(nil) }
+        // An inline value straight from the leaf (no copy of the cursor to call it).
+        if case .inline(let bytes) = leaf.leafValue(at: index) { return try body(bytes) }
         return try cursor.withValue { try body($0) }
     }
 }

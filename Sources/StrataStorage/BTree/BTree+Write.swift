@@ -221,6 +221,32 @@ struct BTreeWriter<Sink: PageSink> {
         return try reader.withLeafValue(leaf, index, body)
     }
 
+    /// Calls `body` with the value under `key` (nil if absent); bytes it returns are then stored
+    /// under `key` (a value of the old one's size is overwritten where it is), nil leaves the tree
+    /// as it is. One descent for the read and the write. The returned bytes must not point into
+    /// the old value. Returns whether it stored.
+    mutating func update(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> UnsafeRawBufferPointer?) throws -> Bool {
+        let leaf = try writableLeaf(for: key)
+        let index = slot(of: key, in: leaf)
+        let found = index < leaf.cellCount && compareBytes(leaf.key(at: index), key) == 0
+        let new: UnsafeRawBufferPointer?
+        if found, case .inline(let old) = leaf.leafValue(at: index) {
+            new = try body(old)
+            if let new, new.count == old.count {
+                if new.count > 0 { UnsafeMutableRawPointer(mutating: old.baseAddress!).copyMemory(from: new.baseAddress!, byteCount: new.count) }
+                descriptor.modifiedGeneration = sink.writeGeneration
+                return true
+            }
+        } else if found {
+            new = try reader.withLeafValue(leaf, index) { try body($0) }
+        } else {
+            new = try body(nil)
+        }
+        guard let new else { return false }
+        _ = try put(key, new)
+        return true
+    }
+
     /// Removes `key`. Returns false (and changes nothing) if it is absent.
     @discardableResult
     mutating func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {

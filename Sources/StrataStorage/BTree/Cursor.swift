@@ -88,6 +88,11 @@ struct NodeCursor<Source: PageSource> {
     /// per leaf. Only for sources whose pages never change under the cursor (snapshots).
     @discardableResult
     mutating func seekNear(atLeast key: UnsafeRawBufferPointer) throws -> Bool {
+        // Lookups in key order often want the next key of the leaf: one comparison.
+        if let page = leaf, index + 1 < page.cellCount, compareBytes(page.key(at: index + 1), key) == 0 {
+            index += 1
+            return true
+        }
         if let page = leaf, page.cellCount > 0, compareBytes(page.key(at: 0), key) <= 0,
            compareBytes(key, page.key(at: page.cellCount - 1)) <= 0 {
             index = page.lowerBound(key)

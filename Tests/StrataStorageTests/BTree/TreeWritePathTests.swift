@@ -290,6 +290,64 @@ final class ReadForUpdateTests: XCTestCase {
     }
 }
 
+/// update(forKey:) (read and rewrite in one descent) against the oracle: values of the old
+/// size (overwritten in place), other sizes, absent keys (inserted), nil (left alone), runs in
+/// key order and jumps, with a small cache; an older snapshot keeps its values.
+final class ReadModifyWriteTests: XCTestCase {
+    func testUpdatesAgreeWithTheOracleAndLeaveSnapshotsAlone() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let fs = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/rmw.strata", options: memoryOptions(fs, pageSize: 1024, cacheBytes: 64 << 10))
+        func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian, Array.init) }
+        var oracle: [UInt64: [UInt8]] = [:]
+        try engine.write { tx in
+            let tree = try tx.createTree("t")
+            for n in UInt64(0)..<3_000 where n % 3 != 0 {
+                oracle[n] = [UInt8](repeating: UInt8(n % 200), count: 20)
+                try tree.put(key(n), oracle[n]!)
+            }
+        }
+        let before = oracle
+        let snapshot = try engine.beginRead()
+        defer { snapshot.end() }
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 200, alignment: 1)
+        defer { scratch.deallocate() }
+        for _ in 0..<4 {
+            try engine.write { tx in
+                let tree = try tx.tree("t")
+                var n = random.next() % 3_000
+                for _ in 0..<800 {
+                    n = random.next() % 4 == 0 ? random.next() % 3_000 : (n + 1) % 3_000
+                    let choice = random.next() % 4
+                    let size = choice == 0 ? (oracle[n]?.count ?? 20) : Int(random.next() % 3) * 40 + 5
+                    let fill = UInt8(random.next() % 200)
+                    var seen: [UInt8]??
+                    let stored = try key(n).withUnsafeBytes { k in
+                        try tree.update(forKey: k) { old in
+                            seen = .some(old.map(Array.init))
+                            guard choice != 3 else { return nil }
+                            for i in 0..<size { scratch[i] = fill &+ UInt8(i % 3) }
+                            return UnsafeRawBufferPointer(rebasing: scratch[0..<size])
+                        }
+                    }
+                    XCTAssertEqual(seen, .some(oracle[n]), "key \(n), seed \(seed)")
+                    XCTAssertEqual(stored, choice != 3, "key \(n), seed \(seed)")
+                    if choice != 3 { oracle[n] = (0..<size).map { fill &+ UInt8($0 % 3) } }
+                }
+            }
+        }
+        try engine.read { tx in
+            let tree = try tx.tree("t")
+            XCTAssertEqual(tree.count, oracle.count, "seed \(seed)")
+            for n in UInt64(0)..<3_000 { XCTAssertEqual(try tree.get(key(n)), oracle[n], "key \(n), seed \(seed)") }
+        }
+        let old = try snapshot.tree("t")
+        for n in UInt64(0)..<3_000 { XCTAssertEqual(try old.get(key(n)), before[n], "snapshot, key \(n), seed \(seed)") }
+        try expectSound(engine, "read-modify-writes, seed \(seed)")
+    }
+}
+
 /// putEach/deleteEach (a commit's index entries in one pass per 256 keys) against the oracle:
 /// sorted and shuffled batches, duplicates inside a batch, absent keys, batches much longer than a
 /// pass, and a small cache so the transaction spills between passes.

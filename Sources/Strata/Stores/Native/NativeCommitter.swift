@@ -98,6 +98,7 @@ struct NativeCommitter {
         var conflicts: [RowVersionConflict] = []
         for position in updateOrder {
             let row = changes.updates[position]
+            if conflicts.isEmpty, try rewriteInPlace(row, position: position, base: changes.base(ofUpdate: position), changes: changes) { continue }
             let stored = try check(row.id, row.version, base: changes.base(ofUpdate: position), changes: changes, conflicts: &conflicts)
             if conflicts.isEmpty { try update(row, stored: stored, position: position) }
         }
@@ -174,16 +175,44 @@ struct NativeCommitter {
 
     // MARK: (3) Updates
 
-    private mutating func update(_ row: StoreRow, stored old: StoreRow?, position: Int) throws {
-        guard let key = row.id.primaryKey else { return }
+    /// The usual update in one descent of the rows tree: a row whose stored version is the one
+    /// the context read (so its record holds `base`), of an entity without foreign-key or link
+    /// trees (those are written between reading and rewriting the record), is rewritten where it
+    /// is. False when nothing was done (the row changed or is gone, the save forces it, or the
+    /// entity has such trees): the general path then checks and writes it.
+    private mutating func rewriteInPlace(_ row: StoreRow, position: Int, base: [RowValue]?, changes: StoreChangeSet) throws -> Bool {
+        guard let key = row.id.primaryKey, let base, !changes.isForced(row.id) else { return false }
         let layout = try layout(of: row.id.entity)
+        guard layout.foreignKeys.isEmpty && layout.links.isEmpty else { return false }
+        let rows = try tree(layout.rowsTree)
+        let version = row.version + 1
+        let written = try NativeStoreFile.withKey(key) { encoded in
+            try rows.update(forKey: encoded) { record in
+                guard let record else { return nil }
+                var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
+                guard Int64(bitPattern: try reader.varint()) == row.version else { return nil }
+                gatherIndexChanges(row, old: base, key: key, position: position, layout: layout)
+                RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf, into: recordWriter)
+                return recordWriter.bytes
+            }
+        }
+        guard written else { return false }
+        versions[position] = version
+        touchedKeys.append(key)
+        return true
+    }
+
+    /// Gathers the index entries an update changes: for each index whose values differ, the old
+    /// key to remove and the new one to add (neither when they make the same key); with no old
+    /// values, only additions.
+    private mutating func gatherIndexChanges(_ row: StoreRow, old: [RowValue]?, key: Int64, position: Int, layout: EntityLayout) {
         for index in layout.indexes {
             if let old {
                 // Unchanged element values keep their entry.
-                if index.slots.allSatisfy({ row.values[$0] == old.values[$0] }) { continue }
+                if index.slots.allSatisfy({ row.values[$0] == old[$0] }) { continue }
                 // Different values may still make the same key (cut text, -0.0 and 0.0).
                 let removal = removalList(index)
-                removals[removal].keys.append { bytes in _ = index.appendKey(values: old.values, primaryKey: key, to: &bytes) }
+                removals[removal].keys.append { bytes in _ = index.appendKey(values: old, primaryKey: key, to: &bytes) }
                 let addition = additionList(index)
                 addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
                 if removals[removal].keys.lastKeyEquals(additions[addition].keys) {
@@ -194,6 +223,12 @@ struct NativeCommitter {
                 addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
             }
         }
+    }
+
+    private mutating func update(_ row: StoreRow, stored old: StoreRow?, position: Int) throws {
+        guard let key = row.id.primaryKey else { return }
+        let layout = try layout(of: row.id.entity)
+        gatherIndexChanges(row, old: old?.values, key: key, position: position, layout: layout)
         for (slot, name) in layout.foreignKeys {
             try setForeignKey(tree: name, from: old?.values[slot] ?? .null, to: row.values[slot], owner: key, layout: layout)
         }
