@@ -100,7 +100,9 @@ enum QueryPlanner {
     /// search chooses (an exact equality on a whole unique index outscores any other path, and
     /// the first such index wins), or nil to leave the predicate to it.
     static func uniqueEqualityPath(for plan: FetchPlan, indexes: [IndexCandidate]) -> AccessPath? {
-        guard let predicate = plan.predicate, case .comparison = predicate.node,
+        guard let predicate = plan.predicate, case .comparison(let comparison) = predicate.node else { return nil }
+        if comparison.operator == .equalTo { return keyEqualsConstantPath(comparison, plan: plan, indexes: indexes) }
+        guard comparison.operator == .in,
               let condition = IndexCondition(conjunct: predicate, position: 0, entity: plan.entity),
               condition.isEquality else { return nil }
         for index in indexes where index.isUnique && index.elements.count == 1 && index.elements[0] == condition.attribute {
@@ -110,6 +112,37 @@ enum QueryPlanner {
                   condition.exact(for: kind, cap: index.textCap) else { return nil }
             // No order to take from the index: every element is fixed, so at most one row comes.
             var path = AccessPath(index: index, equalities: [equal.values])
+            path.filtersEntities = filtersEntities(index, plan)
+            return path
+        }
+        return nil
+    }
+
+    /// `uniqueEqualityPath` for `key == constant` (either side), the usual lookup: the same tests
+    /// as building an `IndexCondition` and asking it `fits`, `equalValues` and `exact`, without
+    /// the condition's arrays, and the attribute looked up only once a unique index on it is
+    /// found (most predicates have none).
+    private static func keyEqualsConstantPath(_ comparison: PredicateComparison, plan: FetchPlan, indexes: [IndexCandidate]) -> AccessPath? {
+        guard comparison.modifier == .direct, comparison.options.subtracting(.normalized).isEmpty else { return nil }
+        let keyExpression: FetchExpression, value: PredicateValue
+        switch (comparison.left, comparison.right) {
+        case (.keyPath, .constant(let constant)): (keyExpression, value) = (comparison.left, constant)
+        case (.constant(let constant), .keyPath): (keyExpression, value) = (comparison.right, constant)
+        default: return nil
+        }
+        guard case .keyPath(.evaluatedObject, let path) = keyExpression, path.count == 1, case .key(let key) = path[0],
+              value != .null,
+              let first = indexes.firstIndex(where: { $0.isUnique && $0.elements.count == 1 && $0.elements[0] == key }),
+              let slot = plan.entity.slotIndex[key], let attribute = plan.entity.slots[slot] as? AttributeDescription,
+              !attribute.isTransient else { return nil }
+        let type = attribute.attributeType
+        for index in indexes[first...] where index.isUnique && index.elements.count == 1 && index.elements[0] == key {
+            let kind = index.kinds[0]
+            guard covers(index, plan), let (converted, lossless) = IndexCondition.normalized(value, kind: kind, type: type) else { continue }
+            // A lossy constant (4.5 for an integer, a decimal) or one longer than keys keep is
+            // not an exact lookup: the general search narrows a scan with it.
+            guard lossless, kind.isExactlyOrdered, kind == .integer || !IndexCondition.isCut(value, cap: index.textCap) else { return nil }
+            var path = AccessPath(index: index, equalities: [[converted]])
             path.filtersEntities = filtersEntities(index, plan)
             return path
         }
