@@ -1,7 +1,8 @@
-// BTree+Write: put and delete on one tree inside a write transaction.
+// BTree+Write: put, delete and read-modify-write on one tree inside a write transaction.
 //
 // Owns: the descent that makes the root-to-leaf path writable (copy-on-write through the
-// `PageSink`), the leaf edit, and the bookkeeping in the tree's descriptor (record and page
+// `PageSink`), the leaf hint and its last slot (writes in key order skip the descent and the
+// binary search), the leaf edit, and the bookkeeping in the tree's descriptor (record and page
 // counts, root, depth). Splits live in BTree+Split.swift, merges in BTree+Rebalance.swift.
 // Must never modify a page it did not get from `sink.writable` or `sink.allocate`.
 

@@ -1,13 +1,14 @@
 // NativeCommitter: one save applied to a native store inside one write transaction.
 //
 // Owns: the order of a commit: (1) updates, each checked against its stored version (optimistic
-// locking) just before its record is rewritten, gathering the index entries whose values changed;
+// locking) just before its record is rewritten (one descent for both when the entity has no
+// foreign-key or link trees), gathering the index entries whose values changed;
 // (2) deletes, checked the same way, removing the row and its foreign-key and link entries (after
 // a first conflict rows are only checked, so every conflict is reported, and nothing more is
 // written); (3) inserts' records, foreign keys and links; (4) the gathered index removals, per
-// index in key order (neighbouring entries from one leaf instead of a descent per row); (5) new
-// index entries of updates and inserts, where uniqueness constraints are checked, so a save may
-// swap unique values between its own rows.
+// index in key order and in batches (neighbouring entries from one leaf instead of a descent per
+// row); (5) new index entries of updates and inserts, where uniqueness constraints are checked,
+// so a save may swap unique values between its own rows (other indexes take theirs in batches).
 // Any refusal throws before the transaction commits, so a refused save leaves no trace (the
 // transaction rolls back whatever was written). Index entries are `elements…, primary key(8)` →
 // entity number(2), or nothing for rows of the index's declaring entity (FORMAT.md §19.4). Never
