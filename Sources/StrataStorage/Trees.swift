@@ -200,21 +200,10 @@ public struct WritableTree {
             try checkKey(try key(i))
             try checkValue(try value(i))
         }
-        var replaced = 0
-        var start = 0
-        while start < count {
-            let end = min(start + Self.batchPass, count)
-            replaced += try transaction.modify(name) { writer in
-                var replacedHere = 0
-                for i in start..<end {
-                    let (k, v) = (try key(i), try value(i))
-                    if try writer.put(k.baseAddress == nil ? .emptyBytes : k, v.baseAddress == nil ? .emptyBytes : v) { replacedHere += 1 }
-                }
-                return replacedHere
-            }
-            start = end
+        return try inPasses(count) { writer, i in
+            let (k, v) = (try key(i), try value(i))
+            return try writer.put(k.baseAddress == nil ? .emptyBytes : k, v.baseAddress == nil ? .emptyBytes : v)
         }
-        return replaced
     }
 
     /// Removes the records of `count` keys, the `i`th being `key(i)`, in the order given (keys in
@@ -223,21 +212,27 @@ public struct WritableTree {
     @discardableResult
     public func deleteEach(count: Int, key: (Int) throws -> UnsafeRawBufferPointer) throws -> Int {
         for i in 0..<max(count, 0) { try checkKey(try key(i)) }
-        var removed = 0
+        return try inPasses(count) { writer, i in
+            let k = try key(i)
+            return try writer.delete(k.baseAddress == nil ? .emptyBytes : k)
+        }
+    }
+
+    /// Calls `change` for items `0..<count`, `batchPass` of them per pass of the tree's writer
+    /// (the transaction may spill between passes); returns how many it answered true for.
+    private func inPasses(_ count: Int, _ change: (inout BTreeWriter<WriteTransaction>, Int) throws -> Bool) throws -> Int {
+        var hits = 0
         var start = 0
         while start < count {
             let end = min(start + Self.batchPass, count)
-            removed += try transaction.modify(name) { writer in
-                var removedHere = 0
-                for i in start..<end {
-                    let k = try key(i)
-                    if try writer.delete(k.baseAddress == nil ? .emptyBytes : k) { removedHere += 1 }
-                }
-                return removedHere
+            hits += try transaction.modify(name) { writer in
+                var hitsHere = 0
+                for i in start..<end where try change(&writer, i) { hitsHere += 1 }
+                return hitsHere
             }
             start = end
         }
-        return removed
+        return hits
     }
 
     /// The longest key this store accepts (a quarter page, less cell overhead: 1001 bytes at 4 KiB).

@@ -241,52 +241,66 @@ final class PointReaderTests: XCTestCase {
     }
 }
 
+/// A campaign of reads before rewrites on a tree of 2,000 records (keys 0..<3,000, every third
+/// absent), with a small cache: 4 transactions of 800 steps on keys in runs and jumps, each step
+/// given the tree, the key, the oracle to keep and the random source. Afterwards the tree agrees
+/// with the oracle, a snapshot taken before still reads the old values, and the store is sound.
+private func rewriteCampaign(
+    _ label: String,
+    step: (WritableTree, _ key: [UInt8], _ n: UInt64, _ oracle: inout [UInt64: [UInt8]], _ random: inout SeededRandom, _ seed: UInt64) throws -> Void
+) throws {
+    let seed = SeededRandom.environmentSeed()
+    var random = SeededRandom(seed: seed)
+    let fs = MemoryFileSystem()
+    let engine = try StorageEngine(path: "/db/rewrite.strata", options: memoryOptions(fs, pageSize: 1024, cacheBytes: 64 << 10))
+    func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian, Array.init) }
+    var oracle: [UInt64: [UInt8]] = [:]
+    try engine.write { tx in
+        let tree = try tx.createTree("t")
+        for n in UInt64(0)..<3_000 where n % 3 != 0 {
+            oracle[n] = [UInt8](repeating: UInt8(n % 200), count: 20)
+            try tree.put(key(n), oracle[n]!)
+        }
+    }
+    let before = oracle
+    let snapshot = try engine.beginRead()
+    defer { snapshot.end() }
+    for _ in 0..<4 {
+        try engine.write { tx in
+            let tree = try tx.tree("t")
+            var n = random.next() % 3_000
+            for _ in 0..<800 {
+                n = random.next() % 4 == 0 ? random.next() % 3_000 : (n + 1) % 3_000
+                try step(tree, key(n), n, &oracle, &random, seed)
+            }
+        }
+    }
+    try engine.read { tx in
+        let tree = try tx.tree("t")
+        XCTAssertEqual(tree.count, oracle.count, "\(label), seed \(seed)")
+        for n in UInt64(0)..<3_000 { XCTAssertEqual(try tree.get(key(n)), oracle[n], "\(label), key \(n), seed \(seed)") }
+    }
+    let old = try snapshot.tree("t")
+    for n in UInt64(0)..<3_000 { XCTAssertEqual(try old.get(key(n)), before[n], "\(label), snapshot, key \(n), seed \(seed)") }
+    try expectSound(engine, "\(label), seed \(seed)")
+}
+
 /// Reads before rewrites (withValueForUpdate) against the oracle; an older snapshot keeps its values.
 final class ReadForUpdateTests: XCTestCase {
     func testReadsBeforeRewritesAgreeWithTheOracleAndLeaveSnapshotsAlone() throws {
-        let seed = SeededRandom.environmentSeed()
-        var random = SeededRandom(seed: seed)
-        let fs = MemoryFileSystem()
-        let engine = try StorageEngine(path: "/db/update.strata", options: memoryOptions(fs, pageSize: 1024, cacheBytes: 64 << 10))
-        func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian, Array.init) }
-        var oracle: [UInt64: [UInt8]] = [:]
-        try engine.write { tx in
-            let tree = try tx.createTree("t")
-            for n in UInt64(0)..<3_000 where n % 3 != 0 {
-                oracle[n] = [UInt8](repeating: UInt8(n % 200), count: 20)
-                try tree.put(key(n), oracle[n]!)
+        try rewriteCampaign("reads for update") { tree, key, n, oracle, random, seed in
+            let read = try tree.withValueForUpdate(forKey: key) { $0.map(Array.init) }
+            XCTAssertEqual(read, oracle[n], "key \(n), seed \(seed)")
+            switch random.next() % 3 {
+            case 0:
+                try tree.delete(key)
+                oracle[n] = nil
+            default:
+                let value = [UInt8](repeating: UInt8(random.next() % 200), count: Int(random.next() % 3) * 10 + 20)
+                try tree.put(key, value)
+                oracle[n] = value
             }
         }
-        let before = oracle
-        let snapshot = try engine.beginRead()
-        defer { snapshot.end() }
-        for _ in 0..<4 {
-            try engine.write { tx in
-                let tree = try tx.tree("t")
-                var n = random.next() % 3_000
-                for _ in 0..<800 {
-                    n = random.next() % 4 == 0 ? random.next() % 3_000 : (n + 1) % 3_000
-                    let read = try tree.withValueForUpdate(forKey: key(n)) { $0.map(Array.init) }
-                    XCTAssertEqual(read, oracle[n], "key \(n), seed \(seed)")
-                    switch random.next() % 3 {
-                    case 0:
-                        try tree.delete(key(n))
-                        oracle[n] = nil
-                    default:
-                        let value = [UInt8](repeating: UInt8(random.next() % 200), count: Int(random.next() % 3) * 10 + 20)
-                        try tree.put(key(n), value)
-                        oracle[n] = value
-                    }
-                }
-            }
-        }
-        try engine.read { tx in
-            let tree = try tx.tree("t")
-            for n in UInt64(0)..<3_000 { XCTAssertEqual(try tree.get(key(n)), oracle[n], "key \(n), seed \(seed)") }
-        }
-        let old = try snapshot.tree("t")
-        for n in UInt64(0)..<3_000 { XCTAssertEqual(try old.get(key(n)), before[n], "snapshot, key \(n), seed \(seed)") }
-        try expectSound(engine, "reads for update, seed \(seed)")
     }
 }
 
@@ -295,56 +309,25 @@ final class ReadForUpdateTests: XCTestCase {
 /// key order and jumps, with a small cache; an older snapshot keeps its values.
 final class ReadModifyWriteTests: XCTestCase {
     func testUpdatesAgreeWithTheOracleAndLeaveSnapshotsAlone() throws {
-        let seed = SeededRandom.environmentSeed()
-        var random = SeededRandom(seed: seed)
-        let fs = MemoryFileSystem()
-        let engine = try StorageEngine(path: "/db/rmw.strata", options: memoryOptions(fs, pageSize: 1024, cacheBytes: 64 << 10))
-        func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian, Array.init) }
-        var oracle: [UInt64: [UInt8]] = [:]
-        try engine.write { tx in
-            let tree = try tx.createTree("t")
-            for n in UInt64(0)..<3_000 where n % 3 != 0 {
-                oracle[n] = [UInt8](repeating: UInt8(n % 200), count: 20)
-                try tree.put(key(n), oracle[n]!)
-            }
-        }
-        let before = oracle
-        let snapshot = try engine.beginRead()
-        defer { snapshot.end() }
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 200, alignment: 1)
         defer { scratch.deallocate() }
-        for _ in 0..<4 {
-            try engine.write { tx in
-                let tree = try tx.tree("t")
-                var n = random.next() % 3_000
-                for _ in 0..<800 {
-                    n = random.next() % 4 == 0 ? random.next() % 3_000 : (n + 1) % 3_000
-                    let choice = random.next() % 4
-                    let size = choice == 0 ? (oracle[n]?.count ?? 20) : Int(random.next() % 3) * 40 + 5
-                    let fill = UInt8(random.next() % 200)
-                    var seen: [UInt8]??
-                    let stored = try key(n).withUnsafeBytes { k in
-                        try tree.update(forKey: k) { old in
-                            seen = .some(old.map(Array.init))
-                            guard choice != 3 else { return nil }
-                            for i in 0..<size { scratch[i] = fill &+ UInt8(i % 3) }
-                            return UnsafeRawBufferPointer(rebasing: scratch[0..<size])
-                        }
-                    }
-                    XCTAssertEqual(seen, .some(oracle[n]), "key \(n), seed \(seed)")
-                    XCTAssertEqual(stored, choice != 3, "key \(n), seed \(seed)")
-                    if choice != 3 { oracle[n] = (0..<size).map { fill &+ UInt8($0 % 3) } }
+        try rewriteCampaign("read-modify-writes") { tree, key, n, oracle, random, seed in
+            let choice = random.next() % 4
+            let size = choice == 0 ? (oracle[n]?.count ?? 20) : Int(random.next() % 3) * 40 + 5
+            let fill = UInt8(random.next() % 200)
+            var seen: [UInt8]??
+            let stored = try key.withUnsafeBytes { k in
+                try tree.update(forKey: k) { old in
+                    seen = .some(old.map(Array.init))
+                    guard choice != 3 else { return nil }
+                    for i in 0..<size { scratch[i] = fill &+ UInt8(i % 3) }
+                    return UnsafeRawBufferPointer(rebasing: scratch[0..<size])
                 }
             }
+            XCTAssertEqual(seen, .some(oracle[n]), "key \(n), seed \(seed)")
+            XCTAssertEqual(stored, choice != 3, "key \(n), seed \(seed)")
+            if choice != 3 { oracle[n] = (0..<size).map { fill &+ UInt8($0 % 3) } }
         }
-        try engine.read { tx in
-            let tree = try tx.tree("t")
-            XCTAssertEqual(tree.count, oracle.count, "seed \(seed)")
-            for n in UInt64(0)..<3_000 { XCTAssertEqual(try tree.get(key(n)), oracle[n], "key \(n), seed \(seed)") }
-        }
-        let old = try snapshot.tree("t")
-        for n in UInt64(0)..<3_000 { XCTAssertEqual(try old.get(key(n)), before[n], "snapshot, key \(n), seed \(seed)") }
-        try expectSound(engine, "read-modify-writes, seed \(seed)")
     }
 }
 
