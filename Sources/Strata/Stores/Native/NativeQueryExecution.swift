@@ -85,7 +85,7 @@ extension NativeReadView {
     /// The layout of the index `path` scans, as the fetched entity's layout lists it (nil for a
     /// scan of every row).
     private func indexLayout(of path: AccessPath, plan: FetchPlan) -> IndexLayout? {
-        guard let index = path.index, let layout = store.layouts[plan.entity.name] else { return nil }
+        guard let index = path.index, let layout = store.layout(for: plan.entity) else { return nil }
         return layout.indexes.first { $0.name == index.name && $0.declaringEntity == index.declaringEntity }
     }
 
@@ -198,6 +198,17 @@ extension NativeReadView {
 
     /// The key ranges `[lower, upper)` of an access path over `index`, in ascending key order.
     func keyRanges(_ path: AccessPath, index: IndexLayout) -> [(lower: [UInt8], upper: [UInt8])] {
+        // The usual lookup, one value per fixed element and nothing else: one key, built in place.
+        if !path.rangesNextElement && path.equalities.allSatisfy({ $0.count == 1 }) {
+            var lower: [UInt8] = []
+            lower.reserveCapacity(64)
+            for (position, values) in path.equalities.enumerated() {
+                KeyEncoding.append(Self.rowValue(values[0]), kind: index.kinds[position], cap: index.cap, to: &lower)
+            }
+            var upper = lower
+            upper.append(0xFF)
+            return [(lower, upper)]
+        }
         // Room for a usual key up front (growing it byte by byte reallocated twice per lookup).
         var prefixes: [[UInt8]] = [[]]
         prefixes[0].reserveCapacity(64)
@@ -270,7 +281,7 @@ extension NativeReadView {
 extension NativeStore {
     /// The indexes the planner may use for fetches of `entity`.
     func indexCandidates(for entity: EntityDescription) -> [IndexCandidate] {
-        layouts[entity.name]?.candidates ?? []
+        layout(for: entity)?.candidates ?? []
     }
 
     func accessPath(for plan: FetchPlan) -> AccessPath {

@@ -19,7 +19,7 @@ struct NativeReadView: StoreReadView {
     }
 
     func row(for id: ManagedObjectID) throws -> StoreRow? {
-        guard let key = id.primaryKey, let layout = store.layouts[id.entity.name] else { return nil }
+        guard let key = id.primaryKey, let layout = store.layout(for: id.entity) else { return nil }
         if let cached = store.rowCache.row(key, at: generation), cached.id.entity.name == id.entity.name { return cached }
         guard let row = try reader.row(key: key, layout: layout) else { return nil }
         store.rowCache.insert(row, key: key, at: generation)

@@ -23,6 +23,10 @@ final class NativeStore: RowStore {
     /// Layouts of this coordinator's entities, by name and by stored number.
     let layouts: [String: EntityLayout]
     let layoutsByNumber: [UInt16: EntityLayout]
+    /// The same layouts by entity object, for `layout(for:)`: hashing an address is cheaper than
+    /// hashing a name, and every fetch and save asks (layouts keep their entities alive, so an
+    /// address is never reused meanwhile).
+    private let layoutsByEntity: [EntityKey: EntityLayout]
     /// Resolves references while decoding records of this store.
     let references: RowCodec.References
     let model: ManagedObjectModel
@@ -60,6 +64,7 @@ final class NativeStore: RowStore {
         var layouts: [String: EntityLayout] = [:]
         for entity in entities { layouts[entity.name] = try EntityLayout(entity: entity, schema: schema, maxKeyLength: maxKey) }
         self.layouts = layouts
+        self.layoutsByEntity = Dictionary(layouts.values.map { (EntityKey($0.entity), $0) }, uniquingKeysWith: { a, _ in a })
         let byNumber = Dictionary(layouts.values.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
         self.layoutsByNumber = byNumber
         self.references = RowCodec.References(
@@ -173,11 +178,17 @@ final class NativeStore: RowStore {
     }
 
     func numberOf(_ entity: EntityDescription) -> UInt16 {
-        layouts[entity.name]?.number ?? 0
+        layout(for: entity)?.number ?? 0
+    }
+
+    /// The layout of `entity`: found by the entity object, else (another model's instance of
+    /// it) by name.
+    func layout(for entity: EntityDescription) -> EntityLayout? {
+        layoutsByEntity[EntityKey(entity)] ?? layouts[entity.name]
     }
 
     func layout(of entity: EntityDescription) throws -> EntityLayout {
-        guard let layout = layouts[entity.name] else {
+        guard let layout = layout(for: entity) else {
             throw StrataError(.noStore, "native store \(file.path) does not hold entity \(entity.name)")
         }
         return layout
@@ -281,3 +292,11 @@ public let RowCacheSizeOptionKey = "StrataRowCacheSize"
 /// store larger than the cache reads the rest from the file. Coordinators of one process share
 /// one engine per store file: the first to open the file sets it.
 public let PageCacheSizeOptionKey = "StrataPageCacheSize"
+
+/// An entity object as a dictionary key: its address, mixed by one finalizer (not SipHash).
+struct EntityKey: Hashable {
+    let id: ObjectIdentifier
+    init(_ entity: EntityDescription) { id = ObjectIdentifier(entity) }
+    func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    func _rawHashValue(seed: Int) -> Int { HashMixing.mix(UInt64(UInt(bitPattern: id)), seed: seed) }
+}
