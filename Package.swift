@@ -13,8 +13,16 @@ let package = Package(
         .executable(name: "quakes", targets: ["quakes"]),
     ],
     targets: [
-        .target(name: "StrataStorage"),
-        .target(name: "Strata", dependencies: ["StrataStorage"]),
+        // The dependency graph (README, "Layout"):
+        //   StrataCore  <- StrataStorage  <- StrataNativeStore -> StrataGraph -> StrataCore
+        //   Strata (umbrella) = StrataGraph + StrataNativeStore + StrataStorage, re-exported
+        // StrataGraph never imports the engine; a store target reaches the graph only through
+        // the store protocol (RowStore) and the row types it speaks.
+        .target(name: "StrataCore"),
+        .target(name: "StrataStorage", dependencies: ["StrataCore"]),
+        .target(name: "StrataGraph", dependencies: ["StrataCore"]),
+        .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage"]),
+        .target(name: "Strata", dependencies: ["StrataGraph", "StrataNativeStore", "StrataStorage"]),
         .executableTarget(name: "storectl", dependencies: ["StrataStorage", "Strata"]),
         .executableTarget(
             name: "quakes",
@@ -44,7 +52,7 @@ let package = Package(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage", "_StrataTestSupport", "strata-test-helper"]
         ),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "_StrataTestSupport", "strata-test-helper", "quakes"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataGraph", "StrataNativeStore", "_StrataTestSupport", "strata-test-helper", "quakes"], resources: [.copy("Fixtures")]),
         .testTarget(name: "storectlTests", dependencies: ["storectl", "StrataStorage", "Strata", "_StrataTestSupport"]),
     ]
 )

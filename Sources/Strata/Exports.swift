@@ -1,6 +1,9 @@
-// Exports: `import Strata` gives the engine too.
+// Exports: `import Strata` gives the whole product: the object graph, the store types and the
+// engine.
 //
-// Owns: nothing but the re-export. The object layer (contexts, managed objects, fetch requests)
-// is built on StrataStorage in later issues.
+// Owns: nothing but the re-exports. The store-type registrations live beside the stores they
+// name (`StoreType.native` in StrataNativeStore); the container is this target's own.
 
+@_exported import StrataGraph
+@_exported import StrataNativeStore
 @_exported import StrataStorage

@@ -10,6 +10,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import StrataCore
 #endif
 
 /// A store file holding named ordered trees of byte-string keys and values, with snapshot

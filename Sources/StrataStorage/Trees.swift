@@ -6,6 +6,7 @@
 // after the transaction ends throws `.closed`. Must never expose a page buffer beyond a call.
 
 import Foundation
+import StrataCore
 
 /// A tree as of a read transaction's generation.
 public struct ReadableTree {

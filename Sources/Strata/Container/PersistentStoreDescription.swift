@@ -5,13 +5,6 @@
 
 import Foundation
 
-/// Option key: record persistent history for the store (NSNumber Bool).
-public let PersistentHistoryTrackingKey = "PersistentHistoryTracking"
-/// Option key: post `.persistentStoreRemoteChange` after other coordinators' saves (NSNumber Bool).
-public let PersistentStoreRemoteChangeNotificationPostOptionKey = "PersistentStoreRemoteChangeNotificationOption"
-/// Option key: the most concurrent readers of a store (NSNumber Int; default 4, 1 = serial).
-public let PersistentStoreConnectionPoolMaxSizeKey = "PersistentStoreConnectionPoolMaxSize"
-
 /// A description of a store for ``PersistentContainer`` to add.
 ///
 /// ```swift
@@ -20,9 +13,6 @@ public let PersistentStoreConnectionPoolMaxSizeKey = "PersistentStoreConnectionP
 /// container.persistentStoreDescriptions = [description]
 /// ```
 public final class PersistentStoreDescription: CustomStringConvertible {
-    static let readOnlyOptionKey = "ReadOnly"
-    static let timeoutOptionKey = "Timeout"
-
     /// Where the store lives; `/dev/null` is an anonymous in-memory store, `/dev/null/<name>` a
     /// named in-memory store shared in-process.
     public var url: URL?
@@ -59,8 +49,8 @@ public final class PersistentStoreDescription: CustomStringConvertible {
     /// Options as the coordinator takes them, including the description's own settings.
     var coordinatorOptions: [String: Any] {
         var result: [String: Any] = options
-        result[Self.readOnlyOptionKey] = isReadOnly
-        result[Self.timeoutOptionKey] = timeout
+        result[ReadOnlyPersistentStoreOption] = isReadOnly
+        result[PersistentStoreTimeoutOption] = timeout
         return result
     }
 

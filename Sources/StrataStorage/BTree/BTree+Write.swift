@@ -7,6 +7,8 @@
 // Must never modify a page it did not get from `sink.writable` or `sink.allocate`.
 
 /// One step of a root-to-leaf path: a writable branch and the child position taken in it.
+import StrataCore
+
 struct PathStep {
     let page: PageBuffer
     let position: Int

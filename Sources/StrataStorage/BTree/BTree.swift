@@ -115,3 +115,4 @@ func withBytes<R>(_ value: some ContiguousBytes, _ body: (UnsafeRawBufferPointer
 }
 
 import Foundation
+import StrataCore

@@ -6,6 +6,8 @@
 // length. Must never follow a chain further than the declared length allows (a loop or a long
 // chain in a corrupt file is an error, not a hang).
 
+import StrataCore
+
 enum OverflowChain {
     static func pageCount(length: Int, limits: NodeLimits) -> Int {
         (length + limits.overflowPayload - 1) / limits.overflowPayload

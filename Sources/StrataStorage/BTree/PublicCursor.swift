@@ -189,3 +189,4 @@ enum AnyNodeCursor {
 }
 
 import Foundation
+import StrataCore

@@ -6,6 +6,8 @@
 // catalog's root is in the commit record, a commit is atomic across trees.
 // Must never return a descriptor that failed to decode: that is a corruption error.
 
+import StrataCore
+
 enum Catalog {
     /// The descriptor of `name` in the catalog `catalog`, or nil.
     static func descriptor<Source: PageSource>(of name: TreeName, catalog: TreeDescriptor, source: Source) throws -> TreeDescriptor? {

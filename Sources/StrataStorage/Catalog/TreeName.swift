@@ -9,6 +9,7 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
+import StrataCore
 #endif
 
 /// The name of a tree, such as `"quakes"` (1–255 bytes of UTF-8).

@@ -14,6 +14,8 @@
 ///
 /// Conform to this protocol to run the engine over your own storage (the test support's
 /// fault-injecting file is an example).
+import StrataCore
+
 public protocol FileIO: AnyObject, Sendable {
     /// The path the file was opened at, for error messages.
     var path: String { get }

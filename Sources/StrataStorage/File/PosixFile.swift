@@ -10,6 +10,7 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
+import StrataCore
 #endif
 
 /// The file system as the operating system provides it.

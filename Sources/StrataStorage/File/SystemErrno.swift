@@ -9,6 +9,7 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
+import StrataCore
 #endif
 
 /// An `errno` value returned by a system call, with its C name and message.

@@ -5,6 +5,8 @@
 // anything, and never walk the whole store unless the fill factor is asked for.
 
 /// Per-tree numbers.
+import StrataCore
+
 public struct TreeStatistics: Sendable, Equatable {
     public var name: TreeName
     /// Levels from root to leaves (1: the root is a leaf).

@@ -12,6 +12,8 @@
 // page loaded before an invalidation that happened during the load (the `changeToken` check),
 // so a stale read cannot overwrite a newer version.
 
+import StrataCore
+
 struct PageCache: ~Copyable, Sendable {
     struct Slot {
         var page: SharedPage?

@@ -4,6 +4,8 @@
 // header; no tree, overflow or free-list page is ever numbered 0, so 0 doubles as "no page".
 
 /// The number of a page in the store file (page N starts at byte N × page size).
+import StrataCore
+
 public struct PageNumber: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
     public var rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }

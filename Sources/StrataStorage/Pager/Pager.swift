@@ -13,6 +13,8 @@
 // Must never return a page that failed any check, and never cache a page loaded across an
 // invalidation (see PageCache).
 
+import StrataCore
+
 final class Pager: Sendable {
     let storePath: String
     let main: any FileIO

@@ -59,6 +59,7 @@ struct StoreMeta: Equatable, Sendable {
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import StrataCore
 #endif
 
 /// Milliseconds since 1970 (UTC), for commit times.

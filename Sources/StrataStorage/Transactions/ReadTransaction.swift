@@ -7,6 +7,7 @@
 // `.closed`), and never keep its pin after `end()`.
 
 import Synchronization
+import StrataCore
 
 /// A read transaction: every read sees exactly the state of ``generation``.
 ///

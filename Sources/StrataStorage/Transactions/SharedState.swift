@@ -248,6 +248,7 @@ final class SharedState: Sendable {
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import StrataCore
 #endif
 
 /// Seconds on a monotonic clock.

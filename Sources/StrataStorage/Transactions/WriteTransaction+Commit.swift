@@ -8,6 +8,8 @@
 // later); a failed sync poisons the engine. Must never publish before the commit record is
 // written, nor let the free-space tree allocate from the pool it is recording.
 
+import StrataCore
+
 extension WriteTransaction {
     func commit() throws {
         try checkActive()

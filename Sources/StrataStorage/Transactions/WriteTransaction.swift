@@ -17,6 +17,8 @@
 ///
 /// Open trees with ``openTree(_:)``, ``createTree(_:)`` or ``tree(_:)``; the transaction commits
 /// when the closure returns and rolls back when it throws.
+import StrataCore
+
 public final class WriteTransaction {
     // `@exclusivity(unchecked)` on the mutable state: a write transaction is used by one thread
     // at a time (see above) and its fields are touched on every page of every tree operation,

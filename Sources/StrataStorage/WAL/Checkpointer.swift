@@ -11,6 +11,8 @@
 // Must never reset the WAL before the store file and its header are synced: a failed sync
 // poisons the engine and leaves the WAL as the source of truth.
 
+import StrataCore
+
 extension StorageEngine {
     func checkpointIfNeeded() throws {
         let frames = view.withLock { $0.committedFrames }

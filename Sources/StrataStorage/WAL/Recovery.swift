@@ -8,6 +8,7 @@
 // and never accept commits whose generations do not follow one another.
 
 import Foundation
+import StrataCore
 
 struct WALScan {
     /// Committed page frames, in log order.

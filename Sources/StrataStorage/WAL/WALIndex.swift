@@ -8,6 +8,8 @@
 // here: another process may have reset the WAL since (then the store file has the page).
 
 
+import StrataCore
+
 struct WALIndex: ~Copyable, Sendable {
     struct Location: Equatable {
         let frame: Int

@@ -1,5 +1,7 @@
 import XCTest
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 import _StrataTestSupport
 
 /// The order a save walks its updated objects in, and releasing many objects at once. The list

@@ -1,5 +1,7 @@
 import XCTest
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 import _StrataTestSupport
 
 /// Object IDs and objects hash through one 64-bit finalizer (HashMixing): equal IDs built apart

@@ -1,5 +1,7 @@
 import XCTest
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 import _StrataTestSupport
 
 /// SlotSet against Set<Int> as the oracle: random inserts and removes over small and large slots.

@@ -1,6 +1,8 @@
 import XCTest
 import Foundation
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 import _StrataTestSupport
 
 /// Results with indexes must equal results without: the same random data in two native stores,

@@ -1,5 +1,7 @@
 import XCTest
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 import _StrataTestSupport
 
 /// Index keys (FORMAT.md §19.4): byte order of encodings is the order of values, against an

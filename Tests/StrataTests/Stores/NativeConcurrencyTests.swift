@@ -2,6 +2,8 @@ import XCTest
 import Foundation
 import Synchronization
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 import _StrataTestSupport
 
 /// Many readers with one writer on a native store: a context fetching and firing faults while

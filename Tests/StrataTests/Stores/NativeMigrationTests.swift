@@ -1,6 +1,8 @@
 import XCTest
 import Foundation
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 import StrataStorage
 
 /// Lightweight migration of native stores: every inferred case, each from a store written with

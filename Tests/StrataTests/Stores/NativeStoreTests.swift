@@ -1,6 +1,8 @@
 import XCTest
 import Foundation
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 import StrataStorage
 import _StrataTestSupport
 

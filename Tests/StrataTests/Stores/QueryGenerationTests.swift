@@ -1,6 +1,8 @@
 import XCTest
 import Foundation
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 import StrataStorage
 
 /// Query generations on native stores, the scenarios of the 2016 talk: a pinned context reads one

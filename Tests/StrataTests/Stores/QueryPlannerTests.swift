@@ -1,6 +1,8 @@
 import XCTest
 import Foundation
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 
 /// Which access path the native store chooses, asserted through `explain`, with the results.
 final class QueryPlannerTests: XCTestCase {
@@ -72,8 +74,8 @@ final class QueryPlannerTests: XCTestCase {
                 for limit in [0, 1] {
                     let plan = FetchPlan(entity: quake, includesSubentities: true, predicate: predicate, sortDescriptors: order, offset: 0, limit: limit)
                     if QueryPlanner.uniqueEqualityPath(for: plan, indexes: indexes) != nil { taken.insert(format) }
-                    let fast = PlanExplainer.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes), storeType: .native)
-                    let general = PlanExplainer.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes, shortcuts: false), storeType: .native)
+                    let fast = NativeStore.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes))
+                    let general = NativeStore.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes, shortcuts: false))
                     XCTAssertEqual(fast, general, "\(format), sorted by \(order.map(\.key)), limit \(limit)")
                 }
             }
@@ -104,8 +106,8 @@ final class QueryPlannerTests: XCTestCase {
                     let plan = FetchPlan(entity: entity, includesSubentities: subentities, predicate: predicate)
                     let indexes = store.indexCandidates(for: entity)
                     XCTAssertNotNil(QueryPlanner.uniqueEqualityPath(for: plan, indexes: indexes), "\(name) takes the shortcut")
-                    XCTAssertEqual(PlanExplainer.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes), storeType: .native),
-                                   PlanExplainer.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes, shortcuts: false), storeType: .native))
+                    XCTAssertEqual(NativeStore.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes)),
+                                   NativeStore.describe(plan, path: QueryPlanner.accessPath(for: plan, indexes: indexes, shortcuts: false)))
                     let request = FetchRequest<Event>(entityName: name)
                     request.predicate = predicate
                     request.includesSubentities = subentities

@@ -1,6 +1,8 @@
 import XCTest
 import Foundation
 @testable import Strata
+@testable import StrataGraph
+@testable import StrataNativeStore
 import _StrataTestSupport
 
 /// The compiled record filter must answer exactly as the predicate evaluator on everything it

@@ -1,0 +1,506 @@
+// ManagedObjectContext+Objects: registering, inserting, deleting and looking up objects, and firing
+// faults.
+//
+// Owns: the registry (one object per ID per context), the inserted/updated/deleted sets, delete
+// rules applied at delete time (nullify, cascade; deny is checked by save), and fault fulfilment
+// from the parent context or the coordinator. Never writes to a store.
+
+import Foundation
+import StrataCore
+
+extension ManagedObjectContext {
+    // MARK: Queries
+
+    /// Objects inserted since the last save.
+    public var insertedObjects: Set<ManagedObject> { assertOnQueue("insertedObjects"); return insertedSet }
+    /// Saved objects changed since the last save.
+    public var updatedObjects: Set<ManagedObject> { assertOnQueue("updatedObjects"); return updatedSet }
+    /// Objects deleted since the last save.
+    public var deletedObjects: Set<ManagedObject> { assertOnQueue("deletedObjects"); return deletedSet }
+    /// Whether anything was inserted, changed or deleted since the last save.
+    public var hasChanges: Bool {
+        assertOnQueue("hasChanges")
+        return !insertedSet.isEmpty || !updatedSet.isEmpty || !deletedSet.isEmpty
+    }
+    /// Every object the context currently knows: changed objects and objects referenced outside
+    /// the context (unchanged objects nothing else holds are released first).
+    public var registeredObjects: Set<ManagedObject> {
+        assertOnQueue("registeredObjects")
+        sweepRegistry()
+        return Set(registry.values)
+    }
+
+    /// The registered object with `objectID`, or nil (never creates a fault).
+    public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
+        assertOnQueue("registeredObject(for:)")
+        return registry[objectID]
+    }
+
+    /// The entity of this context's model an ID's objects get (IDs may come from another model).
+    func modelEntity(of id: ManagedObjectID) -> EntityDescription {
+        modelEntity(of: id, modelSerial: model?.serial)
+    }
+
+    /// `modelEntity(of:)` with the serial of the context's model looked up once by the caller (a
+    /// fetch): IDs of this model's entities, the usual case, need no lookup by name.
+    @inline(__always)
+    func modelEntity(of id: ManagedObjectID, modelSerial: UInt64?) -> EntityDescription {
+        guard let modelSerial, id.entity.modelSerial != modelSerial, let model else { return id.entity }
+        return model.entitiesByName[id.entity.name] ?? id.entity
+    }
+
+    /// The object with `objectID`: the registered one, or a new fault (not checked against the store).
+    public func object(with objectID: ManagedObjectID) -> ManagedObject {
+        assertOnQueue("object(with:)")
+        if let object = registry[objectID] { return object }
+        let entity = modelEntity(of: objectID)
+        let object = ManagedObject.makeFault(entity: entity, id: objectID)
+        register(object)
+        return object
+    }
+
+    /// The object with `objectID`, loaded; throws `objectNotFound` if no store has it.
+    public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
+        assertOnQueue("existingObject(with:)")
+        if let object = registry[objectID], !object.isFaultStorage {
+            if object.isInaccessible {
+                throw StrataError(.objectNotFound, "\(objectID) no longer exists in its store (deleted elsewhere)")
+            }
+            return object
+        }
+        guard !objectID.isTemporaryID else {
+            throw StrataError(.objectNotFound, "\(objectID) is a temporary ID not registered in \(debugName)")
+        }
+        let object = self.object(with: objectID)
+        try fulfillFault(object, deleteIfInaccessible: false)
+        return object
+    }
+
+    // MARK: Registry
+
+    func register(_ object: ManagedObject) {
+        object.contextHandle = handle   // not through the Optional(self) setter: a context has weak references, so its retains are slow
+        registry[object.objectID] = object
+        // An inserted object is kept alive until saved; the save hands it to the sweeps then.
+        if !object.isInsertedStorage { releaseCandidates.append(object.objectID) }
+        registrationsSinceFullSweep += 1
+        if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = object }
+        if registry.count > registrySweepThreshold { sweepRegistry() }
+    }
+
+    // The registry holds its objects strongly (a weak reference would move every retain and
+    // release of an object to the runtime's slow path). An object only the registry references
+    // is unused: unchanged (changed objects are also held by the change sets or `retained`) and
+    // out of the caller's hands, so a sweep releases it. Like an autorelease pool on Darwin, an
+    // object dropped inside a perform block is released by the time the block has returned:
+    // - when a block ends, and when a fetch or a save starts, the candidates (objects registered
+    //   or saved since the last sweep) are checked, oldest first, so that objects prefetched for
+    //   a released holder follow it;
+    // - every object is checked when a block ends after registering a quarter of the registry
+    //   or more, when the registry has doubled, and for `registeredObjects`/`refreshAllObjects`;
+    // - batched results check the objects of a batch they drop.
+    // Each check is O(1), and full sweeps are paid for by the registrations before them.
+
+    /// Releases every object only the registry references (again while that releases more: a
+    /// released holder's prefetched objects).
+    func sweepRegistry() {
+        for _ in 0..<4 {
+            var unused: [ManagedObjectID] = []
+            var index = registry.startIndex
+            while index != registry.endIndex {
+                if isKnownUniquelyReferenced(&registry.values[index]) { unused.append(registry.keys[index]) }
+                registry.formIndex(after: &index)
+            }
+            // Found in hash order; released in address order (see putInAddressOrder).
+            var released = unused.compactMap { takeIfUnused($0) }
+            Self.putInAddressOrder(&released)
+            released.removeAll()
+            if unused.isEmpty { break }
+        }
+        releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
+        registrationsSinceFullSweep = 0
+        registrySweepThreshold = max(1024, registry.count * 2)
+    }
+
+    /// The sweep at the end of a perform block: a full one when enough was registered since the
+    /// last, else the candidates.
+    func sweepAfterBlock() {
+        if registrationsSinceFullSweep > 0 && registrationsSinceFullSweep * 4 >= registry.count {
+            sweepRegistry()
+        } else {
+            sweepCandidates()
+        }
+    }
+
+    /// Releases the candidates (objects registered or saved since the last sweep) that only the
+    /// registry references.
+    func sweepCandidates() {
+        guard !releaseCandidates.isEmpty else { return }
+        // Releasing an object never registers another, so the list is not appended to meanwhile;
+        // it keeps its capacity for the next registrations.
+        for index in releaseCandidates.indices { releaseIfUnused(releaseCandidates[index]) }
+        releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
+    }
+
+    /// Makes saved objects (no longer kept by the context) candidates for the next sweep.
+    func noteUnretained(_ objects: some Sequence<ManagedObject>) {
+        for object in objects { releaseCandidates.append(object.objectID) }
+    }
+
+    /// Releases the objects of `ids` that only the registry references (batched results dropping
+    /// a batch).
+    func releaseUnusedObjects(_ ids: some Sequence<ManagedObjectID>) {
+        for id in ids { releaseIfUnused(id) }
+    }
+
+    /// Removes `id`'s object from the registry when nothing else references it.
+    private func releaseIfUnused(_ id: ManagedObjectID) {
+        _ = takeIfUnused(id)
+    }
+
+    /// Removes the object of `id` from the registry if nothing else references it, and returns
+    /// it (the caller then holds its last reference).
+    private func takeIfUnused(_ id: ManagedObjectID) -> ManagedObject? {
+        guard let index = registry.index(forKey: id), isKnownUniquelyReferenced(&registry.values[index]) else { return nil }
+        let object = registry.remove(at: index).value
+        object.contextHandle = nil
+        return object
+    }
+
+    /// Orders many objects by their address, so that dropping the array (when it holds their
+    /// last references) frees them in the order they lie in memory: objects a fetch made, their
+    /// values and strings lie in fetch order, and the allocator frees neighbouring blocks into
+    /// the block freed just before instead of jumping across the heap (a reset of 100,000
+    /// fetched objects took 87 ms in hash order, 30 ms so). Few objects are left as they are.
+    static func putInAddressOrder(_ objects: inout [ManagedObject]) {
+        guard objects.count >= 1024 else { return }
+        var keyed = objects.indices.map { index in
+            RadixSort.Item(first: UInt64(UInt(bitPattern: ObjectIdentifier(objects[index]))), index: index)
+        }
+        RadixSort.sort(&keyed)
+        objects = keyed.map { objects[$0.index] }
+    }
+
+    /// Whether the registered object of `id` is referenced outside the registry.
+    func isInUse(_ id: ManagedObjectID) -> Bool {
+        guard let index = registry.index(forKey: id) else { return false }
+        return !isKnownUniquelyReferenced(&registry.values[index])
+    }
+
+    func unregister(_ object: ManagedObject) {
+        if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
+        retained[ObjectIdentifier(object)] = nil
+        insertedSet.remove(object)
+        updatedSet.remove(object)
+        deletedSet.remove(object)
+    }
+
+    /// Keeps `object` alive until the next save (an inserted object deleted again, which is in
+    /// no change set). Pending inserts, updates and deletes need not be retained: the inserted,
+    /// updated and deleted sets hold them.
+    func retain(_ object: ManagedObject) { retained[ObjectIdentifier(object)] = object }
+
+    /// Called when `object` left the change sets unsaved (its changes were reverted or
+    /// discarded): it becomes a sweep candidate, or stays retained if transient changes are left.
+    func leftChangeSets(_ object: ManagedObject) {
+        if object.hasChanges { retain(object) } else if !retainsRegisteredObjects { releaseCandidates.append(object.objectID) }
+    }
+
+    /// The pending inserts in the order they were inserted (permanent keys follow it): the
+    /// insertion list without the objects that left the inserted set (deleted, folded into a
+    /// stored row, saved, forgotten). Falls back to sorting the set should the two ever disagree.
+    func insertedInOrder() -> [ManagedObject] {
+        var ordered: [ManagedObject] = []
+        ordered.reserveCapacity(insertedSet.count)
+        for object in insertionOrder where object.isInsertedStorage && !object.isDeletedStorage && object.contextHandle === handle {
+            ordered.append(object)
+        }
+        if ordered.count == insertedSet.count { return ordered }
+        assertionFailure("the insertion list of \(debugName) disagrees with its inserted set")
+        var numbered = insertedSet.map { (number: $0.insertionNumber, object: $0) }
+        numbered.sort { $0.number < $1.number }
+        return numbered.map(\.object)
+    }
+
+    /// Every object with unsaved changes: the retained ones and the pending inserts, updates and
+    /// deletes (an object may come more than once).
+    func forEachChangedObject(_ body: (ManagedObject) -> Void) {
+        for object in retained.values { body(object) }
+        for object in insertedSet { body(object) }
+        for object in updatedSet { body(object) }
+        for object in deletedSet { body(object) }
+    }
+
+    // MARK: Insert and delete
+
+    /// Inserts an object created without a context (or re-inserts a deleted one).
+    public func insert(_ object: ManagedObject) {
+        assertOnQueue("insert(_:)")
+        if object.isDeletedStorage, object.contextHandle === handle {
+            undelete(object)
+            return
+        }
+        precondition(object.contextHandle === handle || object.managedObjectContext == nil,
+                     "Strata: \(object.objectID) already belongs to another context")
+        guard !object.isInsertedStorage else { return }
+        trackInserted(object)
+        undoManager?.registerUndo(withTarget: self) { context in context.delete(object) }
+        object.awakeFromInsert()
+    }
+
+    /// Registers a new object as inserted (numbered in insertion order, kept alive until saved:
+    /// `insertedSet` holds it, so it is not in `retained` as well).
+    func trackInserted(_ object: ManagedObject) {
+        object.isInsertedStorage = true
+        insertionCounter += 1
+        object.insertionNumber = insertionCounter
+        register(object)
+        insertedSet.insert(object)
+        insertionOrder.append(object)
+        pendingNotification.inserted.insert(object)
+        // Pending inserts are never reported as updated too, so its setters need no filing.
+        lastTrackedUpdate = ObjectIdentifier(object)
+    }
+
+    /// Marks `object` deleted (inserted objects are simply removed) and applies its delete rules:
+    /// nullify removes it from inverses, cascade deletes the related objects; deny is checked by
+    /// `save()`.
+    public func delete(_ object: ManagedObject) {
+        assertOnQueue("delete(_:)")
+        guard object.contextHandle === handle, !object.isDeletedStorage else { return }
+        if object.isFaultStorage { try? fulfillFault(object) }
+        if object.isDeletedStorage { return } // an inaccessible fault became deleted
+        object.prepareForDeletion()
+        object.isDeletedStorage = true
+        if object.isInsertedStorage {
+            // In no change set any more: kept alive until the save drops it.
+            retain(object)
+            insertedSet.remove(object)
+        } else {
+            updatedSet.remove(object)
+            deletedSet.insert(object)
+        }
+        pendingNotification.deleted.insert(object)
+        undoManager?.registerUndo(withTarget: self) { context in context.undelete(object) }
+        applyDeleteRules(object)
+    }
+
+    private func applyDeleteRules(_ object: ManagedObject) {
+        for (slot, relationship) in object.entity.relationshipSlots {
+            let related: [ManagedObjectID]
+            switch object.values[slot] {
+            case .objectID(let id): related = [id]
+            case .objectIDs(let ids): related = ids
+            default: related = []
+            }
+            switch relationship.deleteRule {
+            case .noActionDeleteRule, .denyDeleteRule:
+                continue
+            case .nullifyDeleteRule:
+                guard let inverse = relationship.inverseRelationship else { continue }
+                for id in related { try? self.object(with: id).unlinkInverse(inverse, from: object) }
+            case .cascadeDeleteRule:
+                for id in related {
+                    let target = self.object(with: id)
+                    if let inverse = relationship.inverseRelationship { try? target.unlinkInverse(inverse, from: object) }
+                    delete(target)
+                }
+            }
+        }
+    }
+
+    /// Reverses a delete not yet saved (undo, re-insert).
+    func undelete(_ object: ManagedObject) {
+        guard object.isDeletedStorage else { return }
+        object.isDeletedStorage = false
+        deletedSet.remove(object)
+        if object.isInsertedStorage { insertedSet.insert(object) }
+        else if !object.changedSlots.isEmpty { fileUpdated(object) }
+        else { leftChangeSets(object) }
+        pendingNotification.inserted.insert(object)
+        undoManager?.registerUndo(withTarget: self) { context in context.delete(object) }
+    }
+
+    /// Called by every property write: tracks the object as updated and records undo.
+    func objectDidChange(_ object: ManagedObject, slot: Int, from old: RowValue) {
+        trackUpdated(object)
+        if let undoManager {
+            undoManager.registerUndo(withTarget: self) { _ in object.setPrimitive(old, slot: slot) }
+        }
+    }
+
+    /// Files a changed object under updated (or out of it, when its values are back to the
+    /// committed ones): the updated set keeps it alive until saved.
+    private func trackUpdated(_ object: ManagedObject) {
+        if !object.isInsertedStorage && !object.isDeletedStorage {
+            if !object.changedSlots.isEmpty { fileUpdated(object) }
+            else if updatedSet.remove(object) != nil { leftChangeSets(object) }
+        }
+        let id = ObjectIdentifier(object)
+        guard lastTrackedUpdate != id else { return }
+        pendingNotification.updated.insert(object)
+        lastTrackedUpdate = id
+    }
+
+    /// Adds `object` to the updated set, noting the order objects join it.
+    func fileUpdated(_ object: ManagedObject) {
+        if updatedSet.insert(object).inserted && updateOrderIsExact { updateOrder.append(object) }
+    }
+
+    /// The updated objects in primary-key order: from the order they were changed in while that
+    /// list is exact (usually the order a fetch made them in: read from neighbouring memory, and
+    /// often sorted already), else from the set.
+    func updatedInKeyOrder() -> [ManagedObject] {
+        if updateOrderIsExact && updateOrder.count == updatedSet.count { return Self.inKeyOrder(updateOrder) }
+        return Self.inKeyOrder(Array(updatedSet))
+    }
+
+    /// Called by the in-place to-many edits: tracks the object and records the inverse edit for undo.
+    func toManyDidChange(_ object: ManagedObject, slot: Int, added: ManagedObjectID?, removed: ManagedObjectID?,
+                         removedAt index: Int? = nil) {
+        trackUpdated(object)
+        guard let undoManager else { return }
+        let ordered = (object.entity.slots[slot] as? RelationshipDescription)?.isOrdered ?? false
+        undoManager.registerUndo(withTarget: self) { _ in
+            if let added { object.removeFromToMany(added, slot: slot, ordered: ordered) }
+            if let removed { object.appendToMany(removed, slot: slot, at: index) }
+        }
+    }
+
+    // MARK: Faults
+
+    /// Loads a fault's values from the parent context or the coordinator. A row that no longer
+    /// exists makes the object deleted-and-inaccessible (when `shouldDeleteInaccessibleFaults`) or
+    /// throws `objectNotFound`.
+    func fulfillFault(_ object: ManagedObject, deleteIfInaccessible: Bool = true) throws {
+        guard object.isFaultStorage else { return }
+        if object.hasPrefetchedValues {
+            if handle.prefetchIsCurrent(stamp: object.prefetchStamp, pin: object.prefetchPin) {
+                object.fireFromPrefetchedValues()
+                return
+            }
+            object.hasPrefetchedValues = false
+            object.values = []
+        }
+        if let snapshot = try loadSnapshot(for: object.objectID) {
+            object.values = snapshot.values
+            object.committedValues = snapshot.values
+            object.rowVersion = snapshot.version
+            object.isFaultStorage = false
+            object.awakeFromFetch()
+            return
+        }
+        guard deleteIfInaccessible && shouldDeleteInaccessibleFaults else {
+            throw StrataError(.objectNotFound, "\(object.objectID) does not exist in any store of \(debugName) (deleted or never saved)")
+        }
+        object.values = object.entity.defaultRow
+        object.committedValues = nil
+        object.isFaultStorage = false
+        object.isInaccessible = true
+        object.isDeletedStorage = true
+    }
+
+    /// The identity of the token this context reads at now (nil when unpinned or not yet pinned).
+    var currentPinIdentity: ObjectIdentifier? {
+        if case .pinned(let token) = generationPin { return ObjectIdentifier(token) }
+        return nil
+    }
+
+    /// A pin identity as a number (0: unpinned), as faults keep it.
+    static func pinNumber(_ pin: ObjectIdentifier?) -> UInt { pin.map { UInt(bitPattern: $0) } ?? 0 }
+
+    /// The row of `id` as this context sees it: the parent's current object state, or the store's.
+    func loadSnapshot(for id: ManagedObjectID) throws -> StoreRow? {
+        if let parent {
+            return try parent.performAndWait { try parent.snapshotForChild(id) }
+        }
+        guard let coordinator = persistentStoreCoordinator else {
+            throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent")
+        }
+        return try coordinator.row(for: id, pin: try readPin())
+    }
+
+    /// The state of `id` in this context for a child: its unsaved values if registered and loaded.
+    func snapshotForChild(_ id: ManagedObjectID) throws -> StoreRow? {
+        hasChildren = true
+        let id = idAliases[id] ?? id
+        if let object = registry[id], !object.isFaultStorage {
+            if object.isDeletedStorage { return nil }
+            return StoreRow(id: id, version: object.rowVersion, values: object.values)
+        }
+        return try loadSnapshot(for: id)
+    }
+
+    // MARK: Permanent IDs
+
+    /// Gives inserted objects permanent IDs before they are saved.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        assertOnQueue("obtainPermanentIDs(for:)")
+        let temporary = objects.filter(\.objectID.isTemporaryID)
+        guard !temporary.isEmpty else { return }
+        guard let coordinator = persistentStoreCoordinator else {
+            throw StrataError(.noStore, "\(debugName) has no coordinator to assign permanent IDs")
+        }
+        let ids = try coordinator.permanentIDs(for: temporary.map(\.entity))
+        // Without children (aliases) or objects that can hold IDs, only the registry changes.
+        if !hasChildren && (model?.hasReferenceSlots == false || !hasChangedObjectsWithReferences) {
+            // Each entry is removed before its replacement goes in, so the table never grows
+            // (reserving room for both would rehash every registered object).
+            for (object, id) in zip(temporary, ids) {
+                guard let index = registry.index(forKey: object.objectID), registry.values[index] === object else { continue }
+                registry.remove(at: index)
+                object.objectID = id
+                registry[id] = object
+            }
+            return
+        }
+        var mapping: [ManagedObjectID: ManagedObjectID] = [:]
+        for (object, id) in zip(temporary, ids) { mapping[object.objectID] = id }
+        remapIDs(mapping)
+    }
+
+    /// Whether a changed object has slots that can hold object IDs.
+    private var hasChangedObjectsWithReferences: Bool {
+        func holdsIDs(_ object: ManagedObject) -> Bool { !object.entity.referenceSlots.isEmpty }
+        return retained.values.contains(where: holdsIDs) || insertedSet.contains(where: holdsIDs)
+            || updatedSet.contains(where: holdsIDs) || deletedSet.contains(where: holdsIDs)
+    }
+
+    /// Replaces temporary IDs in the registry and in every changed object's relationship values.
+    func remapIDs(_ mapping: [ManagedObjectID: ManagedObjectID]) {
+        guard !mapping.isEmpty else { return }
+        if hasChildren { for (old, new) in mapping { idAliases[old] = new } }
+        for (old, new) in mapping {
+            guard let object = registry.removeValue(forKey: old) else { continue }
+            object.objectID = new
+            registry[new] = object
+        }
+        // Only slots that can hold object IDs change; objects without any are left alone.
+        forEachChangedObject { object in
+            guard !object.isFaultStorage else { return }
+            for slot in object.entity.referenceSlots {
+                let value = object.values[slot]
+                let remapped = value.remapped(mapping)
+                if remapped != value { object.values[slot] = remapped }
+                if let committed = object.committedValues?[slot] {
+                    let remappedCommitted = committed.remapped(mapping)
+                    if remappedCommitted != committed { object.committedValues![slot] = remappedCommitted }
+                }
+            }
+        }
+    }
+}
+
+extension RowValue {
+    func remapped(_ mapping: [ManagedObjectID: ManagedObjectID]) -> RowValue {
+        switch self {
+        case .objectID(let id): return mapping[id].map(RowValue.objectID) ?? self
+        case .objectIDs(let ids):
+            guard ids.contains(where: { mapping[$0] != nil }) else { return self }
+            // Two IDs may now name the same object (a duplicate folded into a stored row).
+            var seen: Set<ManagedObjectID> = []
+            return .objectIDs(ids.map { mapping[$0] ?? $0 }.filter { seen.insert($0).inserted })
+        default: return self
+        }
+    }
+}

@@ -1,0 +1,321 @@
+// ManagedObjectContext+Save: writing the pending changes to the parent context or the stores.
+//
+// Owns: the save sequence: willSave hooks → derived attributes → validation → (root) permanent IDs,
+// row change sets, commit with merge-policy resolution of version conflicts → (child) push into the
+// parent → mark objects saved → didSave hooks and notifications. Nothing is written when
+// validation fails; a failed commit leaves every object as it was before `save()`.
+
+import Foundation
+import StrataCore
+
+extension ManagedObjectContext {
+    /// Writes every pending change: into the parent context if there is one, else into the stores.
+    ///
+    /// Throws a `.validation` error listing every invalid object and property (nothing is written),
+    /// a `.mergeConflict` error when rows changed elsewhere and the merge policy is `.error`, or a
+    /// `.constraintConflict` error when a uniqueness constraint would be broken.
+    public func save() throws {
+        assertOnQueue("save()")
+        guard !isSaving else { throw StrataError(.misuse, "save() called on \(debugName) while it is saving (from a willSave or didSave hook?)") }
+        processPendingChanges()
+        sweepCandidates()
+        guard hasChanges else { return }
+        isSaving = true
+        defer { isSaving = false }
+        NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
+        // The changed objects are walked as arrays: inserts in insertion order, updates and deletes
+        // in key order (the order the store writes them, and the order a fetch made them in), so
+        // a big save reads its objects from neighbouring memory instead of in hash order.
+        var updateOrder = updatedInKeyOrder()
+        let updatesOrdered = updatedSetChanges
+        for object in insertedInOrder() { object.willSave() }
+        for object in updateOrder where !insertedSet.contains(object) { object.willSave() }
+        for object in deletedSet where !insertedSet.contains(object) && !updatedSet.contains(object) { object.willSave() }
+        try updateDerivedAttributes()
+        // willSave hooks and derived attributes may have changed more objects.
+        if updatedSetChanges != updatesOrdered { updateOrder = updatedInKeyOrder() }
+        var order = SaveOrder(inserted: insertedInOrder(), updated: updateOrder, deleted: Self.inKeyOrder(Array(deletedSet)))
+        try validatePendingChanges(order)
+        var inserted = insertedSet, updated = updatedSet
+        var deleted = deletedSet
+        if let parent {
+            try pushChanges(to: parent)
+        } else if let resolvedUpdates = try commitToStores(order) {
+            advanceGeneration()
+            // Inserts folded into existing rows by a uniqueness conflict are updates now.
+            let folded = inserted.filter { !$0.isInsertedStorage }
+            inserted.subtract(folded)
+            updated.formUnion(folded.filter { $0.contextHandle === handle })
+            // Resolving conflicts may have changed other objects too (inverses of folded
+            // relationships): the last attempt wrote them, so they are saved as well. Deletes the
+            // merge policy gave up are not.
+            updated.formUnion(resolvedUpdates)
+            deleted = deleted.filter(\.isDeletedStorage)
+            order = SaveOrder(inserted: order.inserted.filter { inserted.contains($0) }, updated: Array(updated),
+                              deleted: order.deleted.filter(\.isDeletedStorage))
+        } else {
+            advanceGeneration()
+        }
+        finishSave(inserted: inserted, updated: updated, deleted: deleted, order: order)
+    }
+
+    // MARK: Root contexts
+
+    /// Commits the pending changes, resolving conflicts by the merge policy and retrying. Returns
+    /// nil when the first attempt succeeded, else the objects the successful attempt updated
+    /// (resolution may have changed objects that were not pending before).
+    private func commitToStores(_ firstOrder: SaveOrder) throws -> [ManagedObject]? {
+        guard let coordinator = persistentStoreCoordinator else {
+            throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent to save to")
+        }
+        var order = firstOrder
+        try obtainPermanentIDs(for: order.inserted)
+        var forced: Set<ManagedObjectID> = []
+        for attempt in 1...4 {
+            // Resolving conflicts changes the sets.
+            if attempt > 1 { order = SaveOrder(inserted: order.inserted, updated: updatedInKeyOrder(), deleted: Self.inKeyOrder(Array(deletedSet))) }
+            let (changes, inserted, updated) = changeSet(order, forced: forced)
+            do {
+                let versions = try coordinator.commit(changes)
+                for object in inserted { object.rowVersion = 1 }
+                for (object, version) in zip(updated, versions) { object.rowVersion = version }
+                return attempt == 1 ? nil : updated
+            } catch CommitRefusal.versionConflicts(let conflicts) {
+                if attempt == 4 || mergePolicy == .error { throw mergeConflictError(conflicts) }
+                try resolve(conflicts, forced: &forced)
+            } catch CommitRefusal.constraintConflicts(let conflicts) {
+                if attempt == 4 || mergePolicy == .error { throw constraintConflictError(conflicts) }
+                try resolveConstraintConflicts(conflicts) { constraintConflictError(conflicts) }
+                order.inserted = insertedInOrder()
+                try obtainPermanentIDs(for: order.inserted)
+            }
+        }
+        // The fourth attempt returns or throws; this only satisfies the compiler.
+        throw StrataError(.mergeConflict, "save of \(debugName) did not settle after 4 attempts")
+    }
+
+    /// `objects` in primary-key order (objects without a key, of a parent context, last).
+    static func inKeyOrder(_ listed: [ManagedObject]) -> [ManagedObject] {
+        // Keys as unsigned words (sign bit flipped) in a radix sort: a big save sorts 100,000.
+        var keyed = listed.indices.map { index in
+            RadixSort.Item(first: UInt64(bitPattern: listed[index].objectID.primaryKey ?? .max) ^ (1 << 63), index: index)
+        }
+        if zip(keyed, keyed.dropFirst()).allSatisfy({ $0.first <= $1.first }) { return listed }
+        RadixSort.sort(&keyed)
+        return keyed.map { listed[$0.index] }
+    }
+
+    /// The rows this save writes, grouped by nothing (the coordinator routes them to stores),
+    /// with the objects of its inserts and updates in the same order: inserts in insertion order
+    /// (the order of their new keys), updates and deletes in key order.
+    private func changeSet(_ order: SaveOrder, forced: Set<ManagedObjectID>) -> (StoreChangeSet, inserted: [ManagedObject], updated: [ManagedObject]) {
+        var changes = StoreChangeSet()
+        changes.author = transactionAuthor
+        changes.contextName = name
+        var inserted: [ManagedObject] = [], updated: [ManagedObject] = []
+        // Sized up front: a big save's arrays would otherwise be copied to fresh memory as they double.
+        changes.inserts.reserveCapacity(insertedSet.count)
+        inserted.reserveCapacity(insertedSet.count)
+        changes.updates.reserveCapacity(updatedSet.count)
+        changes.updateBases.reserveCapacity(updatedSet.count)
+        updated.reserveCapacity(updatedSet.count)
+        changes.deletes.reserveCapacity(deletedSet.count)
+        changes.deleteBases.reserveCapacity(deletedSet.count)
+        for object in order.inserted where !object.isDeletedStorage {
+            changes.inserts.append(StoreRow(id: object.objectID, version: 0, values: persistentValues(of: object)))
+            inserted.append(object)
+        }
+        for object in order.updated where object.hasPersistentChangedValues {
+            changes.appendUpdate(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)),
+                                 base: object.committedValues)
+            updated.append(object)
+        }
+        for object in order.deleted where !object.isInsertedStorage && !object.isInaccessible {
+            changes.appendDelete(object.objectID, version: object.rowVersion, base: object.committedValues)
+        }
+        changes.forceUpdates = forced
+        return (changes, inserted, updated)
+    }
+
+    private func persistentValues(of object: ManagedObject) -> [RowValue] {
+        let transient = object.entity.transientSlots
+        if transient.isEmpty { return object.values }
+        var values = object.values
+        for slot in transient { values[slot] = .null }
+        return values
+    }
+
+    /// Applies the merge policy to each conflicting object, then the save is retried.
+    private func resolve(_ conflicts: [RowVersionConflict], forced: inout Set<ManagedObjectID>) throws {
+        var unresolvable: [RowVersionConflict] = []
+        for conflict in conflicts {
+            guard let object = registry[conflict.id] else { continue }
+            guard let stored = conflict.stored else {
+                // Deleted elsewhere: only `.rollback` can give up the change (the object goes away).
+                if mergePolicy == .rollback { discardChanges(of: object, storedRow: nil) } else { unresolvable.append(conflict) }
+                continue
+            }
+            if object.isDeletedStorage {
+                // Our delete wins under every policy but rollback.
+                if mergePolicy == .rollback { discardChanges(of: object, storedRow: stored) }
+                else { object.rowVersion = stored.version }
+                continue
+            }
+            let cached = object.committedValues ?? stored.values
+            guard let merged = mergePolicy.resolve(current: object.values, cached: cached, stored: stored.values,
+                                                   changed: object.changedSlots) else {
+                discardChanges(of: object, storedRow: stored)
+                continue
+            }
+            object.committedValues = stored.values
+            object.rowVersion = stored.version
+            for slot in merged.indices { object.setPrimitive(merged[slot], slot: slot) }
+            if mergePolicy == .overwrite { forced.insert(object.objectID) }
+            if !object.hasPersistentChangedValues, updatedSet.remove(object) != nil { leftChangeSets(object) }
+        }
+        if !unresolvable.isEmpty { throw mergeConflictError(unresolvable) }
+    }
+
+    /// Drops the object's unsaved changes in favour of the stored row (nil: the row is gone).
+    private func discardChanges(of object: ManagedObject, storedRow: StoreRow?) {
+        updatedSet.remove(object)
+        deletedSet.remove(object)
+        object.changedSlots = []
+        defer { leftChangeSets(object) }
+        if let storedRow {
+            object.values = storedRow.values
+            object.committedValues = storedRow.values
+            object.rowVersion = storedRow.version
+            object.isDeletedStorage = false
+        } else {
+            object.isDeletedStorage = true
+            object.isInaccessible = true
+        }
+    }
+
+    private func mergeConflictError(_ conflicts: [RowVersionConflict]) -> StrataError {
+        let details = conflicts.map { conflict -> StrataError in
+            let object = registry[conflict.id]
+            let entity = conflict.id.entity
+            func snapshot(_ values: [RowValue]?) -> [String: any Sendable]? {
+                guard let values else { return nil }
+                var result: [String: any Sendable] = [:]
+                for (slot, property) in entity.slots.enumerated() where slot < values.count {
+                    result[property.name] = Self.sendableValue(values[slot], property)
+                }
+                return result
+            }
+            let merge = MergeConflict(objectID: conflict.id,
+                                      cachedSnapshot: snapshot(object?.committedValues) ?? [:],
+                                      persistedSnapshot: snapshot(conflict.stored?.values),
+                                      objectSnapshot: snapshot(object?.values) ?? [:],
+                                      oldVersion: conflict.expectedVersion,
+                                      newVersion: conflict.stored?.version ?? 0)
+            return StrataError(.mergeConflict, merge.description, cause: merge)
+        }
+        var error = StrataError(.mergeConflict, "save of \(debugName) conflicts with \(conflicts.count) row\(conflicts.count == 1 ? "" : "s") changed elsewhere: " + details.prefix(3).map(\.message).joined(separator: "; "))
+        error.details = details
+        return error
+    }
+
+    private func constraintConflictError(_ conflicts: [RowConstraintConflict]) -> StrataError {
+        let details = conflicts.map { conflict in
+            StrataError(.constraintConflict, "\(conflict.entityName) uniqueness constraint (\(conflict.constraint.joined(separator: ", "))) = \(conflict.values.map { "\($0)" }.joined(separator: ", ")) is used by \((conflict.conflictingIDs + (conflict.storedID.map { [$0] } ?? [])).map(\.description).joined(separator: " and "))")
+        }
+        var error = StrataError(.constraintConflict, "save of \(debugName) breaks \(conflicts.count) uniqueness constraint\(conflicts.count == 1 ? "" : "s"): " + details.prefix(3).map(\.message).joined(separator: "; "))
+        error.details = details
+        return error
+    }
+
+    static func sendableValue(_ value: RowValue, _ property: PropertyDescription) -> any Sendable {
+        switch value {
+        case .null: return Optional<Int>.none as any Sendable
+        case .integer(let v): return v
+        case .double(let v): return v
+        case .float(let v): return v
+        case .decimal(let v): return v
+        case .string(let v): return v
+        case .boolean(let v): return v
+        case .date(let v): return v
+        case .data(let v): return v
+        case .uuid(let v): return v
+        case .uri(let v): return v
+        case .objectID(let v): return v
+        case .objectIDs(let v): return v
+        }
+    }
+
+    // MARK: Finishing
+
+    /// Marks every saved object clean, runs didSave hooks and posts the save notifications.
+    /// `order` holds the objects of the three sets (walked instead of the sets: see `save()`).
+    private func finishSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>, order: SaveOrder) {
+        let insertOrder = order.inserted, updateOrder = order.updated
+        func markSaved(_ object: ManagedObject) {
+            object.committedValues = object.values
+            object.changedSlots = []
+            object.isInsertedStorage = false
+        }
+        for objects in [insertOrder, updateOrder] {
+            for object in objects where !object.isDeletedStorage { markSaved(object) }
+        }
+        // Objects inserted and deleted before this save never reached a store; they leave too.
+        var insertedThenDeleted: [ManagedObject] = []
+        if retainsRegisteredObjects {
+            for object in retained.values where object.isInsertedStorage && object.isDeletedStorage { insertedThenDeleted.append(object) }
+        } else {
+            // Nothing is changed any more, so nothing needs keeping alive: every object `retained`
+            // held is left to the registry's sweeps (deleted ones leave below).
+            // Saved inserts and updates were held by the inserted and updated sets alone.
+            let released = retained
+            retained = [:]
+            releaseCandidates.reserveCapacity(releaseCandidates.count + released.count + inserted.count + updated.count)
+            for object in released.values {
+                if !object.isDeletedStorage {
+                    releaseCandidates.append(object.objectID)
+                } else if object.isInsertedStorage {
+                    insertedThenDeleted.append(object)
+                }
+            }
+            for object in insertOrder where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
+            for object in updateOrder where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
+        }
+        // Deleted objects leave the registry (the change sets are emptied below as a whole).
+        for objects in [order.deleted, insertedThenDeleted] {
+            for object in objects {
+                if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
+                if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
+                object.managedObjectContext = nil
+            }
+        }
+        insertedSet = []
+        insertionOrder = []
+        updatedSet = []
+        deletedSet = []
+        pendingNotification = PendingChanges()
+        let anyUpdateDeleted = updated.contains(where: \.isDeletedStorage)
+        let savedUpdated = anyUpdateDeleted ? updated.filter { !$0.isDeletedStorage } : updated
+        let savedUpdateOrder = anyUpdateDeleted ? updateOrder.filter { !$0.isDeletedStorage } : updateOrder
+        for object in insertOrder { object.didSave() }
+        for object in savedUpdateOrder where inserted.isEmpty || !inserted.contains(object) { object.didSave() }
+        let disjoint = inserted.isEmpty && savedUpdated.isEmpty
+        for object in order.deleted where disjoint || (!inserted.contains(object) && !savedUpdated.contains(object)) { object.didSave() }
+        if deleted.isEmpty {
+            postDidSave(inserted: inserted, updated: savedUpdated, deleted: deleted,
+                        order: SaveOrder(inserted: insertOrder, updated: savedUpdateOrder, deleted: order.deleted))
+        } else {
+            postDidSave(inserted: inserted.subtracting(deleted), updated: savedUpdated, deleted: deleted,
+                        order: SaveOrder(inserted: insertOrder.filter { !deleted.contains($0) }, updated: savedUpdateOrder, deleted: order.deleted))
+        }
+    }
+}
+
+/// The changed objects of one save as arrays, walked instead of the sets (see `save()`).
+struct SaveOrder {
+    /// The inserted set in insertion order.
+    var inserted: [ManagedObject]
+    /// The updated set in key order.
+    var updated: [ManagedObject]
+    /// The deleted set in key order.
+    var deleted: [ManagedObject]
+}

@@ -1,0 +1,86 @@
+// ManagedObjectContext+Validation: the checks a save makes before writing anything.
+//
+// Owns: required values, attribute rules (range, length, pattern), relationship counts, deny delete
+// rules, and the objects' own validateFor… hooks; every problem of one save is collected into one
+// thrown error that lists each object and property. Never changes objects.
+
+import Foundation
+import StrataCore
+
+extension ManagedObjectContext {
+    /// Throws one `.validation` error listing every problem of the pending changes (`order` holds
+    /// the inserted, updated and deleted sets as arrays).
+    func validatePendingChanges(_ order: SaveOrder) throws {
+        var problems: [StrataError] = []
+        func validate(_ object: ManagedObject) {
+            problems += propertyProblems(of: object)
+            do {
+                if object.isInsertedStorage { try object.validateForInsert() } else { try object.validateForUpdate() }
+            } catch {
+                problems.append(asValidationError(error, object))
+            }
+        }
+        for object in order.inserted where !object.isDeletedStorage { validate(object) }
+        for object in order.updated where !object.isDeletedStorage && !insertedSet.contains(object) { validate(object) }
+        for object in order.deleted {
+            problems += denyProblems(of: object)
+            do { try object.validateForDelete() } catch { problems.append(asValidationError(error, object)) }
+        }
+        guard !problems.isEmpty else { return }
+        let summary = problems.prefix(3).map(\.message).joined(separator: "; ") + (problems.count > 3 ? "; …" : "")
+        var error = StrataError(.validation, "save of \(debugName) failed validation with \(problems.count) problem\(problems.count == 1 ? "" : "s"): \(summary)")
+        error.details = problems
+        throw error
+    }
+
+    private func asValidationError(_ error: any Error, _ object: ManagedObject) -> StrataError {
+        if let strata = error as? StrataError { return strata }
+        return StrataError(.validation, "\(object.entity.name) \(object.objectID): \(error)")
+    }
+
+    private func propertyProblems(of object: ManagedObject) -> [StrataError] {
+        var problems: [StrataError] = []
+        // Built only for a problem: an object ID's description is its URI, costly to build.
+        var label: String { "\(object.entity.name) \(object.objectID)" }
+        let validations = object.entity.slotValidations
+        for slot in validations.indices {
+            switch validations[slot] {
+            case .none:
+                continue
+            case .required(let message):
+                if object.values[slot].isNull { problems.append(StrataError(.validation, "\(label): \(message)")) }
+            case .attribute(let attribute):
+                for violation in attribute.violations(of: object.values[slot]) {
+                    problems.append(StrataError(.validation, "\(label): \(violation)"))
+                }
+            case .toMany(let relationship):
+                let count = object.values[slot].objectIDList.count
+                if count == 0 && relationship.isOptional { continue }
+                if count < max(relationship.minCount, relationship.isOptional ? 0 : 1) {
+                    problems.append(StrataError(.validation, "\(label): \(relationship.qualifiedName) has \(count) objects, fewer than the minimum \(max(relationship.minCount, 1))"))
+                }
+                if relationship.maxCount > 0 && count > relationship.maxCount {
+                    problems.append(StrataError(.validation, "\(label): \(relationship.qualifiedName) has \(count) objects, more than the maximum \(relationship.maxCount)"))
+                }
+            }
+        }
+        return problems
+    }
+
+    private func denyProblems(of object: ManagedObject) -> [StrataError] {
+        var problems: [StrataError] = []
+        for (slot, relationship) in object.entity.relationshipSlots where relationship.deleteRule == .denyDeleteRule {
+            let related: [ManagedObjectID]
+            switch object.values[slot] {
+            case .objectID(let id): related = [id]
+            case .objectIDs(let ids): related = ids
+            default: related = []
+            }
+            let blocking = related.filter { !(registry[$0]?.isDeletedStorage ?? false) }
+            if !blocking.isEmpty {
+                problems.append(StrataError(.validation, "cannot delete \(object.entity.name) \(object.objectID): \(relationship.qualifiedName) has the deny rule and still refers to \(blocking.map(\.description).joined(separator: ", "))"))
+            }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,75 @@
+// PersistentStoreCoordinator+Files: stores as files: metadata without adding a store, and
+// migrating, replacing and destroying stores (Core Data's store-management API).
+//
+// Owns: the routing of each file operation to its store type's factory (which alone knows the
+// type's files and how a live store shares them), and the copy of every row of a store into a
+// store of another type or place. Never opens a store file itself and never names a store type.
+
+import Foundation
+import StrataCore
+
+extension PersistentStoreCoordinator {
+    /// The metadata of the store at `url` without adding it: model version hashes, the store's
+    /// UUID and type, and the application's keys.
+    ///
+    /// ```swift
+    /// let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .native, at: url)
+    /// let compatible = model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
+    /// ```
+    public class func metadataForPersistentStore(type: StoreType, at url: URL, options: [String: Any]? = nil) throws -> [String: any Sendable] {
+        try StoreTypeRegistry.factory(for: type).metadataForStore(at: url, options: options ?? [:])
+    }
+
+    /// Replaces the application part of the metadata of the store file at `url` (Strata's own
+    /// keys are kept). A store added anywhere in this process sees the new metadata at once.
+    public class func setMetadata(_ metadata: [String: any Sendable], type: StoreType, at url: URL, options: [String: Any]? = nil) throws {
+        try StoreTypeRegistry.factory(for: type).setMetadata(metadata, forStoreAt: url, options: options ?? [:])
+    }
+
+    /// Moves every row of `store` into a new store of `type` at `url`, which replaces `store` in
+    /// this coordinator. Object IDs change (they name the new store).
+    @discardableResult
+    public func migratePersistentStore(_ store: any PersistentStore, to url: URL, options: [String: Any]? = nil,
+                                       type: StoreType) throws -> any PersistentStore {
+        guard let source = store as? any RowStore, persistentStores.contains(where: { $0 === store }) else {
+            throw StrataError(.invalidArgument, "the store \(store.identifier) is not added to this coordinator")
+        }
+        let entities = managedObjectModel.entities(forConfigurationName: source.configurationName) ?? []
+        let rows = try source.read { view in try view.rows(ofEntities: Set(entities.map(\.name))) }
+        try remove(store)
+        let added: any PersistentStore
+        do {
+            added = try addPersistentStore(type: type, configuration: source.configurationName, at: url, options: options)
+        } catch {
+            _ = try? addPersistentStore(type: source.type, configuration: source.configurationName, at: source.url ?? url, options: nil)
+            throw error
+        }
+        guard let target = added as? any RowStore else { return added }
+        let ids = try target.permanentIDs(for: rows.map(\.id.entity))
+        var mapping: [ManagedObjectID: ManagedObjectID] = [:]
+        for (row, id) in zip(rows, ids) { mapping[row.id] = id }
+        var changes = StoreChangeSet()
+        changes.inserts = zip(rows, ids).map { row, id in StoreRow(id: id, version: 0, values: row.values.map { $0.remapped(mapping) }) }
+        _ = try target.commit(changes)
+        try setMetadata(source.metadata, for: added)
+        return added
+    }
+
+    /// Replaces the store at `destinationURL` with a copy of the one at `sourceURL`. Neither may
+    /// be added to this coordinator.
+    public func replacePersistentStore(at destinationURL: URL, destinationOptions: [String: Any]? = nil,
+                                       withPersistentStoreFrom sourceURL: URL, sourceOptions: [String: Any]? = nil,
+                                       type: StoreType) throws {
+        for url in [destinationURL, sourceURL] where persistentStore(for: url) != nil {
+            throw StrataError(.invalidArgument, "\(url.path) is added to this coordinator; remove it first")
+        }
+        try StoreTypeRegistry.factory(for: type).replaceStore(at: destinationURL, destinationOptions: destinationOptions ?? [:],
+                                                               withStoreAt: sourceURL, sourceOptions: sourceOptions ?? [:])
+    }
+
+    /// Removes the store at `url`: it leaves this coordinator if added, and its files are deleted.
+    public func destroyPersistentStore(at url: URL, type: StoreType, options: [String: Any]? = nil) throws {
+        if let store = persistentStore(for: url) { try remove(store) }
+        try StoreTypeRegistry.factory(for: type).destroyStore(at: url, options: options ?? [:])
+    }
+}

@@ -1,0 +1,87 @@
+// PredicateFunctions: the functions, collection operators and casts predicates may use.
+//
+// Owns: Core Data's function names (count:, sum:, average:, min:, max:, now, add:to:,
+// from:subtract:, multiply:by:, divide:by:, raise:toPower:, abs:, lowercase:, uppercase:) and
+// @count/@sum/@avg/@min/@max. An unknown function throws naming it. Never reads rows.
+
+import Foundation
+import StrataCore
+
+enum PredicateFunctions {
+    static func call(_ name: String, _ arguments: [EvaluatedValue]) throws -> EvaluatedValue {
+        func numbers(_ index: Int) -> Double? { arguments.indices.contains(index) ? arguments[index].scalar?.number : nil }
+        func arithmetic(_ operation: (Double, Double) -> Double) -> EvaluatedValue {
+            guard let a = numbers(0), let b = numbers(1) else { return .null }
+            if case .scalar(.integer(let x)) = arguments[0], case .scalar(.integer(let y)) = arguments[1] {
+                let result = operation(Double(x), Double(y))
+                if result.rounded() == result, let exact = Int64(exactly: result), name != "divide:by:" { return .scalar(.integer(exact)) }
+            }
+            return .scalar(.double(operation(a, b)))
+        }
+        switch name {
+        case "count:": return aggregate(.count, arguments.first?.elements ?? [])
+        case "sum:": return aggregate(.sum, arguments.first?.elements ?? [])
+        case "average:": return aggregate(.average, arguments.first?.elements ?? [])
+        case "min:": return aggregate(.minimum, arguments.first?.elements ?? [])
+        case "max:": return aggregate(.maximum, arguments.first?.elements ?? [])
+        case "now": return .scalar(.date(Date()))
+        case "add:to:": return arithmetic(+)
+        case "from:subtract:": return arithmetic(-)
+        case "multiply:by:": return arithmetic(*)
+        case "divide:by:": return arithmetic(/)
+        case "raise:toPower:": return arithmetic { pow($0, $1) }
+        case "abs:":
+            guard let value = numbers(0) else { return .null }
+            if case .scalar(.integer(let x)) = arguments[0] { return .scalar(.integer(abs(x))) }
+            return .scalar(.double(abs(value)))
+        case "lowercase:", "uppercase:":
+            guard case .scalar(.string(let text)) = arguments.first ?? .null else { return .null }
+            return .scalar(.string(name == "lowercase:" ? text.lowercased() : text.uppercased()))
+        default:
+            throw StrataError(.invalidArgument, "the predicate function \(name) is not supported")
+        }
+    }
+
+    /// A collection operator over values (nil elements are skipped, as Core Data does).
+    static func aggregate(_ op: KeyPathComponent.CollectionOperator, _ items: [EvaluatedValue]) -> EvaluatedValue {
+        if op == .count { return .scalar(.integer(Int64(items.count))) }
+        let scalars = items.compactMap(\.scalar).filter { if case .null = $0 { return false }; return true }
+        switch op {
+        case .sum:
+            if scalars.allSatisfy({ if case .integer = $0 { return true }; return false }) {
+                return .scalar(.integer(scalars.reduce(0) { sum, value in if case .integer(let v) = value { return sum &+ v }; return sum }))
+            }
+            return .scalar(.double(scalars.compactMap(\.number).reduce(0, +)))
+        case .average:
+            let values = scalars.compactMap(\.number)
+            return values.isEmpty ? .null : .scalar(.double(values.reduce(0, +) / Double(values.count)))
+        case .minimum, .maximum:
+            var best: PredicateValue?
+            for value in scalars {
+                guard let current = best else { best = value; continue }
+                guard let order = PredicateOrdering.compare(value, current, options: []) else { continue }
+                if (op == .minimum && order == .orderedAscending) || (op == .maximum && order == .orderedDescending) { best = value }
+            }
+            return best.map(EvaluatedValue.scalar) ?? .null
+        case .count:
+            return .scalar(.integer(Int64(items.count)))
+        }
+    }
+
+    /// CAST of a computed value (constants were folded by the parser).
+    static func cast(_ value: EvaluatedValue, to type: String) throws -> EvaluatedValue {
+        guard let scalar = value.scalar else { return value }
+        switch (type, scalar) {
+        case ("NSDate", .date): return value
+        case ("NSDate", _):
+            guard let seconds = scalar.number else { return .null }
+            return .scalar(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+        case ("NSNumber", .date(let date)): return .scalar(.double(date.timeIntervalSinceReferenceDate))
+        case ("NSNumber", .string(let text)): return Double(text).map { .scalar(.double($0)) } ?? .null
+        case ("NSNumber", _), ("NSDecimalNumber", _): return value
+        case ("NSString", _): return .scalar(.string("\(scalar.anyValue ?? "")"))
+        default:
+            throw StrataError(.invalidArgument, "CAST to \(type) is not supported for \(scalar.kindName) values")
+        }
+    }
+}

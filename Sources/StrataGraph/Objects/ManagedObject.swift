@@ -1,0 +1,229 @@
+// ManagedObject: one object of the graph: its identity, its values and its change state.
+//
+// Owns: the object's row of values (one slot per property of its entity, inherited first), the
+// committed snapshot it was loaded with, fault state and lifecycle flags, and the lifecycle hooks
+// subclasses override. Value access lives in ManagedObject+Values.swift, relationship maintenance
+// in ManagedObject+Relationships.swift. An object is confined to its context's queue; it is never
+// Sendable. It never talks to a store directly (faults fire through its context).
+
+import Foundation
+import Synchronization
+import StrataCore
+
+/// An object of the graph, of one entity of the model.
+///
+/// Subclass it and declare properties with ``Managed``:
+/// ```swift
+/// final class Quake: ManagedObject {
+///     @Managed var magnitude: Double = 0
+///     @Managed var place: String = ""
+/// }
+/// let quake = Quake(context: context)
+/// quake.magnitude = 4.2
+/// ```
+/// or use it directly through ``value(forKey:)`` and ``setValue(_:forKey:)``.
+open class ManagedObject: Hashable, CustomStringConvertible {
+    /// The entity this object belongs to.
+    public var entity: EntityDescription { entityStorage }
+    /// Unowned: the initializer makes an ID for the entity, which keeps it for the life of the
+    /// process (`EntityDescription.keepForever()`), so creating and releasing an object retains
+    /// and releases no entity.
+    private unowned(unsafe) let entityStorage: EntityDescription
+    /// The object's identity; temporary until the object is saved.
+    @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
+    /// The context the object lives in (nil once deleted and saved, or for objects never inserted).
+    public internal(set) var managedObjectContext: ManagedObjectContext? {
+        get { contextHandle?.context }
+        set { contextHandle = newValue?.handle }
+    }
+    /// The handle of the context the object lives in (a strong reference to the handle, which
+    /// refers to the context weakly). Set and read on the context's queue only (see the state
+    /// below for why unchecked).
+    @exclusivity(unchecked) var contextHandle: ContextHandle?
+
+    // `@exclusivity(unchecked)` on the object's state: read and written only on its context's
+    // queue, on every value access, where the runtime's dynamic exclusivity check cost more than
+    // the access itself; no code holds one of them across a call that could change it.
+    /// Current values, one per slot of `entity` (meaningful only when not a fault).
+    @exclusivity(unchecked) @usableFromInline var values: [RowValue] {
+        didSet { if !isEditingToMany && !toManyPositions.isEmpty { toManyPositions = [:] } }
+    }
+    /// Position of each ID in a to-many slot, for O(1) membership, add and remove
+    /// (ManagedObject+ToMany.swift). Dropped whenever `values` changes any other way.
+    @exclusivity(unchecked) var toManyPositions: [Int: [ManagedObjectID: Int]] = [:]
+    /// True while ManagedObject+ToMany edits `values` in place (keeps `toManyPositions`).
+    @exclusivity(unchecked) var isEditingToMany = false
+    /// The values last read from or saved to the store (nil for inserted objects).
+    @exclusivity(unchecked) var committedValues: [RowValue]?
+    /// The row version the committed values belong to (optimistic locking).
+    @exclusivity(unchecked) var rowVersion: Int64 = 0
+    /// Slots set since the last save (only slots whose value differs are kept).
+    @exclusivity(unchecked) var changedSlots: SlotSet = []
+    @exclusivity(unchecked) var isFaultStorage = false
+    /// A fault whose fetch read its row keeps the row's values in `values` (and its version in
+    /// `rowVersion`) with the coordinator's change stamp and the identity of the context's query
+    /// generation token then (0: unpinned): firing uses them while both are unchanged. No object
+    /// of its own: a fetch of many objects would allocate and free one per object.
+    @exclusivity(unchecked) var hasPrefetchedValues = false
+    @exclusivity(unchecked) var prefetchStamp: UInt64 = 0
+    @exclusivity(unchecked) var prefetchPin: UInt = 0
+    @exclusivity(unchecked) var isInsertedStorage = false
+    @exclusivity(unchecked) var isDeletedStorage = false
+    /// Set when a fault found no row (deleted elsewhere): values read as defaults.
+    @exclusivity(unchecked) var isInaccessible = false
+    /// The order of insertion into the context: saves give permanent keys in this order.
+    @exclusivity(unchecked) var insertionNumber: UInt64 = 0
+    /// Related objects a fetch prefetched for this one (relationshipKeyPathsForPrefetching), kept
+    /// alive as long as this object: the registry releases unused unchanged objects. Only objects
+    /// created after this one are added (ManagedObjectContext+Prefetch.swift), so these references
+    /// never form a cycle. Cleared when the object turns into a fault.
+    @exclusivity(unchecked) var prefetchedObjects: [ManagedObject] = []
+
+    /// Model-from-classes support: prototypes answer property reads with the wrapper's default and
+    /// record the name and wrapped key path read (see `Managed`). Never set on objects users see.
+    var isPrototype = false
+    var probedName: String?
+    var probedKeyPath: AnyKeyPath?
+
+    /// Creates an object of `entity` and, when `context` is given, inserts it there.
+    /// Subclasses inherit this initializer; override ``awakeFromInsert()`` to set up new objects.
+    public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
+        self.objectID = ManagedObjectID.temporary(for: entity)   // keeps the entity (see entityStorage)
+        self.entityStorage = entity
+        self.values = entity.defaultRow
+        if ManagedObject.countsLiveInstances.load(ordering: .relaxed) {
+            isCountedAlive = true
+            ManagedObject.liveCount.wrappingAdd(1, ordering: .relaxed)
+        }
+        if let context {
+            context.insert(self)
+        }
+    }
+
+    deinit {
+        if isCountedAlive { ManagedObject.liveCount.wrappingSubtract(1, ordering: .relaxed) }
+    }
+
+    /// Counts the ManagedObject instances alive in the process that were created after counting
+    /// began (one relaxed atomic add in init and one subtract in deinit; before that, neither:
+    /// fetches create and release objects by the thousand). Only `init(entity:insertInto:)` and
+    /// `deinit` change it.
+    private static let liveCount = Atomic<Int>(0)
+    private static let countsLiveInstances = Atomic<Bool>(false)
+    /// Whether this object is in `liveCount` (set once, in init).
+    @exclusivity(unchecked) private var isCountedAlive = false
+
+    /// How many managed objects (of any context, faults included) created since this was first
+    /// read are alive in the process right now: the first read starts the count (take a baseline
+    /// before creating the objects to watch). Not API: for tests and diagnostics that check
+    /// objects are released, for example while iterating ``BatchedFetchResults``.
+    public static var _liveInstanceCount: Int {
+        if !countsLiveInstances.load(ordering: .relaxed) { countsLiveInstances.store(true, ordering: .relaxed) }
+        return liveCount.load(ordering: .relaxed)
+    }
+
+    /// Creates an object of this class's entity in `context` and inserts it.
+    ///
+    /// The entity is the one whose class is `Self` in the context's model.
+    public convenience init(context: ManagedObjectContext) {
+        self.init(entity: Self.entity(in: context), insertInto: context)
+    }
+
+    /// Creates an object in the fault state (fetch and relationship access use this).
+    static func makeFault(entity: EntityDescription, id: ManagedObjectID) -> ManagedObject {
+        let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+        object.objectID = id
+        object.isFaultStorage = true
+        object.values = []
+        return object
+    }
+
+    /// The entity whose class is `Self` in the model of the most recently frozen model that has it.
+    open class func entity() -> EntityDescription {
+        guard let entity = ManagedClassRegistry.entity(for: self) else {
+            preconditionFailure("Strata: no model in use has an entity for class \(self); add it to a model and load it in a coordinator first")
+        }
+        return entity
+    }
+
+    private static func entity(in context: ManagedObjectContext) -> EntityDescription {
+        if let model = context.model, let entity = model.entity(forClass: self) { return entity }
+        return entity()
+    }
+
+    // MARK: State
+
+    /// Whether the object's values have not been loaded yet; reading a property loads them.
+    public var isFault: Bool { isFaultStorage }
+    /// Whether the object was inserted and not yet saved.
+    public var isInserted: Bool { isInsertedStorage }
+    /// Whether the object was deleted and the deletion not yet saved.
+    public var isDeleted: Bool { isDeletedStorage }
+    /// Whether a saved object has unsaved changes to its properties.
+    public var isUpdated: Bool { !isInsertedStorage && !isDeletedStorage && !changedSlots.isEmpty }
+    /// Whether the object is inserted, updated or deleted.
+    public var hasChanges: Bool { isInsertedStorage || isDeletedStorage || !changedSlots.isEmpty }
+    /// Like ``hasChanges`` but ignoring transient properties.
+    public var hasPersistentChangedValues: Bool {
+        isInsertedStorage || isDeletedStorage || changedSlots.contains { !entity.slots[$0].isTransient }
+    }
+
+    // MARK: Lifecycle hooks (override; call super)
+
+    /// Called once when the object is inserted into a context.
+    open func awakeFromInsert() {}
+    /// Called after the object's values are loaded from a store.
+    open func awakeFromFetch() {}
+    /// Called for every changed object before a save validates and writes.
+    open func willSave() {}
+    /// Called for every saved object after the save.
+    open func didSave() {}
+    /// Called when the object is deleted, before its delete rules are applied.
+    open func prepareForDeletion() {}
+    /// Called before the object turns into a fault.
+    open func willTurnIntoFault() {}
+    /// Called after the object turned into a fault.
+    open func didTurnIntoFault() {}
+    /// Override to add checks for a new object; throw to refuse the save.
+    open func validateForInsert() throws {}
+    /// Override to add checks for a changed object; throw to refuse the save.
+    open func validateForUpdate() throws {}
+    /// Override to add checks for a deleted object; throw to refuse the save.
+    open func validateForDelete() throws {}
+
+    // MARK: Identity
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// Sets and dictionaries of objects hash the object's address with one finalizer (see
+    /// `HashMixing`), not a full SipHash.
+    public func _rawHashValue(seed: Int) -> Int {
+        HashMixing.mix(UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())), seed: seed)
+    }
+
+    open var description: String {
+        let state = isFaultStorage ? "fault" : entity.slots.enumerated().map { index, property in
+            "\(property.name)=\(index < values.count ? Self.describe(values[index]) : "?")"
+        }.joined(separator: ", ")
+        return "<\(entity.name) \(objectID.uriRepresentation().absoluteString): \(state)>"
+    }
+
+    private static func describe(_ value: RowValue) -> String {
+        switch value {
+        case .null: return "nil"
+        case .string(let s): return "\"\(s.prefix(30))\""
+        case .objectID(let id): return id.uriRepresentation().lastPathComponent
+        case .objectIDs(let ids): return "(\(ids.count) objects)"
+        case .integer(let v): return "\(v)"
+        case .double(let v): return "\(v)"
+        default: return "\(value)"
+        }
+    }
+
+    /// Checks that the caller is on the object's context queue when concurrency debugging is on.
+    @inline(__always)
+    func assertOnContextQueue(_ operation: @autoclosure () -> String) {
+        guard ConcurrencyDebug.isEnabled, let context = managedObjectContext else { return }
+        ConcurrencyDebug.check(context, operation: "\(operation()) on \(entity.name) \(objectID)")
+    }
+}

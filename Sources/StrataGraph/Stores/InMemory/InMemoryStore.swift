@@ -1,0 +1,161 @@
+// InMemoryStore: a persistent store whose rows live in memory only.
+//
+// Owns: one coordinator's handle on a MemoryStoreData: private for `/dev/null`, shared by name for
+// `/dev/null/<name>`. It rebinds object IDs to this coordinator's model when the data was created
+// by another coordinator's model (same entity layouts are required). It never keeps generations:
+// reads see the latest committed rows.
+
+import Foundation
+import StrataCore
+
+final class InMemoryStore: RowStore {
+    let identifier: String
+    /// `identifier` as object IDs hold it.
+    let storeIdentity: StoreIdentity
+    let type = StoreType.inMemory
+    let url: URL?
+    let configurationName: String?
+    let isReadOnly: Bool
+    private let data: MemoryStoreData
+    private let entitiesByName: [String: EntityDescription]
+    /// This coordinator's entities: rows already bound to them need no rebinding (the common case).
+    private let ownEntities: Set<ObjectIdentifier>
+
+    /// Opens the store at `url`: `/dev/null` (or nil) is private, `/dev/null/<name>` is shared.
+    init(url: URL?, configurationName: String?, entities: [EntityDescription], readOnly: Bool) throws {
+        let path = url?.path ?? "/dev/null"
+        if path == "/dev/null" || path.isEmpty {
+            data = MemoryStoreData()
+        } else if path.hasPrefix("/dev/null/") {
+            data = NamedMemoryStores.data(named: String(path.dropFirst("/dev/null/".count)))
+        } else {
+            throw StrataError(.invalidArgument, "an in-memory store's URL must be /dev/null or /dev/null/<name>; got \(path)")
+        }
+        self.url = url ?? URL(fileURLWithPath: "/dev/null")
+        self.configurationName = configurationName
+        self.isReadOnly = readOnly
+        self.identifier = data.identifier
+        self.storeIdentity = StoreIdentity.named(data.identifier)
+        self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        self.ownEntities = Set(entities.map(ObjectIdentifier.init))
+        try adoptLayouts(entities)
+    }
+
+    /// Records this model's slot layout in the shared data, or checks it against the recorded one.
+    private func adoptLayouts(_ entities: [EntityDescription]) throws {
+        try data.withLock {
+            for entity in entities {
+                let names = entity.slots.map(\.name)
+                if let existing = data.layouts[entity.name], existing != names {
+                    throw StrataError(.incompatibleModel, "in-memory store \(url?.path ?? ""): entity \(entity.name) has properties \(names), but the store was opened with \(existing)")
+                }
+                data.layouts[entity.name] = names
+            }
+            var metadata = data.metadata
+            var hashes = metadata[StoreMetadataKey.versionHashes] as? [String: Data] ?? [:]
+            for entity in entities { hashes[entity.name] = entity.versionHash }
+            metadata[StoreMetadataKey.versionHashes] = hashes
+            metadata[StoreMetadataKey.storeUUID] = identifier
+            metadata[StoreMetadataKey.storeType] = type.rawValue
+            data.metadata = metadata
+        }
+    }
+
+    var metadata: [String: any Sendable] { data.withLock { data.metadata } }
+
+    func setMetadata(_ metadata: [String: any Sendable]) throws {
+        data.withLock {
+            var merged = metadata
+            for key in StoreMetadataKey.storeOwned {
+                merged[key] = data.metadata[key]
+            }
+            data.metadata = merged
+        }
+    }
+
+    func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
+        let keys = data.allocateKeys(entities.count)
+        return zip(entities, keys).map { ManagedObjectID(entity: $0, store: storeIdentity, key: .permanent($1)) }
+    }
+
+    var supportsGenerations: Bool { false }
+
+    func beginSnapshot() throws -> (any StoreSnapshot)? { nil }
+
+    func read<R>(snapshot: (any StoreSnapshot)?, _ body: (any StoreReadView) throws -> R) throws -> R {
+        try body(View(store: self))
+    }
+
+    func commit(_ changes: StoreChangeSet) throws -> [Int64] {
+        if isReadOnly {
+            throw StrataError(.readOnly, "in-memory store \(url?.path ?? "") was added read-only")
+        }
+        return try data.commit(changes)
+    }
+
+    func close() {}
+
+    /// Reads rows straight from the shared data, rebinding IDs to this coordinator's entities.
+    private struct View: StoreReadView {
+        let store: InMemoryStore
+
+        func row(for id: ManagedObjectID) throws -> StoreRow? {
+            guard let key = id.primaryKey else { return nil }
+            return store.data.withLock { store.data.rowUnlocked(entityName: id.entity.name, key: key) }.map(store.rebind)
+        }
+
+        func rows(ofEntities names: Set<String>) throws -> [StoreRow] {
+            let rows = store.data.withLock { store.data.rowsUnlocked(ofEntities: names) }
+            // Rows written through this coordinator need no rebinding: hand out the shared array.
+            guard rows.contains(where: { !store.ownEntities.contains(ObjectIdentifier($0.id.entity)) }) else { return rows }
+            return rows.map(store.rebind)
+        }
+
+        func count(ofEntities names: Set<String>) throws -> Int {
+            store.data.withLock { store.data.countUnlocked(ofEntities: names) }
+        }
+    }
+
+    private func rebind(_ row: StoreRow) -> StoreRow {
+        if ownEntities.contains(ObjectIdentifier(row.id.entity)) { return row }
+        guard let mine = entitiesByName[row.id.entity.name], mine !== row.id.entity else { return row }
+        var copy = row
+        copy.id = rebind(row.id)
+        copy.values = row.values.map { value in
+            switch value {
+            case .objectID(let id): return .objectID(rebind(id))
+            case .objectIDs(let ids): return .objectIDs(ids.map(rebind))
+            default: return value
+            }
+        }
+        return copy
+    }
+
+    private func rebind(_ id: ManagedObjectID) -> ManagedObjectID {
+        guard let mine = entitiesByName[id.entity.name], mine !== id.entity else { return id }
+        return ManagedObjectID(entity: mine, store: id.storeIdentity, key: id.key)
+    }
+}
+
+/// Opens in-memory stores (`StoreType.inMemory`); they have no files, so replacing and destroying
+/// a store only concerns the stores added to coordinators.
+struct InMemoryStoreFactory: PersistentStoreFactory {
+    func openStore(_ request: StoreOpenRequest) throws -> any RowStore {
+        try InMemoryStore(url: request.url, configurationName: request.configurationName, entities: request.entities,
+                          readOnly: request.isReadOnly)
+    }
+
+    func metadataForStore(at url: URL, options: [String: Any]) throws -> [String: any Sendable] {
+        try InMemoryStore(url: url, configurationName: nil, entities: [], readOnly: true).metadata
+    }
+
+    func setMetadata(_ metadata: [String: any Sendable], forStoreAt url: URL, options: [String: Any]) throws {
+        try InMemoryStore(url: url, configurationName: nil, entities: [], readOnly: false).setMetadata(metadata)
+    }
+
+    func replaceStore(at destination: URL, destinationOptions: [String: Any], withStoreAt source: URL, sourceOptions: [String: Any]) throws {
+        throw StrataError(.storeNotAvailable, "in-memory stores cannot be replaced (\(destination.path)); migrate the store instead")
+    }
+
+    func destroyStore(at url: URL, options: [String: Any]) throws {}
+}

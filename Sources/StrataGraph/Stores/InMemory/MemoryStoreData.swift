@@ -1,0 +1,199 @@
+// MemoryStoreData: the rows of one in-memory store, shared by every coordinator that opened it.
+//
+// Owns: rows by entity and key, the uniqueness-constraint lookup tables, the key counter and the
+// metadata, all behind one lock; the process-wide table of named stores (`/dev/null/<name>`).
+// Commits are atomic: checks first, then every change, under the lock. Never sees objects.
+
+import Foundation
+import StrataCore
+
+// @unchecked Sendable: every mutable field below is read and written only while `lock` is held.
+final class MemoryStoreData: @unchecked Sendable {
+    let identifier: String
+    let lock = NSLock()
+    private var rowsByEntity: [String: [Int64: StoreRow]] = [:] // guarded by lock
+    /// Each entity's rows in key order, dropped by every commit that changes the entity.
+    private var orderedRows: [String: [StoreRow]] = [:] // guarded by lock
+    private var uniqueIndex: [String: [[RowValue]: ManagedObjectID]] = [:] // guarded by lock
+    private var nextKey: Int64 = 1 // guarded by lock; only `allocateKeys` advances it
+    var metadata: [String: any Sendable] = [:] // guarded by lock
+    /// The slot names of each entity as first opened; later openers must match.
+    var layouts: [String: [String]] = [:] // guarded by lock
+
+    init(identifier: String = UUID().uuidString) {
+        self.identifier = identifier
+    }
+
+    func allocateKeys(_ count: Int) -> ClosedRange<Int64> {
+        lock.lock(); defer { lock.unlock() }
+        let first = nextKey
+        nextKey += Int64(count)
+        return first...(first + Int64(max(count, 1)) - 1)
+    }
+
+    // MARK: Reads (caller holds the lock through `withLock`)
+
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock.lock(); defer { lock.unlock() }
+        return try body()
+    }
+
+    func rowUnlocked(entityName: String, key: Int64) -> StoreRow? {
+        rowsByEntity[entityName]?[key]
+    }
+
+    /// The rows of the entities in key order. Each entity's ordered array is built once after a
+    /// commit changes it and then shared (copy-on-write) by every fetch until the next change.
+    func rowsUnlocked(ofEntities names: Set<String>) -> [StoreRow] {
+        if names.count == 1, let name = names.first { return orderedRowsUnlocked(of: name) }
+        var result: [StoreRow] = []
+        for name in names { result.append(contentsOf: orderedRowsUnlocked(of: name)) }
+        result.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
+        return result
+    }
+
+    private func orderedRowsUnlocked(of name: String) -> [StoreRow] {
+        if let cached = orderedRows[name] { return cached }
+        let rows = (rowsByEntity[name] ?? [:]).values.sorted { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
+        orderedRows[name] = rows
+        return rows
+    }
+
+    func countUnlocked(ofEntities names: Set<String>) -> Int {
+        names.reduce(0) { $0 + (rowsByEntity[$1]?.count ?? 0) }
+    }
+
+    // MARK: Commit
+
+    /// Checks versions and constraints, then applies every change; all under the lock.
+    func commit(_ changes: StoreChangeSet) throws -> [Int64] {
+        lock.lock(); defer { lock.unlock() }
+        try checkVersions(changes)
+        try checkConstraints(changes)
+        var versions: [Int64] = []
+        versions.reserveCapacity(changes.updates.count)
+        for id in changes.deletes.map(\.id) + changes.updates.map(\.id) + changes.inserts.map(\.id) {
+            orderedRows[id.entity.name] = nil
+        }
+        for (id, _) in changes.deletes {
+            guard let key = id.primaryKey, let old = rowsByEntity[id.entity.name]?.removeValue(forKey: key) else { continue }
+            removeConstraintEntries(of: old)
+        }
+        for var row in changes.updates {
+            let key = row.id.primaryKey!
+            let old = rowsByEntity[row.id.entity.name]?[key]
+            if let old { removeConstraintEntries(of: old) }
+            row.version = (old?.version ?? 0) + 1
+            rowsByEntity[row.id.entity.name, default: [:]][key] = row
+            addConstraintEntries(of: row)
+            versions.append(row.version)
+        }
+        for var row in changes.inserts {
+            row.version = 1
+            rowsByEntity[row.id.entity.name, default: [:]][row.id.primaryKey!] = row
+            addConstraintEntries(of: row)
+        }
+        return versions
+    }
+
+    private func checkVersions(_ changes: StoreChangeSet) throws {
+        var conflicts: [RowVersionConflict] = []
+        func check(_ id: ManagedObjectID, _ expected: Int64) {
+            guard !changes.isForced(id), let key = id.primaryKey else { return }
+            let stored = rowsByEntity[id.entity.name]?[key]
+            if stored?.version != expected {
+                conflicts.append(RowVersionConflict(id: id, expectedVersion: expected, stored: stored))
+            }
+        }
+        for row in changes.updates { check(row.id, row.version) }
+        for (id, version) in changes.deletes { check(id, version) }
+        if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
+    }
+
+    private func checkConstraints(_ changes: StoreChangeSet) throws {
+        let deleted = Set(changes.deletes.map(\.id))
+        let changed = Set(changes.updates.map(\.id))
+        var claimed: [String: [[RowValue]: ManagedObjectID]] = [:]
+        var conflicts: [String: RowConstraintConflict] = [:]
+        for row in changes.updates + changes.inserts {
+            for (tableName, constraint, values) in constraintKeys(of: row) {
+                var conflictKey: String { tableName + "\(values)" }
+                if let other = claimed[tableName]?[values], other != row.id {
+                    conflicts[conflictKey, default: RowConstraintConflict(entityName: row.id.entity.name, constraint: constraint, values: values, conflictingIDs: [other], storedID: nil)].conflictingIDs.append(row.id)
+                    continue
+                }
+                claimed[tableName, default: [:]][values] = row.id
+                if let stored = uniqueIndex[tableName]?[values], stored != row.id,
+                   !deleted.contains(stored), !changed.contains(stored) {
+                    conflicts[conflictKey, default: RowConstraintConflict(entityName: row.id.entity.name, constraint: constraint, values: values, conflictingIDs: [], storedID: stored)].conflictingIDs.append(row.id)
+                }
+            }
+        }
+        if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
+    }
+
+    /// One uniqueness constraint as it applies to an entity: the lookup table it shares with the
+    /// declaring entity's other subentities, and the slots of its properties.
+    private struct ConstraintPlan {
+        let table: String
+        let constraint: [String]
+        let slots: [Int]
+    }
+    private var constraintPlans: [String: [ConstraintPlan]] = [:] // guarded by lock
+
+    /// The constraints of an entity and its superentities (computed once per entity).
+    private func plans(for entity: EntityDescription) -> [ConstraintPlan] {
+        if let known = constraintPlans[entity.name] { return known }
+        var result: [ConstraintPlan] = []
+        var current: EntityDescription? = entity
+        while let declaring = current {
+            for constraint in declaring.uniquenessConstraints {
+                let slots = constraint.compactMap { entity.slotIndex[$0] }
+                guard slots.count == constraint.count else { continue }
+                result.append(ConstraintPlan(table: declaring.name + "|" + constraint.joined(separator: ","), constraint: constraint, slots: slots))
+            }
+            current = declaring.superentity
+        }
+        constraintPlans[entity.name] = result
+        return result
+    }
+
+    /// (table, constraint, values) for each uniqueness constraint of the row's entity and its
+    /// superentities. Rows with a nil in the constrained values are not constrained (as SQL).
+    private func constraintKeys(of row: StoreRow) -> [(String, [String], [RowValue])] {
+        let plans = plans(for: row.id.entity)
+        guard !plans.isEmpty else { return [] }
+        var result: [(String, [String], [RowValue])] = []
+        for plan in plans {
+            let values = plan.slots.map { row.values[$0] }
+            if values.contains(where: \.isNull) { continue }
+            result.append((plan.table, plan.constraint, values))
+        }
+        return result
+    }
+
+    private func addConstraintEntries(of row: StoreRow) {
+        for (table, _, values) in constraintKeys(of: row) { uniqueIndex[table, default: [:]][values] = row.id }
+    }
+
+    private func removeConstraintEntries(of row: StoreRow) {
+        for (table, _, values) in constraintKeys(of: row) where uniqueIndex[table]?[values] == row.id {
+            uniqueIndex[table]?[values] = nil
+        }
+    }
+}
+
+/// The named in-memory stores of this process (`/dev/null/<name>`), alive while any store uses them.
+enum NamedMemoryStores {
+    private final class WeakData { weak var data: MemoryStoreData? ; init(_ d: MemoryStoreData) { data = d } }
+    private static let table = Lock<[String: WeakData]>([:]) // guards the name table
+
+    static func data(named name: String) -> MemoryStoreData {
+        table.withLock { table in
+            if let existing = table[name]?.data { return existing }
+            let data = MemoryStoreData()
+            table[name] = WeakData(data)
+            return data
+        }
+    }
+}

@@ -1,0 +1,471 @@
+// NativeCommitter: one save applied to a native store inside one write transaction.
+//
+// Owns: the order of a commit: (1) updates, each checked against its stored version (optimistic
+// locking) just before its record is rewritten (one descent for both when the entity has no
+// foreign-key or link trees), gathering the index entries whose values changed;
+// (2) deletes, checked the same way, removing the row and its foreign-key and link entries (after
+// a first conflict rows are only checked, so every conflict is reported, and nothing more is
+// written); (3) inserts' records, foreign keys and links; (4) the gathered index removals, per
+// index in key order and in batches (neighbouring entries from one leaf instead of a descent per
+// row); (5) new index entries of updates and inserts, where uniqueness constraints are checked,
+// so a save may swap unique values between its own rows (other indexes take theirs in batches).
+// Any refusal throws before the transaction commits, so a refused save leaves no trace (the
+// transaction rolls back whatever was written). Index entries are `elements…, primary key(8)` →
+// entity number(2), or nothing for rows of the index's declaring entity (FORMAT.md §19.4). Never
+// decides what to save (the context does) and never reads outside its transaction.
+
+import Foundation
+import StrataStorage
+import StrataGraph
+
+struct NativeCommitter {
+    let store: NativeStore
+    let tx: WriteTransaction
+    /// Rows whose cached state this commit invalidates: every row written or deleted, and every
+    /// row whose to-many (read from a foreign-key tree) gained or lost a member (may repeat).
+    private(set) var touchedKeys: [Int64] = []
+    /// The new version of each update, at its position in the change set.
+    private var versions: [Int64] = []
+    /// The primary keys the save writes (built only to describe a uniqueness conflict).
+    private var savedKeys: Set<Int64>?
+    /// What the commit knows about one index entry to add once every removal is done.
+    private struct Addition {
+        /// The length of the elements part of the key.
+        let elements: Int
+        let truncated: Bool
+        let hasNull: Bool
+        /// The row's position in the change set (see `addedRow(_:)`; read only for uniqueness
+        /// conflicts and cut keys: entries are put in key order, rows come in another).
+        let row: Int
+        /// The row's entity number (what the entry's value says).
+        let entity: UInt16
+    }
+    /// Index entries to remove (old keys of deleted and updated rows) and to add, one list per
+    /// index tree, found by a linear search (a save touches a few indexes: comparing layout
+    /// references, then tree names, is cheaper than hashing tree names once per entry).
+    private var removals: [(index: IndexLayout, keys: IndexKeyList<Void>)] = []
+    private var additions: [(index: IndexLayout, keys: IndexKeyList<Addition>)] = []
+    /// The record being written (one buffer for every row of the commit).
+    private let recordWriter = ByteWriter()
+    /// The change set being applied: index additions refer to its rows by position (no copy
+    /// of a row per addition).
+    private var changes = StoreChangeSet()
+    /// The most index entries one index may gain or lose in this commit (lists are sized to it).
+    private var expectedEntries = 0
+
+    init(store: NativeStore, tx: WriteTransaction) {
+        self.store = store
+        self.tx = tx
+    }
+
+    private var reader: NativeRowReader {
+        NativeRowReader(store: store, tree: { [tx] name in try tx.openTree(name) })
+    }
+
+    /// The last tree opened: a save's rows go to one rows tree, row after row.
+    private var lastTree: WritableTree?
+
+    private mutating func tree(_ name: TreeName) throws -> WritableTree {
+        if let lastTree, lastTree.name == name { return lastTree }
+        let tree = try tx.openTree(name)
+        lastTree = tree
+        return tree
+    }
+
+    /// The layout of the last entity asked for is kept: a save's rows come grouped by entity.
+    private var lastLayout: EntityLayout?
+
+    private mutating func layout(of entity: EntityDescription) throws -> EntityLayout {
+        if let lastLayout, lastLayout.entity === entity { return lastLayout }
+        let layout = try store.layout(of: entity)
+        lastLayout = layout
+        return layout
+    }
+
+    mutating func apply(_ changes: StoreChangeSet) throws -> [Int64] {
+        // Key order: new keys are appended at the right edge of each tree (full pages, few
+        // page copies) and updates touch neighbouring rows together.
+        let insertOrder = Self.keyOrder(changes.inserts) { $0.id }
+        let updateOrder = Self.keyOrder(changes.updates) { $0.id }
+        let deleteOrder = Self.keyOrder(changes.deletes) { $0.id }
+        let total = changes.updates.count + changes.inserts.count + changes.deletes.count
+        versions = [Int64](repeating: 0, count: changes.updates.count)
+        touchedKeys.reserveCapacity(total)
+        expectedEntries = total
+        self.changes = changes
+        // Each row is checked just before it is written, so the write finds the leaf the check
+        // made writable (one descent per row). After a first conflict nothing more is written,
+        // but every row is still checked so that all conflicts are reported; the refusal then
+        // rolls the transaction back.
+        var conflicts: [RowVersionConflict] = []
+        for position in updateOrder {
+            let row = changes.updates[position]
+            if conflicts.isEmpty, try rewriteInPlace(row, position: position, base: changes.base(ofUpdate: position), changes: changes) { continue }
+            let stored = try check(row.id, row.version, base: changes.base(ofUpdate: position), changes: changes, conflicts: &conflicts)
+            if conflicts.isEmpty { try update(row, stored: stored, position: position) }
+        }
+        for position in deleteOrder {
+            let (id, version) = changes.deletes[position]
+            let stored = try check(id, version, base: changes.base(ofDelete: position), changes: changes, conflicts: &conflicts)
+            if conflicts.isEmpty { try delete(id, stored: stored) }
+        }
+        if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
+        for position in insertOrder { try insert(changes.inserts[position], position: changes.updates.count + position) }
+        try removeIndexEntries()
+        try addIndexEntries()
+        return versions
+    }
+
+    /// The positions of `items` in ascending primary-key order (usually already so).
+    private static func keyOrder<Item>(_ items: [Item], id: (Item) -> ManagedObjectID) -> [Int] {
+        let keys = items.map { id($0).primaryKey ?? 0 }
+        var order = Array(keys.indices)
+        guard zip(keys, keys.dropFirst()).contains(where: { $0 > $1 }) else { return order }
+        order.sort { keys[$0] < keys[$1] }
+        return order
+    }
+
+    // MARK: (1) Versions
+
+    /// The stored row an update or delete of `id` is based on (nil: no such row), after checking
+    /// its version: a row changed since the context read it is added to `conflicts` (unless
+    /// the merge policy overwrites it).
+    private mutating func check(_ id: ManagedObjectID, _ expected: Int64, base: [RowValue]?, changes: StoreChangeSet,
+                                conflicts: inout [RowVersionConflict]) throws -> StoreRow? {
+        guard let key = id.primaryKey else { return nil }
+        let layout = try layout(of: id.entity)
+        let forced = changes.isForced(id)
+        // Unchanged since the context read it: the stored row holds the values it read
+        // (record values: every slot a commit looks at), so only the version is read. After a
+        // first conflict nothing is written any more, so the read leaves the pages alone.
+        if !forced, let base, try storedVersion(key: key, layout: layout, forWriting: conflicts.isEmpty) == expected {
+            return StoreRow(id: id, version: expected, values: base)
+        }
+        let row = try reader.row(key: key, layout: layout)
+        if !forced && row?.version != expected {
+            conflicts.append(RowVersionConflict(id: id, expectedVersion: expected, stored: row))
+        }
+        return row
+    }
+
+    /// The version of a row this commit rewrites or deletes (nil: no such row), read from the
+    /// start of its record on the pages the write will change.
+    private mutating func storedVersion(key: Int64, layout: EntityLayout, forWriting: Bool) throws -> Int64? {
+        let rows = try tree(layout.rowsTree)
+        func version(_ record: UnsafeRawBufferPointer?) throws -> Int64? {
+            guard let record else { return nil }
+            var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
+            return Int64(bitPattern: try reader.varint())
+        }
+        return try NativeStoreFile.withKey(key) { encoded in
+            forWriting ? try rows.withValueForUpdate(forKey: encoded, version) : try rows.withValue(forKey: encoded, version)
+        }
+    }
+
+    // MARK: (2) Deletes
+
+    private mutating func delete(_ id: ManagedObjectID, stored old: StoreRow?) throws {
+        guard let key = id.primaryKey, let old else { return }
+        let layout = try layout(of: id.entity)
+        for index in layout.indexes { removeIndexEntry(index, values: old.values, primaryKey: key) }
+        for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: old.values[slot], to: .null, owner: key, layout: layout) }
+        for (_, name, _) in layout.links { try removeLinks(tree: name, owner: key) }
+        let rows = try tree(layout.rowsTree)
+        _ = try NativeStoreFile.withKey(key) { try rows.delete($0) }
+        touchedKeys.append(key)
+    }
+
+    // MARK: (3) Updates
+
+    /// The usual update in one descent of the rows tree: a row whose stored version is the one
+    /// the context read (so its record holds `base`), of an entity without foreign-key or link
+    /// trees (those are written between reading and rewriting the record), is rewritten where it
+    /// is. False when nothing was done (the row changed or is gone, the save forces it, or the
+    /// entity has such trees): the general path then checks and writes it.
+    private mutating func rewriteInPlace(_ row: StoreRow, position: Int, base: [RowValue]?, changes: StoreChangeSet) throws -> Bool {
+        guard let key = row.id.primaryKey, let base, !changes.isForced(row.id) else { return false }
+        let layout = try layout(of: row.id.entity)
+        guard layout.foreignKeys.isEmpty && layout.links.isEmpty else { return false }
+        let rows = try tree(layout.rowsTree)
+        let version = row.version + 1
+        let written = try NativeStoreFile.withKey(key) { encoded in
+            try rows.update(forKey: encoded) { record in
+                guard let record else { return nil }
+                var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
+                guard Int64(bitPattern: try reader.varint()) == row.version else { return nil }
+                gatherIndexChanges(row, old: base, key: key, position: position, layout: layout)
+                RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf, into: recordWriter)
+                return recordWriter.bytes
+            }
+        }
+        guard written else { return false }
+        versions[position] = version
+        touchedKeys.append(key)
+        return true
+    }
+
+    /// Gathers the index entries an update changes: for each index whose values differ, the old
+    /// key to remove and the new one to add (neither when they make the same key); with no old
+    /// values, only additions.
+    private mutating func gatherIndexChanges(_ row: StoreRow, old: [RowValue]?, key: Int64, position: Int, layout: EntityLayout) {
+        for index in layout.indexes {
+            if let old {
+                // Unchanged element values keep their entry.
+                if index.slots.allSatisfy({ row.values[$0] == old[$0] }) { continue }
+                // Different values may still make the same key (cut text, -0.0 and 0.0).
+                let removal = removalList(index)
+                removals[removal].keys.append { bytes in _ = index.appendKey(values: old, primaryKey: key, to: &bytes) }
+                let addition = additionList(index)
+                addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
+                if removals[removal].keys.lastKeyEquals(additions[addition].keys) {
+                    removals[removal].keys.removeLast()
+                    additions[addition].keys.removeLast()
+                }
+            } else {
+                addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
+            }
+        }
+    }
+
+    private mutating func update(_ row: StoreRow, stored old: StoreRow?, position: Int) throws {
+        guard let key = row.id.primaryKey else { return }
+        let layout = try layout(of: row.id.entity)
+        gatherIndexChanges(row, old: old?.values, key: key, position: position, layout: layout)
+        for (slot, name) in layout.foreignKeys {
+            try setForeignKey(tree: name, from: old?.values[slot] ?? .null, to: row.values[slot], owner: key, layout: layout)
+        }
+        for (slot, name, ordered) in layout.links {
+            try setLinks(tree: name, owner: key, from: old?.values[slot], to: row.values[slot], ordered: ordered)
+        }
+        let version = (old?.version ?? 0) + 1
+        versions[position] = version
+        try writeRecord(row, version: version, layout: layout)
+    }
+
+    // MARK: Inserts
+
+    /// Writes an inserted row; `position` is its position for `addedRow(_:)`.
+    private mutating func insert(_ row: StoreRow, position: Int) throws {
+        guard let key = row.id.primaryKey else { return }
+        let layout = try layout(of: row.id.entity)
+        for index in layout.indexes {
+            addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
+        }
+        for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: .null, to: row.values[slot], owner: key, layout: layout) }
+        for (slot, name, ordered) in layout.links { try setLinks(tree: name, owner: key, from: nil, to: row.values[slot], ordered: ordered) }
+        try writeRecord(row, version: 1, layout: layout)
+    }
+
+    private mutating func writeRecord(_ row: StoreRow, version: Int64, layout: EntityLayout) throws {
+        let key = row.id.primaryKey!
+        RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf, into: recordWriter)
+        let rows = try tree(layout.rowsTree)
+        _ = try NativeStoreFile.withKey(key) { encoded in try rows.put(encoded, recordWriter.bytes) }
+        touchedKeys.append(key)
+    }
+
+    // MARK: (4) Index entries and uniqueness
+
+    /// The row an index addition refers to: updates by their position in the change set,
+    /// inserts after them.
+    private func addedRow(_ position: Int) -> StoreRow {
+        position < changes.updates.count ? changes.updates[position] : changes.inserts[position - changes.updates.count]
+    }
+
+    /// Bytes reserved per gathered index key (most keys are one or two elements and 8 key bytes).
+    private static let keyBytes = 24
+
+    /// The position of the list of removals from `index`'s tree, made on first use (entities
+    /// sharing an inherited index have layouts of their own for it, and share its list).
+    private mutating func removalList(_ index: IndexLayout) -> Int {
+        if let position = removals.firstIndex(where: { $0.index === index || $0.index.tree == index.tree }) { return position }
+        removals.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
+        return removals.count - 1
+    }
+
+    /// The position of the list of additions to `index`'s tree, made on first use.
+    private mutating func additionList(_ index: IndexLayout) -> Int {
+        if let position = additions.firstIndex(where: { $0.index === index || $0.index.tree == index.tree }) { return position }
+        additions.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
+        return additions.count - 1
+    }
+
+    private mutating func removeIndexEntry(_ index: IndexLayout, values: [RowValue], primaryKey: Int64) {
+        let list = removalList(index)
+        removals[list].keys.append { bytes in _ = index.appendKey(values: values, primaryKey: primaryKey, to: &bytes) }
+    }
+
+    /// Removes the gathered old index entries, each index in key order.
+    private mutating func removeIndexEntries() throws {
+        for (index, gathered) in removals.sorted(by: { $0.index.tree < $1.index.tree }) {
+            var keys = gathered
+            keys.sort()
+            let indexTree = try self.tree(index.tree)
+            try keys.withKeys { count, key, _ in _ = try indexTree.deleteEach(count: count, key: key) }
+        }
+        removals = []
+    }
+
+    private mutating func addIndexEntry(_ index: IndexLayout, values: [RowValue], primaryKey: Int64, row: Int, entity: UInt16) {
+        let list = additionList(index)
+        additions[list].keys.append { bytes in
+            let made = index.appendKey(values: values, primaryKey: primaryKey, to: &bytes)
+            return Addition(elements: made.elements, truncated: made.truncated, hasNull: made.hasNull, row: row, entity: entity)
+        }
+    }
+
+    private mutating func addIndexEntries() throws {
+        var conflicts: [String: RowConstraintConflict] = [:]
+        // One index after another, each in key order (appends where keys grow with the rows).
+        let lists = additions.sorted { $0.index.tree < $1.index.tree }
+        additions = []
+        for (index, gathered) in lists {
+            let tree = index.tree
+            var keys = gathered
+            keys.sort()
+            let indexTree = try self.tree(tree)
+            if !index.isUnique {
+                // Nothing to check per entry: one batch.
+                let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2, alignment: 1)
+                defer { scratch.deallocate() }
+                try keys.withKeys { count, key, addition in
+                    _ = try indexTree.putEach(count: count, key: key) { index.entryValue(entity: addition($0).entity, in: scratch) }
+                }
+                continue
+            }
+            var entryValue: (entity: UInt16, bytes: [UInt8])?
+            try keys.forEach { key, addition in
+                if !addition.hasNull,
+                   let holder = try uniqueHolder(of: key, addition, index: index, in: indexTree) {
+                    let row = addedRow(addition.row)
+                    let values = index.slots.map { row.values[$0] }
+                    let name = index.tree.rawValue + "|\(values)"
+                    if savedKeys == nil {
+                        savedKeys = Set((changes.updates + changes.inserts).compactMap(\.id.primaryKey))
+                    }
+                    let inSave = holder.primaryKey.map { savedKeys!.contains($0) } ?? false
+                    var conflict = conflicts[name] ?? RowConstraintConflict(
+                        entityName: row.id.entity.name, constraint: index.elementNames, values: values,
+                        conflictingIDs: inSave ? [holder] : [], storedID: inSave ? nil : holder)
+                    conflict.conflictingIDs.append(row.id)
+                    conflicts[name] = conflict
+                    return
+                }
+                if entryValue?.entity != addition.entity {
+                    entryValue = (addition.entity, index.entryValue(entity: addition.entity))
+                }
+                _ = try entryValue!.bytes.withUnsafeBytes { try indexTree.put(key, $0) }
+            }
+        }
+        if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
+    }
+
+    /// Another row already holding the unique values of the addition's key: decided from the
+    /// key's neighbours in the index when they share its leaf, else by `otherHolder`.
+    private func uniqueHolder(of key: UnsafeRawBufferPointer, _ addition: Addition, index: IndexLayout,
+                              in indexTree: WritableTree) throws -> ManagedObjectID? {
+        guard !addition.truncated else { return try otherHolder(of: key, addition, index: index, in: indexTree) }
+        switch try indexTree.probePrefix(of: key, length: addition.elements) {
+        case .free:
+            return nil
+        case .taken(let key, let value):
+            guard key.count == addition.elements + 8, let number = value.withUnsafeBytes({ index.entityNumber(ofEntryValue: $0) }) else {
+                throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes")
+            }
+            let holderKey = key.withUnsafeBytes { Int64(bitPattern: KeyEncoding.readBigEndian($0, at: addition.elements)) }
+            return try reader.objectID(number: number, key: holderKey, in: index.tree)
+        case .undecided:
+            return try otherHolder(of: key, addition, index: index, in: indexTree)
+        }
+    }
+
+    /// Another row already holding the unique values of the addition's key (its elements part).
+    private func otherHolder(of key: UnsafeRawBufferPointer, _ addition: Addition, index: IndexLayout,
+                             in indexTree: WritableTree) throws -> ManagedObjectID? {
+        let row = addedRow(addition.row)
+        let elements = addition.elements
+        let prefix = Array(key[..<elements])
+        var holders: [ManagedObjectID] = []
+        let own = row.id.primaryKey
+        try indexTree.forEach(from: prefix) { entryKey, value in
+            guard entryKey.count >= elements, entryKey.prefix(elements).elementsEqual(prefix) else { return false }
+            guard entryKey.count == elements + 8, let number = index.entityNumber(ofEntryValue: value) else {
+                throw reader.corrupt(index.tree, "an index entry of \(entryKey.count)+\(value.count) bytes")
+            }
+            let holderKey = Int64(bitPattern: KeyEncoding.readBigEndian(entryKey, at: elements))
+            if holderKey != own {
+                holders.append(try reader.objectID(number: number, key: holderKey, in: index.tree))
+            }
+            // Without cut values the first other holder settles it.
+            return addition.truncated || holders.isEmpty
+        }
+        guard addition.truncated else { return holders.first }
+        // Long values share a cut key: compare the actual values.
+        let mine = index.slots.map { row.values[$0] }
+        for holder in holders {
+            guard let layout = store.layouts[holder.entity.name], let other = try reader.row(key: holder.primaryKey!, layout: layout) else { continue }
+            let theirs = index.elementNames.map { name in layout.entity.slotIndex[name].map { other.values[$0] } ?? .null }
+            if theirs == mine { return holder }
+        }
+        return nil
+    }
+
+    static func entityNumberBytes(_ number: UInt16) -> [UInt8] { [UInt8(number >> 8), UInt8(number & 0xFF)] }
+
+    // MARK: (5) Relationships
+
+    /// Moves `owner`'s entry in a foreign-key tree from the old target to the new one.
+    private mutating func setForeignKey(tree name: TreeName, from old: RowValue, to new: RowValue, owner: Int64, layout: EntityLayout) throws {
+        let oldTarget: Int64? = { if case .objectID(let id) = old { return id.primaryKey }; return nil }()
+        let newTarget: Int64? = { if case .objectID(let id) = new { return id.primaryKey }; return nil }()
+        guard oldTarget != newTarget else { return }
+        let fk = try tree(name)
+        if let oldTarget {
+            try fk.delete(NativeStoreFile.encodeKey(oldTarget) + NativeStoreFile.encodeKey(owner))
+            touchedKeys.append(oldTarget)
+        }
+        if let newTarget {
+            try fk.put(NativeStoreFile.encodeKey(newTarget) + NativeStoreFile.encodeKey(owner), Self.entityNumberBytes(layout.number))
+            touchedKeys.append(newTarget)
+        }
+    }
+
+    /// Rewrites an owner's link entries: unordered by difference, ordered (positions) in full.
+    private mutating func setLinks(tree name: TreeName, owner: Int64, from old: RowValue?, to new: RowValue, ordered: Bool) throws {
+        guard case .objectIDs(let targets) = new else { return }
+        let previous: [ManagedObjectID]
+        if old == nil { previous = [] } else { previous = try reader.linkTargets(tree: name, owner: owner, ordered: ordered) }
+        if previous == targets { return }
+        let links = try tree(name)
+        if ordered {
+            try removeLinks(tree: name, owner: owner)
+            for (position, target) in targets.enumerated() {
+                guard let targetKey = target.primaryKey else { continue }
+                var key = NativeStoreFile.encodeKey(owner)
+                key += [UInt8(position >> 24 & 0xFF), UInt8(position >> 16 & 0xFF), UInt8(position >> 8 & 0xFF), UInt8(position & 0xFF)]
+                try links.put(key, NativeStoreFile.encodeKey(targetKey) + Self.entityNumberBytes(store.numberOf(target.entity)))
+            }
+            return
+        }
+        let before = Set(previous), after = Set(targets)
+        for target in before.subtracting(after) {
+            guard let targetKey = target.primaryKey else { continue }
+            try links.delete(NativeStoreFile.encodeKey(owner) + NativeStoreFile.encodeKey(targetKey))
+        }
+        for target in after.subtracting(before) {
+            guard let targetKey = target.primaryKey else { continue }
+            try links.put(NativeStoreFile.encodeKey(owner) + NativeStoreFile.encodeKey(targetKey), Self.entityNumberBytes(store.numberOf(target.entity)))
+        }
+    }
+
+    private mutating func removeLinks(tree name: TreeName, owner: Int64) throws {
+        let links = try tree(name)
+        var keys: [[UInt8]] = []
+        let (lower, upper) = NativeRowReader.prefixRange(owner)
+        try links.forEach(from: lower, to: upper) { key, _ in
+            keys.append(Array(key))
+            return true
+        }
+        for key in keys { try links.delete(key) }
+    }
+}

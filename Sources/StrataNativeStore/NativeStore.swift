@@ -1,0 +1,288 @@
+// NativeStore: the default persistent store: rows, indexes and relationships in StrataStorage
+// trees, one `.strata` file (plus its WAL) per store (FORMAT.md §19).
+//
+// Owns: one coordinator's handle on a store file: opening (creating the layout, checking the
+// stored schema against the model, migrating when allowed), the entity layouts, metadata, key
+// allocation, reads (each in a read transaction of the latest generation, or of a pinned one)
+// and commits (one write transaction per save, so a save is atomic and durable). Reads never
+// take a lock that a commit holds. Never holds managed objects.
+
+import Foundation
+import StrataStorage
+import StrataCore
+import StrataGraph
+
+final class NativeStore: RowStore {
+    let identifier: String
+    /// `identifier` as object IDs hold it.
+    let storeIdentity: StoreIdentity
+    let type = StoreType.native
+    let url: URL?
+    let configurationName: String?
+    let isReadOnly: Bool
+    let file: NativeStoreFile
+    var engine: StorageEngine { file.engine }
+    /// Layouts of this coordinator's entities, by name and by stored number.
+    let layouts: [String: EntityLayout]
+    let layoutsByNumber: [UInt16: EntityLayout]
+    /// The same layouts by entity object, for `layout(for:)`: hashing an address is cheaper than
+    /// hashing a name, and every fetch and save asks (layouts keep their entities alive, so an
+    /// address is never reused meanwhile).
+    private let layoutsByEntity: [EntityKey: EntityLayout]
+    /// Resolves references while decoding records of this store.
+    let references: RowCodec.References
+    let model: ManagedObjectModel
+    let rowCache: RowCache
+    let pool: ConnectionPool
+
+    static let schemaKey = Array("schema".utf8)
+    static var metadataKey: [UInt8] { NativeStoreFile.metadataKey }
+
+    /// Opens (or creates) the store `request` describes, migrating an older layout when its
+    /// options allow it.
+    convenience init(_ request: StoreOpenRequest) throws {
+        guard let model = request.model else {
+            throw StrataError(.invalidArgument, "a native store at \(request.url.path) needs a model to open")
+        }
+        try self.init(url: request.url, configurationName: request.configurationName, entities: request.entities,
+                      model: model, options: request.options)
+    }
+
+    /// Opens (or creates) the store at `url` for `entities`, migrating an older layout when
+    /// `migrate` allows it.
+    init(url: URL, configurationName: String?, entities: [EntityDescription], model: ManagedObjectModel,
+         options: [String: Any]) throws {
+        let readOnly = StoreOptionValues.flag(options[ReadOnlyPersistentStoreOption])
+        var storage = StorageOptions()
+        storage.readOnly = readOnly
+        storage.createIfMissing = !readOnly
+        if let timeout = options[PersistentStoreTimeoutOption] as? TimeInterval { storage.busyTimeout = timeout }
+        if let timeout = options[PersistentStoreTimeoutOption] as? NSNumber { storage.busyTimeout = timeout.doubleValue }
+        if let bytes = StoreOptionValues.integer(options[PageCacheSizeOptionKey]) { storage.cacheBytes = max(bytes, 0) }
+        let path = url.path
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        self.file = try NativeStoreFile.file(at: path, options: storage)
+        self.url = url
+        self.configurationName = configurationName
+        self.isReadOnly = readOnly
+        self.model = model
+        self.identifier = file.engine.storeID.uuidString
+        self.storeIdentity = StoreIdentity.named(identifier)
+        let migrate = StoreOptionValues.flag(options[MigratePersistentStoresAutomaticallyOption])
+        let infer = StoreOptionValues.flag(options[InferMappingModelAutomaticallyOption])
+        let schema = try Self.prepareSchema(file: file, entities: entities, identifier: identifier,
+                                            readOnly: readOnly, migrate: migrate && infer)
+        let maxKey = file.engine.maxKeyLength
+        var layouts: [String: EntityLayout] = [:]
+        for entity in entities { layouts[entity.name] = try EntityLayout(entity: entity, schema: schema, maxKeyLength: maxKey) }
+        self.layouts = layouts
+        self.layoutsByEntity = Dictionary(layouts.values.map { (EntityKey($0.entity), $0) }, uniquingKeysWith: { a, _ in a })
+        let byNumber = Dictionary(layouts.values.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
+        self.layoutsByNumber = byNumber
+        self.references = RowCodec.References(
+            store: StoreIdentity.named(file.engine.storeID.uuidString),
+            entity: { number in byNumber[number]?.entity },
+            objectID: { url in Self.objectID(from: url, model: model) })
+        self.rowCache = RowCache(budgetBytes: StoreOptionValues.integer(options[RowCacheSizeOptionKey]) ?? 32 << 20)
+        self.pool = ConnectionPool(size: max(1, StoreOptionValues.integer(options[PersistentStoreConnectionPoolMaxSizeKey]) ?? 4))
+    }
+
+    /// Creates the layout of a new store, or checks (and if allowed migrates) an existing one.
+    private static func prepareSchema(file: NativeStoreFile, entities: [EntityDescription], identifier: String,
+                                      readOnly: Bool, migrate: Bool) throws -> NativeSchema {
+        let stored: NativeSchema? = try file.engine.read { tx in
+            guard let meta = try tx.treeIfPresent(NativeSchema.metaTree), let bytes = try meta.get(schemaKey) else { return nil }
+            return try decodeSchema(bytes, path: file.path)
+        }
+        guard let stored else {
+            if readOnly { throw StrataError(.invalidArgument, "\(file.path) is not a Strata store and cannot be created read-only") }
+            let schema = NativeSchema.describing(entities)
+            try file.engine.write { tx in
+                // Another process may have created it meanwhile: then check it as usual.
+                if try tx.treeIfPresentForMigration(NativeSchema.metaTree)?.get(schemaKey) != nil { return }
+                try create(schema, entities: entities, identifier: identifier, path: file.path, in: tx)
+            }
+            return try prepareSchema(file: file, entities: entities, identifier: identifier, readOnly: readOnly, migrate: migrate)
+        }
+        let wanted = NativeSchema.describing(entities, keepingNumbersOf: stored)
+        if NativeMigration.sameLayout(stored, wanted) { return stored }
+        guard migrate, !readOnly else {
+            throw StrataError(.incompatibleModel, "\(file.path): the store was written with a different model (\(NativeMigration.summary(from: stored, to: wanted))); add it with MigratePersistentStoresAutomaticallyOption and InferMappingModelAutomaticallyOption to migrate it")
+        }
+        return try NativeMigration.migrate(file: file, from: stored, to: entities, identifier: identifier)
+    }
+
+    static func decodeSchema(_ bytes: [UInt8], path: String) throws -> NativeSchema {
+        let schema: NativeSchema
+        do {
+            schema = try JSONDecoder().decode(NativeSchema.self, from: Data(bytes))
+        } catch {
+            throw StrataError(.corrupt, "\(path): the stored schema (meta tree, key \"schema\") is not valid: \(error)")
+        }
+        guard schema.layoutVersion <= NativeSchema.currentLayoutVersion else {
+            throw StrataError(.incompatibleFormat, "\(path): the store uses layout version \(schema.layoutVersion); this Strata reads up to \(NativeSchema.currentLayoutVersion)")
+        }
+        return schema
+    }
+
+    static func encodeSchema(_ schema: NativeSchema) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Array(try encoder.encode(schema))
+    }
+
+    /// Writes the meta tree and creates every tree of `schema`.
+    static func create(_ schema: NativeSchema, entities: [EntityDescription], identifier: String, path: String, in tx: WriteTransaction) throws {
+        let meta = try tx.openTree(NativeSchema.metaTree)
+        try meta.put(schemaKey, try encodeSchema(schema))
+        if try meta.get(NativeStoreFile.nextKeyName) == nil { try meta.put(NativeStoreFile.nextKeyName, NativeStoreFile.encodeKey(1)) }
+        var metadata: [String: any Sendable] = [:]
+        if let bytes = try meta.get(metadataKey) { metadata = try MetadataCodec.decode(bytes, store: path) }
+        metadata[StoreMetadataKey.versionHashes] = Dictionary(entities.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { a, _ in a })
+        metadata[StoreMetadataKey.storeUUID] = identifier
+        metadata[StoreMetadataKey.storeType] = StoreType.native.rawValue
+        try meta.put(metadataKey, try MetadataCodec.encode(metadata))
+        for name in schema.treeNames.sorted() { _ = try tx.openTree(TreeName(name)) }
+    }
+
+    // MARK: Metadata
+
+    /// The metadata as of the store's latest generation (the file owns it, for every coordinator
+    /// of this process; another process's change is seen at its next generation). Empty when the
+    /// file cannot be read any more (the error surfaces at the next fetch or save).
+    var metadata: [String: any Sendable] { (try? file.metadata()) ?? [:] }
+
+    func setMetadata(_ metadata: [String: any Sendable]) throws {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        try file.setMetadata(metadata)
+    }
+
+    // MARK: Keys
+
+    func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        let first = try file.allocate(entities.count)
+        return entities.enumerated().map { offset, entity in
+            ManagedObjectID(entity: entity, store: storeIdentity, key: .permanent(first + Int64(offset)))
+        }
+    }
+
+    func numberOf(_ entity: EntityDescription) -> UInt16 {
+        layout(for: entity)?.number ?? 0
+    }
+
+    /// The layout of `entity`: found by the entity object, else (another model's instance of
+    /// it) by name.
+    func layout(for entity: EntityDescription) -> EntityLayout? {
+        layoutsByEntity[EntityKey(entity)] ?? layouts[entity.name]
+    }
+
+    func layout(of entity: EntityDescription) throws -> EntityLayout {
+        guard let layout = layout(for: entity) else {
+            throw StrataError(.noStore, "native store \(file.path) does not hold entity \(entity.name)")
+        }
+        return layout
+    }
+
+    // MARK: Reads
+
+    var supportsGenerations: Bool { true }
+
+    func beginSnapshot() throws -> (any StoreSnapshot)? {
+        NativeSnapshot(storeIdentifier: identifier, transaction: try engine.beginRead())
+    }
+
+    func read<R>(snapshot: (any StoreSnapshot)?, _ body: (any StoreReadView) throws -> R) throws -> R {
+        try pool.withConnection {
+            if let pinned = snapshot as? NativeSnapshot {
+                return try body(NativeReadView(store: self, transaction: pinned.transaction))
+            }
+            let tx = try engine.beginRead()
+            defer { tx.end() }
+            return try body(NativeReadView(store: self, transaction: tx))
+        }
+    }
+
+    /// A fault firing: from the row cache when it holds the row at the generation read (no read
+    /// transaction at all), else from the tree.
+    func row(for id: ManagedObjectID, snapshot: (any StoreSnapshot)?) throws -> StoreRow? {
+        if let key = id.primaryKey {
+            let generation = try (snapshot as? NativeSnapshot)?.generation ?? engine.latestGeneration.rawValue
+            if let cached = rowCache.row(key, at: generation), cached.id.entity.name == id.entity.name { return cached }
+        }
+        return try read(snapshot: snapshot) { try $0.row(for: id) }
+    }
+
+    // MARK: Commits
+
+    func commit(_ changes: StoreChangeSet) throws -> [Int64] {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        do {
+            return try commitOnce(changes)
+        } catch CommitRefusal.versionConflicts(let conflicts) {
+            // The commit may have written rows before it met a conflict (then rolled back): the
+            // rows the conflicts report are read again from what is committed, so none of them
+            // shows this save's own changes (a to-many read from a tree it had touched).
+            let committed = try read(snapshot: nil) { view in
+                try conflicts.map { RowVersionConflict(id: $0.id, expectedVersion: $0.expectedVersion, stored: try view.row(for: $0.id)) }
+            }
+            throw CommitRefusal.versionConflicts(committed)
+        }
+    }
+
+    private func commitOnce(_ changes: StoreChangeSet) throws -> [Int64] {
+        try pool.withWriter {
+            var invalidated: [Int64] = []
+            var committedAt = Generation.zero
+            let versions = try engine.write { tx in
+                var committer = NativeCommitter(store: self, tx: tx)
+                let versions = try committer.apply(changes)
+                invalidated = committer.touchedKeys
+                committedAt = tx.generation
+                return versions
+            }
+            rowCache.didCommit(at: committedAt.rawValue, changedKeys: invalidated)
+            return versions
+        }
+    }
+
+    func close() {}
+
+    private static func objectID(from url: URL, model: ManagedObjectModel) -> ManagedObjectID? {
+        guard url.scheme == "x-strata", let host = url.host, !host.isEmpty else { return nil }
+        let parts = url.path.split(separator: "/").map(String.init)
+        guard parts.count == 2, parts[1].hasPrefix("p"), let key = Int64(parts[1].dropFirst()),
+              let entity = model.entitiesByName[parts[0]] else { return nil }
+        return ManagedObjectID(entity: entity, storeIdentifier: host, key: .permanent(key))
+    }
+}
+
+/// A native store's pinned generation: a read transaction kept open for a query generation.
+final class NativeSnapshot: StoreSnapshot {
+    let storeIdentifier: String
+    let transaction: ReadTransaction
+    var generation: UInt64 { transaction.generation.rawValue }
+
+    init(storeIdentifier: String, transaction: ReadTransaction) {
+        self.storeIdentifier = storeIdentifier
+        self.transaction = transaction
+    }
+
+    deinit { transaction.end() }
+}
+
+/// Option key: the native store's row cache budget in bytes (NSNumber Int; default 32 MiB).
+public let RowCacheSizeOptionKey = "StrataRowCacheSize"
+/// Option key: the native store's page cache in bytes (NSNumber Int; default 128 MiB, as
+/// `StorageOptions.cacheBytes`). The pages of the B+trees a process reads most stay in it; a
+/// store larger than the cache reads the rest from the file. Coordinators of one process share
+/// one engine per store file: the first to open the file sets it.
+public let PageCacheSizeOptionKey = "StrataPageCacheSize"
+
+/// An entity object as a dictionary key: its address, mixed by one finalizer (not SipHash).
+struct EntityKey: Hashable {
+    let id: ObjectIdentifier
+    init(_ entity: EntityDescription) { id = ObjectIdentifier(entity) }
+    func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    func _rawHashValue(seed: Int) -> Int { HashMixing.mix(UInt64(UInt(bitPattern: id)), seed: seed) }
+}

@@ -1,0 +1,166 @@
+// NativeStoreFile: one open StrataStorage engine per store file in this process, shared by every
+// coordinator that adds the file and by the file operations (metadata, replace, destroy), with
+// its primary-key allocator and its metadata.
+//
+// Owns: the process-wide table of open files (by standardized path; an entry lives while a store
+// or a file operation uses it), key allocation and the store's metadata (the meta tree's
+// "metadata" record, FORMAT.md §19.2). Keys are unique store-wide, across processes: the
+// allocator hands out keys from a block reserved by a write transaction that advances `nextKey`
+// in the meta tree, so two processes never get the same key; a crash only leaves a gap. Only
+// `allocate` moves `next`/`limit`. Metadata is cached with the generation it was read at and read
+// again when the store has a newer generation, so no store of the file, in any coordinator or
+// process, sees stale metadata. Never interprets rows.
+
+import Foundation
+import StrataStorage
+import StrataCore
+import StrataGraph
+
+final class NativeStoreFile: Sendable {
+    let engine: StorageEngine
+    let path: String
+    private struct Keys {
+        var next: Int64 = 0
+        var limit: Int64 = 0
+        var blockSize: Int64 = 64
+    }
+    private let keys = Lock(Keys()) // guards the reserved key block; only `allocate` changes it
+    /// The metadata and the generation it was read at; only `metadata()` and `setMetadata` set it.
+    private let cachedMetadata = Lock<(generation: Generation, metadata: [String: any Sendable])?>(nil) // guards the cache
+
+    static let nextKeyName = Array("nextKey".utf8)
+    static let metadataKey = Array("metadata".utf8)
+
+    private init(engine: StorageEngine, path: String) {
+        self.engine = engine
+        self.path = path
+    }
+
+    // MARK: The process-wide table
+
+    private final class WeakFile { weak var file: NativeStoreFile?; init(_ f: NativeStoreFile) { file = f } }
+    private static let open = Lock<[String: WeakFile]>([:]) // guards the table of open files
+
+    /// The open file at `path`, opening the engine if no store in this process has it open.
+    static func file(at path: String, options: StorageOptions) throws -> NativeStoreFile {
+        let key = tableKey(path)
+        return try open.withLock { table in
+            if let existing = table[key]?.file {
+                if existing.engine.options.readOnly && !options.readOnly {
+                    throw StrataError(.busy, "\(key) is open read-only in this process; it cannot be opened for writing until that store is removed")
+                }
+                return existing
+            }
+            let engine = try StorageEngine(path: key, options: options)
+            let file = NativeStoreFile(engine: engine, path: key)
+            table[key] = WeakFile(file)
+            return file
+        }
+    }
+
+    /// The file at `path` for a file operation: the one a store of this process has open, else
+    /// the engine opened for the operation (closed when the last user lets go). Throws when
+    /// there is no store at `path`.
+    static func existing(at path: String, readOnly: Bool) throws -> NativeStoreFile {
+        if let live = open.withLock({ $0[tableKey(path)]?.file }) { return live }
+        guard FileManager.default.fileExists(atPath: path) else { throw StrataError(.invalidArgument, "no store at \(path)") }
+        var options = StorageOptions()
+        options.createIfMissing = false
+        options.readOnly = readOnly
+        return try file(at: path, options: options)
+    }
+
+    /// Takes `path` out of the table (its files are about to be deleted or replaced): stores
+    /// still holding the file keep using it; the next store added at `path` opens a new engine.
+    static func forget(_ path: String) {
+        open.withLock { table in _ = table.removeValue(forKey: tableKey(path)) }
+    }
+
+    private static func tableKey(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+
+    deinit { engine.close() }
+
+    /// Copies every commit into the store file (a method, so the file stays open while it runs:
+    /// the engine closes when the last user of a file opened for one operation lets go).
+    func checkpoint() throws { try engine.checkpoint() }
+
+    // MARK: Metadata
+
+    /// The store's metadata as of its latest generation.
+    func metadata() throws -> [String: any Sendable] {
+        let latest = try engine.latestGeneration
+        if let cached = cachedMetadata.withLock({ $0 }), cached.generation == latest { return cached.metadata }
+        let (generation, metadata): (Generation, [String: any Sendable]) = try engine.read { tx in
+            guard let bytes = try tx.treeIfPresent(NativeSchema.metaTree)?.get(Self.metadataKey) else {
+                throw StrataError(.invalidArgument, "\(path) is not a native store (no metadata in \(NativeSchema.metaTree))")
+            }
+            return (tx.generation, try MetadataCodec.decode(bytes, store: path))
+        }
+        cachedMetadata.withLock { $0 = (generation, metadata) }
+        return metadata
+    }
+
+    /// Replaces the application part of the metadata; Strata's own keys (model version hashes,
+    /// store UUID and type) are kept as stored.
+    func setMetadata(_ metadata: [String: any Sendable]) throws {
+        var merged = metadata
+        let (generation, stored): (Generation, [String: any Sendable]) = try engine.write { tx in
+            let meta = try tx.openTree(NativeSchema.metaTree)
+            guard let bytes = try meta.get(Self.metadataKey) else {
+                throw StrataError(.invalidArgument, "\(path) is not a native store (no metadata in \(NativeSchema.metaTree))")
+            }
+            let current = try MetadataCodec.decode(bytes, store: path)
+            for key in StoreMetadataKey.storeOwned { merged[key] = current[key] }
+            try meta.put(Self.metadataKey, try MetadataCodec.encode(merged))
+            return (tx.generation, merged)
+        }
+        cachedMetadata.withLock { $0 = (generation, stored) }
+    }
+
+    // MARK: Keys
+
+    /// `count` consecutive keys, unique in the store; reserves a new block when the current one
+    /// runs out (a write transaction: one commit per block, blocks grow to 64 Ki keys).
+    func allocate(_ count: Int) throws -> Int64 {
+        try keys.withLock { keys in
+            let needed = Int64(max(count, 1))
+            if keys.next + needed > keys.limit {
+                let block = max(needed, keys.blockSize)
+                keys.blockSize = min(keys.blockSize * 2, 65_536)
+                let first: Int64 = try engine.write { tx in
+                    let meta = try tx.openTree(NativeSchema.metaTree)
+                    let stored = try meta.get(Self.nextKeyName).map { try Self.decodeKey($0, path: path) } ?? 1
+                    try meta.put(Self.nextKeyName, Self.encodeKey(stored + block))
+                    return stored
+                }
+                keys.next = first
+                keys.limit = first + block
+            }
+            let first = keys.next
+            keys.next += needed
+            return first
+        }
+    }
+
+    /// Calls `body` with the encoded key, made on the stack (no allocation).
+    @inline(__always)
+    static func withKey<R>(_ key: Int64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: UInt64(bitPattern: key).bigEndian) { try body($0) }
+    }
+
+    static func encodeKey(_ key: Int64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        KeyEncoding.appendBigEndian(UInt64(bitPattern: key), to: &bytes)
+        return bytes
+    }
+
+    /// The stored next key; a malformed one is corruption (guessing could hand out used keys).
+    static func decodeKey(_ bytes: [UInt8], path: String) throws -> Int64 {
+        guard bytes.count == 8 else {
+            throw StrataError(.corrupt, "\(path): nextKey in \(NativeSchema.metaTree) has \(bytes.count) bytes, not 8")
+        }
+        let key = bytes.withUnsafeBytes { Int64(bitPattern: KeyEncoding.readBigEndian($0, at: 0)) }
+        guard key >= 1 else { throw StrataError(.corrupt, "\(path): nextKey in \(NativeSchema.metaTree) is \(key)") }
+        return key
+    }
+}

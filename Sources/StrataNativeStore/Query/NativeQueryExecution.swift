@@ -1,0 +1,343 @@
+// NativeQueryExecution: a native store answering fetch plans: the access path QueryPlanner
+// chose, run over the store's trees.
+//
+// Owns: index key ranges built from an access path (equality prefixes × one range, FORMAT.md
+// §19.4 key order), forward and backward index scans with the residual predicate checked on each
+// row, early stop at offset + limit when the index gives the order (or no order is asked),
+// counting index entries without reading rows when the path is exact, and streaming full scans.
+// Unsorted fetches return rows in access order (key order for scans, index order for index
+// scans). Never writes.
+
+import Foundation
+import StrataStorage
+import StrataCore
+import StrataGraph
+
+extension NativeReadView {
+    func rows(matching plan: FetchPlan) throws -> [StoreRow] {
+        let path = store.accessPath(for: plan)
+        let needed = plan.limit > 0 ? plan.offset + plan.limit : nil
+        let stopsEarly = needed != nil && (plan.sortDescriptors.isEmpty || path.providesOrder)
+        var rows: [StoreRow] = []
+        // A limit that stops the scan bounds the rows (no regrowing while they come).
+        if stopsEarly, let needed { rows.reserveCapacity(min(needed, 4096)) }
+        // A range of an index without a residual yields as many rows as it has entries, counted
+        // from the leaves' record counts: room for all (the array regrew ~17 times for 100,000
+        // rows). Not for equalities: a point lookup would pay a second descent.
+        else if path.rangesNextElement, let expected = try indexEntryCount(path, plan: plan) { rows.reserveCapacity(expected) }
+        try forEachMatch(plan, path: path) { row in
+            rows.append(row)
+            return !(stopsEarly && rows.count >= needed!)
+        }
+        // Rows in key order, so a sort breaks ties the same way with or without an index.
+        if (path.isIndexScan && !path.providesOrder && !plan.sortDescriptors.isEmpty)
+            || (!path.isIndexScan && plan.entityNames.count > 1 && !stopsEarly) {
+            rows.sort { ($0.id.primaryKey ?? 0) < ($1.id.primaryKey ?? 0) }
+        }
+        if !plan.sortDescriptors.isEmpty && !path.providesOrder {
+            rows = try RowSorter.sorted(rows, by: plan.sortDescriptors, source: ViewRowSource(view: self), keeping: needed)
+        }
+        rows = plan.window(rows)
+        // Fetched objects are faults: keep their rows where firing them will look first.
+        if !path.isIndexScan { for row in rows.prefix(Self.rowsRememberedPerRead) { store.rowCache.insert(row, key: row.id.primaryKey!, at: generation) } }
+        return rows
+    }
+
+    func count(matching plan: FetchPlan) throws -> Int {
+        if plan.predicate == nil { return plan.window(try count(ofEntities: plan.entityNames)) }
+        let path = store.accessPath(for: plan)
+        let needed = plan.limit > 0 ? plan.offset + plan.limit : Int.max
+        if let entries = try indexEntryCount(path, plan: plan) { return plan.window(entries) }
+        var total = 0
+        if path.residual == nil, let indexLayout = indexLayout(of: path, plan: plan) {
+            try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { _, _ in
+                total += 1
+                return total < needed
+            }
+            return plan.window(total)
+        }
+        if !path.isIndexScan {
+            for name in plan.entityNames.sorted() {
+                guard let layout = store.layouts[name] else { continue }
+                try scan(layout, matching: path.residual, needsRows: false) { _ in
+                    total += 1
+                    return total < needed
+                }
+            }
+            return plan.window(total)
+        }
+        try forEachMatch(plan, path: path) { _ in
+            total += 1
+            return total < needed
+        }
+        return plan.window(total)
+    }
+
+    /// How many entries `path`'s index ranges hold, when each is a row the plan selects (no
+    /// residual, one entity per index); nil otherwise. Whole leaves at a time: no entry is
+    /// looked at except at the range ends.
+    func indexEntryCount(_ path: AccessPath, plan: FetchPlan) throws -> Int? {
+        guard path.residual == nil, !path.filtersEntities, let indexLayout = indexLayout(of: path, plan: plan),
+              let tree = try transaction.treeIfPresent(indexLayout.tree) else { return nil }
+        var total = 0
+        for range in keyRanges(path, index: indexLayout) { total += try tree.count(from: range.lower, to: range.upper) }
+        return total
+    }
+
+    /// The layout of the index `path` scans, as the fetched entity's layout lists it (nil for a
+    /// scan of every row).
+    private func indexLayout(of path: AccessPath, plan: FetchPlan) -> IndexLayout? {
+        guard let index = path.index, let layout = store.layout(for: plan.entity) else { return nil }
+        return layout.indexes.first { $0.name == index.name && $0.declaringEntity == index.declaringEntity }
+    }
+
+    /// Calls `body` with each row the plan's predicate selects, in access order, until it returns false.
+    func forEachMatch(_ plan: FetchPlan, path: AccessPath, _ body: (StoreRow) throws -> Bool) throws {
+        // Made only when there is a residual to evaluate (most indexed fetches have none).
+        let evaluator = path.residual == nil ? nil : PredicateEvaluator(source: ViewRowSource(view: self))
+        func matches(_ row: StoreRow) throws -> Bool {
+            guard let residual = path.residual, let evaluator else { return true }
+            do {
+                return try evaluator.evaluate(residual, on: row)
+            } catch var error as StrataError {
+                error.message += " — fetching \(plan.entity.name) where \(plan.predicate?.predicateFormat ?? "")"
+                throw error
+            }
+        }
+        if let indexLayout = indexLayout(of: path, plan: plan) {
+            let reader = self.reader
+            // Rows come in index order, often near each other in their tree: one point reader
+            // per rows tree descends once per leaf.
+            // The entity of the last entry, with its layout and point reader (entries of one
+            // entity usually follow each other).
+            var points: (number: UInt16, layout: EntityLayout, reader: PointReader?)?
+            var read = 0
+            try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { key, number in
+                if points?.number != number {
+                    guard let rowLayout = store.layoutsByNumber[number] else {
+                        throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
+                    }
+                    points = (number, rowLayout, try transaction.treeIfPresent(rowLayout.rowsTree)?.makePointReader())
+                }
+                let rowLayout = points!.layout
+                read += 1
+                guard let row = try cachedRow(key: key, layout: rowLayout, points: points!.reader,
+                                              remember: read <= Self.rowsRememberedPerRead) else {
+                    throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
+                }
+                return try matches(row) ? try body(row) : true
+            }
+            return
+        }
+        for name in plan.entityNames.sorted() {
+            guard let layout = store.layouts[name] else { continue }
+            var stopped = false
+            try scan(layout, matching: path.residual, needsRows: true) { row in
+                if try !body(row!) { stopped = true; return false }
+                return true
+            }
+            if stopped { return }
+        }
+    }
+
+    /// How many rows one fetch puts into the row cache: a big fetch's objects fire their faults
+    /// from the rows the fetch gave them, so caching all of them would only evict other rows.
+    static let rowsRememberedPerRead = 20_000
+
+    /// A row through the row cache (and `points`, a point reader of its rows tree, if given); a
+    /// row read from the tree is remembered in the cache when `remember`.
+    func cachedRow(key: Int64, layout: EntityLayout, points: PointReader? = nil, remember: Bool = true) throws -> StoreRow? {
+        if let cached = store.rowCache.row(key, at: generation), cached.id.entity === layout.entity { return cached }
+        let found = try points.map { try reader.row(key: key, layout: layout, in: $0) } ?? reader.row(key: key, layout: layout)
+        guard let row = found else { return nil }
+        if remember { store.rowCache.insert(row, key: key, at: generation) }
+        return row
+    }
+
+    /// Calls `body` with (primary key, entity number) of each index entry in the path's ranges, in
+    /// the path's direction (ties in primary-key order either way), skipping other entities.
+    func forEachIndexEntry(path: AccessPath, index: IndexLayout, plan: FetchPlan, _ body: (Int64, UInt16) throws -> Bool) throws {
+        guard let tree = try transaction.treeIfPresent(index.tree) else { return }
+        let wanted = path.filtersEntities ? Set(plan.entityNames.compactMap { store.layouts[$0]?.number }) : []
+        let ranges = keyRanges(path, index: index)
+        func entry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> (Int64, UInt16)? {
+            guard key.count >= 8, let number = index.entityNumber(ofEntryValue: value) else {
+                throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes")
+            }
+            if path.filtersEntities && !wanted.contains(number) { return nil }
+            return (Int64(bitPattern: KeyEncoding.readBigEndian(key, at: key.count - 8)), number)
+        }
+        if !path.reverse {
+            for range in ranges {
+                var keepGoing = true
+                try tree.forEach(from: range.lower, to: range.upper) { key, value in
+                    guard let (pk, number) = try entry(key, value) else { return true }
+                    keepGoing = try body(pk, number)
+                    return keepGoing
+                }
+                if !keepGoing { return }
+            }
+            return
+        }
+        // Entries with equal values come out of a backward scan in descending key order; each
+        // such group is handed on in ascending primary-key order.
+        let group = EqualValueGroup()
+        for range in ranges.reversed() {
+            var stopped = false
+            try tree.forEachReversed(from: range.lower, to: range.upper) { key, value in
+                let values = UnsafeRawBufferPointer(rebasing: key[..<max(0, key.count - 8)])
+                if !group.holds(values) {
+                    if try !group.flush(body) { stopped = true; return false }
+                    group.start(values)
+                }
+                if let found = try entry(key, value) { group.append(found) }
+                return true
+            }
+            if stopped { return }
+            if try !group.flush(body) { return }
+        }
+    }
+
+    /// The key ranges `[lower, upper)` of an access path over `index`, in ascending key order.
+    func keyRanges(_ path: AccessPath, index: IndexLayout) -> [(lower: [UInt8], upper: [UInt8])] {
+        // The usual lookup, one value per fixed element and nothing else: one key, built in place.
+        if !path.rangesNextElement && path.equalities.allSatisfy({ $0.count == 1 }) {
+            var lower: [UInt8] = []
+            lower.reserveCapacity(64)
+            for (position, values) in path.equalities.enumerated() {
+                KeyEncoding.append(Self.rowValue(values[0]), kind: index.kinds[position], cap: index.cap, to: &lower)
+            }
+            var upper = lower
+            upper.append(0xFF)
+            return [(lower, upper)]
+        }
+        // Room for a usual key up front (growing it byte by byte reallocated twice per lookup).
+        var prefixes: [[UInt8]] = [[]]
+        prefixes[0].reserveCapacity(64)
+        for (position, values) in path.equalities.enumerated() {
+            let kind = index.kinds[position]
+            if values.count == 1 {
+                // One value (the usual equality): appended to every prefix in place.
+                for i in prefixes.indices { KeyEncoding.append(Self.rowValue(values[0]), kind: kind, cap: index.cap, to: &prefixes[i]) }
+                continue
+            }
+            let encoded = values.map { value -> [UInt8] in
+                var bytes: [UInt8] = []
+                KeyEncoding.append(Self.rowValue(value), kind: kind, cap: index.cap, to: &bytes)
+                return bytes
+            }.sorted { $0.lexicographicallyPrecedes($1) }
+            prefixes = prefixes.flatMap { prefix in encoded.map { prefix + $0 } }
+        }
+        guard path.rangesNextElement else {
+            return prefixes.map { prefix in
+                var upper = prefix
+                upper.append(0xFF)
+                return (prefix, upper)
+            }
+        }
+        let kind = index.kinds[path.equalities.count]
+        func encodeBound(_ value: PredicateValue) -> [UInt8] {
+            var bytes: [UInt8] = []
+            if kind == .decimal {
+                bytes.append(KeyEncoding.valueTag)
+                KeyEncoding.appendReal(KeyEncoding.real(of: Self.rowValue(value)), to: &bytes)
+            } else {
+                KeyEncoding.append(Self.rowValue(value), kind: kind, cap: index.cap, to: &bytes)
+            }
+            return bytes
+        }
+        return prefixes.compactMap { prefix in
+            var lower = prefix + [KeyEncoding.valueTag]
+            var upper = prefix + [0xFF]
+            if let bound = path.lower { lower = prefix + encodeBound(bound.value) + (bound.inclusive ? [] : [0xFF]) }
+            if let bound = path.upper { upper = prefix + encodeBound(bound.value) + (bound.inclusive || kind == .decimal ? [0xFF] : []) }
+            if let text = path.prefix {
+                var start = prefix
+                KeyEncoding.appendTextPrefix(text, cap: index.cap, to: &start)
+                if lower.lexicographicallyPrecedes(start) { lower = start }
+                let end = start + [0xFF]
+                if end.lexicographicallyPrecedes(upper) { upper = end }
+            }
+            return lower.lexicographicallyPrecedes(upper) ? (lower, upper) : nil
+        }
+    }
+
+    /// A predicate constant as the row value keys are built from.
+    static func rowValue(_ value: PredicateValue) -> RowValue {
+        switch value {
+        case .null: return .null
+        case .bool(let v): return .boolean(v)
+        case .integer(let v): return .integer(v)
+        case .double(let v): return .double(v)
+        case .decimal(let v): return .decimal(v)
+        case .string(let v): return .string(v)
+        case .date(let v): return .date(v)
+        case .data(let v): return .data(v)
+        case .uuid(let v): return .uuid(v)
+        case .url(let v): return .uri(v)
+        case .objectID(let v): return .objectID(v)
+        }
+    }
+}
+
+extension NativeStore {
+    /// The indexes the planner may use for fetches of `entity`.
+    func indexCandidates(for entity: EntityDescription) -> [IndexCandidate] {
+        layout(for: entity)?.candidates ?? []
+    }
+
+    func accessPath(for plan: FetchPlan) -> AccessPath {
+        QueryPlanner.accessPath(for: plan, indexes: indexCandidates(for: plan.entity))
+    }
+}
+
+/// The index entries of a backward scan that share their values (FORMAT.md §19.4: the primary
+/// key ends the key), gathered to be handed on in ascending primary-key order. A class: the scan's
+/// closure updates it through a constant reference, with no exclusivity bookkeeping per entry.
+/// Its buffers are reused from group to group (a scan of 50 entries starts 50 groups): the values
+/// in raw memory, the entries counted apart from their array, so starting and emptying a group
+/// frees and zeroes nothing.
+private final class EqualValueGroup {
+    // Used by one scan on one thread; nothing holds an access across a call that changes them.
+    @exclusivity(unchecked) private var entries: [(Int64, UInt16)] = []
+    @exclusivity(unchecked) private var entryCount = 0
+    @exclusivity(unchecked) private var values = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
+    @exclusivity(unchecked) private var valuesCapacity = 64
+    @exclusivity(unchecked) private var valuesCount = 0
+
+    deinit { values.deallocate() }
+
+    /// Whether `candidate` (an entry's key without its primary key) has the group's values.
+    func holds(_ candidate: UnsafeRawBufferPointer) -> Bool {
+        valuesCount == candidate.count && (valuesCount == 0 || memcmp(values, candidate.baseAddress!, valuesCount) == 0)
+    }
+
+    func start(_ newValues: UnsafeRawBufferPointer) {
+        if newValues.count > valuesCapacity {
+            values.deallocate()
+            valuesCapacity = max(newValues.count, valuesCapacity * 2)
+            values = UnsafeMutableRawPointer.allocate(byteCount: valuesCapacity, alignment: 8)
+        }
+        if let base = newValues.baseAddress, newValues.count > 0 { values.copyMemory(from: base, byteCount: newValues.count) }
+        valuesCount = newValues.count
+    }
+
+    func append(_ entry: (Int64, UInt16)) {
+        if entryCount < entries.count { entries[entryCount] = entry } else { entries.append(entry) }
+        entryCount += 1
+    }
+
+    /// Hands the group's entries to `body` in ascending primary-key order and empties it; false
+    /// when `body` asked to stop.
+    func flush(_ body: (Int64, UInt16) throws -> Bool) throws -> Bool {
+        let count = entryCount
+        entryCount = 0
+        var index = count
+        while index > 0 {
+            index -= 1
+            let (pk, number) = entries[index]
+            if try !body(pk, number) { return false }
+        }
+        return true
+    }
+}
