@@ -7,40 +7,40 @@
 // costs about four times as much in pure Swift, and every page read from disk is verified.
 // WAL frames chain by seeding each frame's checksum with the previous frame's value.
 
-package enum Checksum {
-    private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
-    private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
-    private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
-    private static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
-    private static let prime5: UInt64 = 0x27D4_EB2F_1656_67C5
+@_spi(StrataInternal) public enum Checksum {
+    @usableFromInline static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
+    @usableFromInline static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+    @usableFromInline static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
+    @usableFromInline static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
+    @usableFromInline static let prime5: UInt64 = 0x27D4_EB2F_1656_67C5
 
     /// The 32-bit checksum of `count` bytes at `base`: low 32 bits of XXH64 seeded with `seed`.
-    @inline(__always)
-    package static func of(_ base: UnsafeRawPointer, count: Int, seed: UInt32 = 0) -> UInt32 {
+    @inlinable @inline(__always)
+    public static func of(_ base: UnsafeRawPointer, count: Int, seed: UInt32 = 0) -> UInt32 {
         UInt32(truncatingIfNeeded: xxh64(base, count: count, seed: UInt64(seed)))
     }
 
-    package static func of(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
+    public static func of(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
         guard let base = bytes.baseAddress else { return withUnsafeBytes(of: UInt8(0)) { of($0.baseAddress!, count: 0, seed: seed) } }
         return of(base, count: bytes.count, seed: seed)
     }
 
-    package static func of(_ bytes: [UInt8], seed: UInt32 = 0) -> UInt32 {
+    public static func of(_ bytes: [UInt8], seed: UInt32 = 0) -> UInt32 {
         bytes.withUnsafeBytes { of($0, seed: seed) }
     }
 
-    @inline(__always) private static func rotl(_ x: UInt64, _ r: UInt64) -> UInt64 { (x << r) | (x >> (64 - r)) }
+    @inlinable @inline(__always) static func rotl(_ x: UInt64, _ r: UInt64) -> UInt64 { (x << r) | (x >> (64 - r)) }
 
-    @inline(__always) private static func round(_ acc: UInt64, _ input: UInt64) -> UInt64 {
+    @inlinable @inline(__always) static func round(_ acc: UInt64, _ input: UInt64) -> UInt64 {
         rotl(acc &+ input &* prime2, 31) &* prime1
     }
 
-    @inline(__always) private static func merge(_ acc: UInt64, _ value: UInt64) -> UInt64 {
+    @inlinable @inline(__always) static func merge(_ acc: UInt64, _ value: UInt64) -> UInt64 {
         (acc ^ round(0, value)) &* prime1 &+ prime4
     }
 
     /// XXH64 of `count` bytes at `base`.
-    package static func xxh64(_ base: UnsafeRawPointer, count: Int, seed: UInt64) -> UInt64 {
+    public static func xxh64(_ base: UnsafeRawPointer, count: Int, seed: UInt64) -> UInt64 {
         var p = base
         var remaining = count
         var hash: UInt64

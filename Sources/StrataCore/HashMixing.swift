@@ -5,10 +5,10 @@
 // lookup. Shared by the engine (tree names) and the object layer (IDs, objects, row cache keys).
 // Never for keys an attacker chooses.
 
-package enum HashMixing {
+@_spi(StrataInternal) public enum HashMixing {
     /// `word` mixed with a table's `seed`.
-    @inline(__always)
-    package static func mix(_ word: UInt64, seed: Int) -> Int {
+    @inlinable @inline(__always)
+    public static func mix(_ word: UInt64, seed: Int) -> Int {
         var k = word ^ UInt64(bitPattern: Int64(seed))
         k ^= k >> 33
         k &*= 0xFF51_AFD7_ED55_8CCD

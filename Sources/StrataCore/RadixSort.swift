@@ -6,22 +6,22 @@
 // alike (below 256 items, a comparison sort). Never compares anything but the words; ties keep
 // their order.
 
-package enum RadixSort {
+@_spi(StrataInternal) public enum RadixSort {
     /// What is sorted: three words, most significant first, and the item's position elsewhere.
-    package struct Item: Sendable {
-        package var first: UInt64
-        package var second: UInt64
-        package var third: UInt64
-        package var index: Int
+    public struct Item: Sendable {
+        public var first: UInt64
+        public var second: UInt64
+        public var third: UInt64
+        public var index: Int
 
-        package init(first: UInt64, second: UInt64 = 0, third: UInt64 = 0, index: Int) {
+        public init(first: UInt64, second: UInt64 = 0, third: UInt64 = 0, index: Int) {
             self.first = first
             self.second = second
             self.third = third
             self.index = index
         }
 
-        package func sameWords(_ other: Item) -> Bool { first == other.first && second == other.second && third == other.third }
+        public func sameWords(_ other: Item) -> Bool { first == other.first && second == other.second && third == other.third }
 
         /// Word `number` (0: first, 1: second, 2: third).
         @inline(__always) func word(_ number: Int) -> UInt64 { number == 0 ? first : (number == 1 ? second : third) }
@@ -30,7 +30,7 @@ package enum RadixSort {
     /// Sorts by (first, second, third), stably: least significant byte first, one counting pass
     /// per byte, skipping bytes every item has alike (keys share tags and high bytes). The counts
     /// of all 24 bytes are taken in one read of the items.
-    package static func sort(_ items: inout [Item]) {
+    public static func sort(_ items: inout [Item]) {
         let count = items.count
         guard count > 1 else { return }
         // A few items (most saves): comparisons beat zeroing 24 × 256 counters.

@@ -9,7 +9,7 @@
 
 import Foundation
 import StrataStorage
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 import StrataGraph
 
 final class NativeStore: RowStore {

@@ -13,7 +13,7 @@
 
 import Foundation
 import StrataStorage
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 import StrataGraph
 
 final class NativeStoreFile: Sendable {

@@ -8,7 +8,7 @@
 // UUID differs from the store's, and never index frames past the last valid commit record.
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 extension StorageEngine {
     struct OpenedFiles {

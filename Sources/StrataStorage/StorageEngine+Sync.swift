@@ -8,7 +8,7 @@
 // frames are not all in the WAL index.
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// Writer-private state lent to one write transaction at a time.
 struct WriterState: Sendable {

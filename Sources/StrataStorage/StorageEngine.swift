@@ -10,8 +10,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
-import StrataCore
 #endif
+@_spi(StrataInternal) import StrataCore
 
 /// A store file holding named ordered trees of byte-string keys and values, with snapshot
 /// read transactions and one writer at a time (across threads and processes).

@@ -6,7 +6,7 @@
 // from the parent context or the coordinator. Never writes to a store.
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 extension ManagedObjectContext {
     // MARK: Queries

@@ -6,7 +6,7 @@
 // validation fails; a failed commit leaves every object as it was before `save()`.
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 extension ManagedObjectContext {
     /// Writes every pending change: into the parent context if there is one, else into the stores.

@@ -9,7 +9,7 @@
 
 import Foundation
 import Synchronization
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// When an `async` ``ManagedObjectContext/perform(schedule:_:)`` runs its closure.
 public enum ScheduledTaskType: Sendable, Hashable {

@@ -7,7 +7,7 @@
 
 import Foundation
 import Synchronization
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// Connects a model to its persistent stores; contexts read and save through it.
 ///

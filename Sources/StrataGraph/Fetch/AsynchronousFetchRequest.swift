@@ -6,7 +6,7 @@
 // is ManagedObjectContext+AsyncFetch.swift's job; this file never touches rows or objects.
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// A fetch that runs asynchronously on the context's queue and hands its results to a completion
 /// block there; its `Progress` reports the work done and can cancel it.

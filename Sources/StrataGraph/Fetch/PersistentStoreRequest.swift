@@ -8,7 +8,7 @@
 
 import Foundation
 import Synchronization
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// The kind of a ``PersistentStoreRequest``.
 public enum PersistentStoreRequestType: Sendable, Hashable {

@@ -11,7 +11,7 @@
 
 import Foundation
 import Synchronization
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// An entity: the description of one kind of managed object.
 ///

@@ -6,7 +6,7 @@
 // class → entity registry behind `ManagedObject.entity()`. Never touches objects in contexts.
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 extension ManagedObjectModel {
     /// A model with one entity per class, read from the classes' `@Managed` properties.

@@ -5,7 +5,7 @@
 // validation rules, user info and class names do not change the hash (as in Core Data).
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 enum ModelVersionHash {
     static func hash(of entity: EntityDescription) -> Data {

@@ -7,7 +7,7 @@
 // the wrapper's storage key path (`\Quake._magnitude` → "magnitude"), cached once per key path.
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// Declares a property of a ``ManagedObject`` subclass: an attribute, a to-one or a to-many.
 ///

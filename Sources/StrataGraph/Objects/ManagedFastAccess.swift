@@ -7,7 +7,7 @@
 
 import Foundation
 import Synchronization
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// The Swift value types `@Managed` reads and writes without dynamic casts.
 ///

@@ -8,7 +8,7 @@
 
 import Foundation
 import Synchronization
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// An object of the graph, of one entity of the model.
 ///

@@ -6,7 +6,7 @@
 
 import Foundation
 import Synchronization
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// The identity of a managed object: the same row has the same ID in every context.
 ///

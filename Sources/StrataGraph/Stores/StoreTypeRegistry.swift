@@ -8,7 +8,7 @@
 // `registerStoreClass(_:type:)`. Never names a concrete store class other than the in-memory one.
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// What a store type provides to the coordinator: opening its stores, and managing its files
 /// without adding them (Core Data's store-class methods).

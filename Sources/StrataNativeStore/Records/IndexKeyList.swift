@@ -8,7 +8,7 @@
 
 import Foundation
 import StrataStorage
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 import StrataGraph
 
 struct IndexKeyList<Info> {

@@ -10,7 +10,7 @@
 
 import Foundation
 import StrataStorage
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 import StrataGraph
 
 final class RowCache: Sendable {

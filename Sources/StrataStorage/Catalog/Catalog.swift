@@ -6,7 +6,7 @@
 // catalog's root is in the commit record, a commit is atomic across trees.
 // Must never return a descriptor that failed to decode: that is a corruption error.
 
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 enum Catalog {
     /// The descriptor of `name` in the catalog `catalog`, or nil.

@@ -9,8 +9,8 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
-import StrataCore
 #endif
+@_spi(StrataInternal) import StrataCore
 
 /// The name of a tree, such as `"quakes"` (1–255 bytes of UTF-8).
 public struct TreeName: Hashable, Comparable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {

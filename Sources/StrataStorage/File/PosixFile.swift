@@ -10,8 +10,8 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
-import StrataCore
 #endif
+@_spi(StrataInternal) import StrataCore
 
 /// The file system as the operating system provides it.
 public struct PosixFileSystem: FileSystem {

@@ -9,8 +9,8 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
-import StrataCore
 #endif
+import StrataCore
 
 /// An `errno` value returned by a system call, with its C name and message.
 public struct SystemErrno: Error, Hashable, Sendable, CustomStringConvertible {

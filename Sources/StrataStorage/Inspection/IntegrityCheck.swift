@@ -8,7 +8,7 @@
 // Returns findings instead of stopping at the first. Must never modify anything.
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// One problem found by an integrity check.
 public struct Finding: Sendable, CustomStringConvertible, Equatable {

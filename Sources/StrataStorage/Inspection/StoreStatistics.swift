@@ -5,7 +5,7 @@
 // anything, and never walk the whole store unless the fill factor is asked for.
 
 /// Per-tree numbers.
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 public struct TreeStatistics: Sendable, Equatable {
     public var name: TreeName

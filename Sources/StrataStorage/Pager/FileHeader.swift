@@ -16,7 +16,7 @@
 //   252    4    the checksum (FORMAT.md §1) of bytes 0..<252 of this copy
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 struct FileHeader: Equatable, Sendable {
     static let magic: [UInt8] = Array("STRATAdb".utf8)

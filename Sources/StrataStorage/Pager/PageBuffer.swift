@@ -26,7 +26,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// The kind of a page (header byte 12).
 enum PageType: UInt8, Sendable {

@@ -12,7 +12,7 @@
 // page loaded before an invalidation that happened during the load (the `changeToken` check),
 // so a stale read cannot overwrite a newer version.
 
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 struct PageCache: ~Copyable, Sendable {
     struct Slot {

@@ -59,8 +59,8 @@ struct StoreMeta: Equatable, Sendable {
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
-import StrataCore
 #endif
+import StrataCore
 
 /// Milliseconds since 1970 (UTC), for commit times.
 func currentTimeMilliseconds() -> UInt64 {

@@ -227,5 +227,5 @@ final class ReaderTable: Sendable {
 
 #if canImport(Glibc)
 import Glibc
-import StrataCore
 #endif
+@_spi(StrataInternal) import StrataCore

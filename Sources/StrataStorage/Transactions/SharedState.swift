@@ -248,8 +248,8 @@ final class SharedState: Sendable {
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
-import StrataCore
 #endif
+@_spi(StrataInternal) import StrataCore
 
 /// Seconds on a monotonic clock.
 func monotonicSeconds() -> Double {

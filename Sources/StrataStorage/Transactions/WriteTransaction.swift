@@ -17,7 +17,7 @@
 ///
 /// Open trees with ``openTree(_:)``, ``createTree(_:)`` or ``tree(_:)``; the transaction commits
 /// when the closure returns and rolls back when it throws.
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 public final class WriteTransaction {
     // `@exclusivity(unchecked)` on the mutable state: a write transaction is used by one thread

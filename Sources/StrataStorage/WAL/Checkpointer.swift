@@ -11,7 +11,7 @@
 // Must never reset the WAL before the store file and its header are synced: a failed sync
 // poisons the engine and leaves the WAL as the source of truth.
 
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 extension StorageEngine {
     func checkpointIfNeeded() throws {

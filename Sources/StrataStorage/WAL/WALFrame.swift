@@ -10,7 +10,7 @@
 // previous frame's chain, or with the header checksum for frame 0).
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 struct WALHeader: Equatable, Sendable {
     static let magic: [UInt8] = Array("STRATAwl".utf8)

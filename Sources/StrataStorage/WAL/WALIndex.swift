@@ -8,7 +8,7 @@
 // here: another process may have reset the WAL since (then the store file has the page).
 
 
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 struct WALIndex: ~Copyable, Sendable {
     struct Location: Equatable {

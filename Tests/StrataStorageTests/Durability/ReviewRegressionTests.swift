@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import StrataStorage
 import _StrataTestSupport
+@_spi(StrataInternal) import StrataCore
 
 /// Regression tests for problems found in code review.
 final class ReviewRegressionTests: XCTestCase {

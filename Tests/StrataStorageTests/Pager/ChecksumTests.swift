@@ -1,5 +1,6 @@
 import XCTest
 @testable import StrataStorage
+@_spi(StrataInternal) import StrataCore
 
 final class ChecksumTests: XCTestCase {
     func testXXH64PublishedVectors() {

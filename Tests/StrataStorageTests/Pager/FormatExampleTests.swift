@@ -1,6 +1,7 @@
 import XCTest
 @testable import StrataStorage
 import _StrataTestSupport
+@_spi(StrataInternal) import StrataCore
 
 /// The worked example of FORMAT.md §18, byte for byte, plus round trips of each codec table.
 final class FormatExampleTests: XCTestCase {

@@ -1,6 +1,7 @@
 import XCTest
 import StrataStorage
 import _StrataTestSupport
+@_spi(StrataInternal) import StrataCore
 
 /// The radix sort of three-word items (index keys and primary keys of a big save).
 final class RadixSortTests: XCTestCase {

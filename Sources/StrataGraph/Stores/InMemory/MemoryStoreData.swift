@@ -5,7 +5,7 @@
 // Commits are atomic: checks first, then every change, under the lock. Never sees objects.
 
 import Foundation
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 // @unchecked Sendable: every mutable field below is read and written only while `lock` is held.
 final class MemoryStoreData: @unchecked Sendable {
