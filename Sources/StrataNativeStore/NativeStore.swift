@@ -60,7 +60,11 @@ final class NativeStore: RowStore {
         if let timeout = options[PersistentStoreTimeoutOption] as? NSNumber { storage.busyTimeout = timeout.doubleValue }
         if let bytes = StoreOptionValues.integer(options[PageCacheSizeOptionKey]) { storage.cacheBytes = max(bytes, 0) }
         let path = url.path
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        if let fileSystem = options[FileSystemOptionKey] as? any FileSystem {
+            storage.fileSystem = fileSystem
+        } else {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        }
         self.file = try NativeStoreFile.file(at: path, options: storage)
         self.url = url
         self.configurationName = configurationName
@@ -271,6 +275,9 @@ final class NativeSnapshot: StoreSnapshot {
     deinit { transaction.end() }
 }
 
+/// Option key: the `FileSystem` (StrataStorage) the native store's files are read and written
+/// through; default: the operating system's. Tests pass a fault-injecting one.
+public let FileSystemOptionKey = "StrataFileSystem"
 /// Option key: the native store's row cache budget in bytes (NSNumber Int; default 32 MiB).
 public let RowCacheSizeOptionKey = "StrataRowCacheSize"
 /// Option key: the native store's page cache in bytes (NSNumber Int; default 128 MiB, as

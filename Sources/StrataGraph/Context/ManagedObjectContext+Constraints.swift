@@ -23,8 +23,8 @@ extension ManagedObjectContext {
         var mapping: [ManagedObjectID: ManagedObjectID] = [:]
         for conflict in conflicts {
             let objects = conflict.conflictingIDs.compactMap { registry[$0] }
-            let inserted = objects.filter(\.isInsertedStorage).sorted { $0.insertionNumber < $1.insertionNumber }
-            let existing = objects.filter { !$0.isInsertedStorage }
+            let inserted = objects.filter(\.state.isInserted).sorted { $0.insertionNumber < $1.insertionNumber }
+            let existing = objects.filter { !$0.state.isInserted }
             guard !inserted.isEmpty else { throw error() }
             var duplicates = inserted[...]
             let target: ManagedObject
@@ -55,7 +55,7 @@ extension ManagedObjectContext {
         let winners = adoptions.map { Set(winningSlots(of: $0.object, over: $0.stored.values)) }
         for (duplicate, _) in folds {
             unregister(duplicate)
-            duplicate.isInsertedStorage = false
+            duplicate.state = .loaded
         }
         remapIDs(mapping)
         for ((object, stored), wins) in zip(adoptions, winners) { try adopt(object, storedRow: stored, keeping: wins) }
@@ -86,9 +86,8 @@ extension ManagedObjectContext {
     /// winning values as changes.
     private func adopt(_ object: ManagedObject, storedRow stored: StoreRow, keeping wins: Set<Int>) throws {
         let mine = object.values
-        insertedSet.remove(object)
+        changeTracker.adoptStored(object)
         retain(object)
-        object.isInsertedStorage = false
         object.values = stored.values
         object.committedValues = stored.values
         object.rowVersion = stored.version

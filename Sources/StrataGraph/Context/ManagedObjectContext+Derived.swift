@@ -10,9 +10,9 @@ extension ManagedObjectContext {
     /// Recomputes every derived attribute of the changed objects and of objects aggregating them.
     func updateDerivedAttributes() throws {
         guard model?.hasDerivedAttributes ?? false else { return }
-        var targets = insertedSet.union(updatedSet).filter { !$0.isDeletedStorage }
-        for object in insertedSet.union(updatedSet).union(deletedSet) {
-            for owner in try aggregatingOwners(of: object) where !owner.isDeletedStorage { targets.insert(owner) }
+        var targets = changeTracker.inserted.union(changeTracker.updated)
+        for object in targets.union(changeTracker.deleted) {
+            for owner in try aggregatingOwners(of: object) where !owner.state.isDeleted { targets.insert(owner) }
         }
         for object in targets {
             for (slot, property) in object.entity.slots.enumerated() {
@@ -32,7 +32,7 @@ extension ManagedObjectContext {
                 guard case .aggregate(_, let relationshipName, _) = derived.derivation,
                       let relationship = entity.relationshipsByName[relationshipName],
                       let destination = relationship.destinationEntity, object.entity.isKindOf(entity: destination),
-                      let inverse = relationship.inverseRelationship, !object.isFaultStorage,
+                      let inverse = relationship.inverseRelationship, !object.state.isFault,
                       let inverseSlot = object.entity.slotIndex[inverse.name] else { continue }
                 var ids = object.values[inverseSlot].objectIDList
                 if case .objectID(let id) = object.values[inverseSlot] { ids.append(id) }
@@ -61,7 +61,7 @@ extension ManagedObjectContext {
             } else { raw = .null }
         case .aggregate(let function, let relationshipName, let attributeName):
             let members = try object.rowValue(forKey: relationshipName).objectIDList
-                .map { self.object(with: $0) }.filter { !$0.isDeletedStorage }
+                .map { self.object(with: $0) }.filter { !$0.state.isDeleted }
             if function == .count { raw = .integer(Int64(members.count)); break }
             let numbers = try members.compactMap { try Self.number(of: $0.rowValue(forKey: attributeName!)) }
             switch function {
@@ -80,7 +80,7 @@ extension ManagedObjectContext {
         guard path.count == 2 else { return first }
         guard case .objectID(let id) = first else { return .null }
         let related = self.object(with: id)
-        if related.isDeletedStorage { return .null }
+        if related.state.isDeleted { return .null }
         return try related.rowValue(forKey: path[1])
     }
 

@@ -178,10 +178,10 @@ extension ManagedObjectContext {
 
     /// Inserted, updated and deleted objects of the entities, in a stable order.
     private func changedObjects(in names: Set<String>) -> [ManagedObject] {
-        if insertedSet.isEmpty && updatedSet.isEmpty && deletedSet.isEmpty { return [] }
+        if changeTracker.isEmpty { return [] }
         var result: [ManagedObject] = []
-        for object in updatedSet where names.contains(object.entity.name) { result.append(object) }
-        for object in deletedSet where names.contains(object.entity.name) { result.append(object) }
+        for object in changeTracker.updated where names.contains(object.entity.name) { result.append(object) }
+        for object in changeTracker.deleted where names.contains(object.entity.name) { result.append(object) }
         result.sort { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
         result += insertedInOrder().filter { names.contains($0.entity.name) }
         return result
@@ -207,17 +207,17 @@ extension ManagedObjectContext {
         var placed: Set<ManagedObjectID> = []
         for row in rows {
             let id = idAliases[row.id] ?? row.id
-            if let object = mine[id] ?? registry[id].flatMap({ $0.hasChanges || $0.isDeletedStorage ? $0 : nil }),
-               !object.isFaultStorage {
+            if let object = mine[id] ?? registry[id].flatMap({ $0.hasChanges || $0.state.isDeleted ? $0 : nil }),
+               !object.state.isFault {
                 placed.insert(object.objectID)
-                if object.isDeletedStorage { continue }
+                if object.state.isDeleted { continue }
                 let current = StoreRow(id: object.objectID, version: object.rowVersion, values: object.values)
                 if try matches(current) { result.append(current) }
                 continue
             }
             if try predicateApplied || matches(row) { result.append(row) }
         }
-        for object in changed where !object.isDeletedStorage && !placed.contains(object.objectID) {
+        for object in changed where !object.state.isDeleted && !placed.contains(object.objectID) {
             let current = StoreRow(id: object.objectID, version: object.isInserted ? 0 : object.rowVersion, values: object.values)
             if try matches(current) { result.append(current) }
         }
@@ -227,8 +227,8 @@ extension ManagedObjectContext {
     /// The row of `id` as this context sees it: a loaded registered object's current values, else
     /// the parent's or the store's row.
     func visibleRow(for id: ManagedObjectID) throws -> StoreRow? {
-        if let object = registry[id], !object.isFaultStorage {
-            return object.isDeletedStorage ? nil : StoreRow(id: object.objectID, version: object.rowVersion, values: object.values)
+        if let object = registry[id], !object.state.isFault {
+            return object.state.isDeleted ? nil : StoreRow(id: object.objectID, version: object.rowVersion, values: object.values)
         }
         return try loadSnapshot(for: id)
     }
@@ -245,7 +245,7 @@ extension ManagedObjectContext {
     func materialize(_ row: StoreRow, asFault: Bool, prefetch: (stamp: UInt64, pin: ObjectIdentifier?)?,
                      modelSerial: UInt64?) -> ManagedObject {
         if let object = registry[row.id] {
-            if object.isFaultStorage && !asFault { fill(object, from: row) }
+            if object.state.isFault && !asFault { fill(object, from: row) }
             return object
         }
         let entity = modelEntity(of: row.id, modelSerial: modelSerial)
@@ -258,7 +258,7 @@ extension ManagedObjectContext {
             object.rowVersion = row.version
             object.prefetchStamp = prefetch.stamp
             object.prefetchPin = Self.pinNumber(prefetch.pin)
-            object.hasPrefetchedValues = true
+            object.state = .prefetchedFault
         }
         return object
     }
@@ -267,8 +267,7 @@ extension ManagedObjectContext {
         object.values = row.values
         object.committedValues = row.values
         object.rowVersion = row.version
-        object.isFaultStorage = false
-        object.hasPrefetchedValues = false
+        object.state = .loaded
         object.awakeFromFetch()
     }
 }

@@ -42,15 +42,15 @@ extension ManagedObjectContext {
     public func processPendingChanges() {
         assertOnQueue("processPendingChanges()")
         undoManager?.closeEventGroup()
-        guard !pendingNotification.isEmpty else { return }
-        let changes = pendingNotification
-        pendingNotification = PendingChanges()
+        changeTracker.checkIfEnabled(handle: handle, "in processPendingChanges of \(debugName)")
+        guard !changeTracker.pending.isEmpty else { return }
+        let pending = changeTracker.takePending()
         // (Inserted objects set after their insert are not reported as updated too.)
-        let updated = changes.inserted.isEmpty ? changes.updated : changes.updated.subtracting(changes.inserted)
+        let updated = pending.inserted.isEmpty ? pending.updated : pending.updated.subtracting(pending.inserted)
         NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
-            "inserted": changes.inserted, "updated": updated, "deleted": changes.deleted,
+            "inserted": pending.inserted, "updated": updated, "deleted": pending.deleted,
         ])
-        emit(.objectsDidChange, changes.inserted, updated, changes.deleted)
+        emit(.objectsDidChange, pending.inserted, updated, pending.deleted)
     }
 
     /// `order` holds the objects of the three sets (the IDs are read from it: neighbouring memory,

@@ -1,9 +1,10 @@
 // ManagedObjectContext+Objects: registering, inserting, deleting and looking up objects, and firing
 // faults.
 //
-// Owns: the registry (one object per ID per context), the inserted/updated/deleted sets, delete
-// rules applied at delete time (nullify, cascade; deny is checked by save), and fault fulfilment
-// from the parent context or the coordinator. Never writes to a store.
+// Owns: the registry (one object per ID per context), inserting and deleting (through the
+// ChangeTracker, which owns the sets), delete rules applied at delete time (nullify, cascade; deny
+// is checked by save), and fault fulfilment from the parent context or the coordinator, with
+// the errors of faults that cannot be fulfilled. Never writes to a store.
 
 import Foundation
 @_spi(StrataInternal) import StrataCore
@@ -12,15 +13,31 @@ extension ManagedObjectContext {
     // MARK: Queries
 
     /// Objects inserted since the last save.
-    public var insertedObjects: Set<ManagedObject> { assertOnQueue("insertedObjects"); return insertedSet }
+    public var insertedObjects: Set<ManagedObject> { assertOnQueue("insertedObjects"); return changeTracker.inserted }
     /// Saved objects changed since the last save.
-    public var updatedObjects: Set<ManagedObject> { assertOnQueue("updatedObjects"); return updatedSet }
+    public var updatedObjects: Set<ManagedObject> { assertOnQueue("updatedObjects"); return changeTracker.updated }
     /// Objects deleted since the last save.
-    public var deletedObjects: Set<ManagedObject> { assertOnQueue("deletedObjects"); return deletedSet }
+    public var deletedObjects: Set<ManagedObject> { assertOnQueue("deletedObjects"); return changeTracker.deleted }
     /// Whether anything was inserted, changed or deleted since the last save.
     public var hasChanges: Bool {
         assertOnQueue("hasChanges")
-        return !insertedSet.isEmpty || !updatedSet.isEmpty || !deletedSet.isEmpty
+        return !changeTracker.isEmpty
+    }
+
+    /// Why faults of this context could not be fulfilled, by object: a read error (I/O, a
+    /// corrupt page) or, with `shouldDeleteInaccessibleFaults` false, a row that no longer
+    /// exists. Such an object reads as its entity's defaults (property getters never trap);
+    /// ``ManagedObject/checkedValue(forKey:)`` throws its error, and a save that would write it is
+    /// refused with that error. ``refresh(_:mergeChanges:)`` forgets the error and lets the object
+    /// be read again; so does ``reset()``.
+    ///
+    /// ```swift
+    /// let place = quake.place                        // "" if its row could not be read
+    /// if let error = context.faultErrors[quake.objectID] { report(error) }
+    /// ```
+    public var faultErrors: [ManagedObjectID: StrataError] {
+        assertOnQueue("faultErrors")
+        return faultErrorsByID
     }
     /// Every object the context currently knows: changed objects and objects referenced outside
     /// the context (unchanged objects nothing else holds are released first).
@@ -62,17 +79,18 @@ extension ManagedObjectContext {
     /// The object with `objectID`, loaded; throws `objectNotFound` if no store has it.
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
         assertOnQueue("existingObject(with:)")
-        if let object = registry[objectID], !object.isFaultStorage {
-            if object.isInaccessible {
+        if let object = registry[objectID], !object.state.isFault {
+            if object.state.isMissing {
                 throw StrataError(.objectNotFound, "\(objectID) no longer exists in its store (deleted elsewhere)")
             }
+            if object.state == .unreadable { try fulfillFault(object) }
             return object
         }
         guard !objectID.isTemporaryID else {
             throw StrataError(.objectNotFound, "\(objectID) is a temporary ID not registered in \(debugName)")
         }
         let object = self.object(with: objectID)
-        try fulfillFault(object, deleteIfInaccessible: false)
+        try fulfillFault(object, markingFailures: false)
         return object
     }
 
@@ -82,7 +100,7 @@ extension ManagedObjectContext {
         object.contextHandle = handle   // not through the Optional(self) setter: a context has weak references, so its retains are slow
         registry[object.objectID] = object
         // An inserted object is kept alive until saved; the save hands it to the sweeps then.
-        if !object.isInsertedStorage { releaseCandidates.append(object.objectID) }
+        if !object.state.isInserted { releaseCandidates.append(object.objectID) }
         registrationsSinceFullSweep += 1
         if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = object }
         if registry.count > registrySweepThreshold { sweepRegistry() }
@@ -190,9 +208,7 @@ extension ManagedObjectContext {
     func unregister(_ object: ManagedObject) {
         if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
         retained[ObjectIdentifier(object)] = nil
-        insertedSet.remove(object)
-        updatedSet.remove(object)
-        deletedSet.remove(object)
+        changeTracker.forget(object)
     }
 
     /// Keeps `object` alive until the next save (an inserted object deleted again, which is in
@@ -206,29 +222,16 @@ extension ManagedObjectContext {
         if object.hasChanges { retain(object) } else if !retainsRegisteredObjects { releaseCandidates.append(object.objectID) }
     }
 
-    /// The pending inserts in the order they were inserted (permanent keys follow it): the
-    /// insertion list without the objects that left the inserted set (deleted, folded into a
-    /// stored row, saved, forgotten). Falls back to sorting the set should the two ever disagree.
-    func insertedInOrder() -> [ManagedObject] {
-        var ordered: [ManagedObject] = []
-        ordered.reserveCapacity(insertedSet.count)
-        for object in insertionOrder where object.isInsertedStorage && !object.isDeletedStorage && object.contextHandle === handle {
-            ordered.append(object)
-        }
-        if ordered.count == insertedSet.count { return ordered }
-        assertionFailure("the insertion list of \(debugName) disagrees with its inserted set")
-        var numbered = insertedSet.map { (number: $0.insertionNumber, object: $0) }
-        numbered.sort { $0.number < $1.number }
-        return numbered.map(\.object)
-    }
+    /// The pending inserts in the order they were inserted (permanent keys follow it).
+    func insertedInOrder() -> [ManagedObject] { changeTracker.insertedInOrder(handle: handle) }
 
     /// Every object with unsaved changes: the retained ones and the pending inserts, updates and
     /// deletes (an object may come more than once).
     func forEachChangedObject(_ body: (ManagedObject) -> Void) {
         for object in retained.values { body(object) }
-        for object in insertedSet { body(object) }
-        for object in updatedSet { body(object) }
-        for object in deletedSet { body(object) }
+        for object in changeTracker.inserted { body(object) }
+        for object in changeTracker.updated { body(object) }
+        for object in changeTracker.deleted { body(object) }
     }
 
     // MARK: Insert and delete
@@ -236,30 +239,24 @@ extension ManagedObjectContext {
     /// Inserts an object created without a context (or re-inserts a deleted one).
     public func insert(_ object: ManagedObject) {
         assertOnQueue("insert(_:)")
-        if object.isDeletedStorage, object.contextHandle === handle {
+        if object.state.isDeleted, object.contextHandle === handle {
             undelete(object)
             return
         }
         precondition(object.contextHandle === handle || object.managedObjectContext == nil,
                      "Strata: \(object.objectID) already belongs to another context")
-        guard !object.isInsertedStorage else { return }
+        guard !object.state.isInserted else { return }
         trackInserted(object)
         undoManager?.registerUndo(withTarget: self) { context in context.delete(object) }
         object.awakeFromInsert()
     }
 
     /// Registers a new object as inserted (numbered in insertion order, kept alive until saved:
-    /// `insertedSet` holds it, so it is not in `retained` as well).
+    /// the inserted set holds it, so it is not in `retained` as well).
     func trackInserted(_ object: ManagedObject) {
-        object.isInsertedStorage = true
-        insertionCounter += 1
-        object.insertionNumber = insertionCounter
+        object.state = .inserted
         register(object)
-        insertedSet.insert(object)
-        insertionOrder.append(object)
-        pendingNotification.inserted.insert(object)
-        // Pending inserts are never reported as updated too, so its setters need no filing.
-        lastTrackedUpdate = ObjectIdentifier(object)
+        changeTracker.insert(object)
     }
 
     /// Marks `object` deleted (inserted objects are simply removed) and applies its delete rules:
@@ -267,20 +264,13 @@ extension ManagedObjectContext {
     /// `save()`.
     public func delete(_ object: ManagedObject) {
         assertOnQueue("delete(_:)")
-        guard object.contextHandle === handle, !object.isDeletedStorage else { return }
-        if object.isFaultStorage { try? fulfillFault(object) }
-        if object.isDeletedStorage { return } // an inaccessible fault became deleted
+        guard object.contextHandle === handle, !object.state.isDeleted else { return }
+        if object.state.isFault { try? fulfillFault(object) }
+        if object.state.isDeleted { return } // an inaccessible fault became deleted
         object.prepareForDeletion()
-        object.isDeletedStorage = true
-        if object.isInsertedStorage {
-            // In no change set any more: kept alive until the save drops it.
-            retain(object)
-            insertedSet.remove(object)
-        } else {
-            updatedSet.remove(object)
-            deletedSet.insert(object)
-        }
-        pendingNotification.deleted.insert(object)
+        // An inserted object is in no change set any more: kept alive until the save drops it.
+        if object.state.isInserted { retain(object) }
+        changeTracker.delete(object)
         undoManager?.registerUndo(withTarget: self) { context in context.undelete(object) }
         applyDeleteRules(object)
     }
@@ -311,13 +301,11 @@ extension ManagedObjectContext {
 
     /// Reverses a delete not yet saved (undo, re-insert).
     func undelete(_ object: ManagedObject) {
-        guard object.isDeletedStorage else { return }
-        object.isDeletedStorage = false
-        deletedSet.remove(object)
-        if object.isInsertedStorage { insertedSet.insert(object) }
-        else if !object.changedSlots.isEmpty { fileUpdated(object) }
-        else { leftChangeSets(object) }
-        pendingNotification.inserted.insert(object)
+        guard object.state == .deleted || object.state == .insertedThenDeleted else { return }
+        changeTracker.undelete(object)
+        if object.state == .loaded {
+            if !object.changedSlots.isEmpty { changeTracker.fileUpdated(object) } else { leftChangeSets(object) }
+        }
         undoManager?.registerUndo(withTarget: self) { context in context.delete(object) }
     }
 
@@ -332,28 +320,15 @@ extension ManagedObjectContext {
     /// Files a changed object under updated (or out of it, when its values are back to the
     /// committed ones): the updated set keeps it alive until saved.
     private func trackUpdated(_ object: ManagedObject) {
-        if !object.isInsertedStorage && !object.isDeletedStorage {
-            if !object.changedSlots.isEmpty { fileUpdated(object) }
-            else if updatedSet.remove(object) != nil { leftChangeSets(object) }
+        if object.state == .loaded || object.state == .unreadable {
+            if !object.changedSlots.isEmpty { changeTracker.fileUpdated(object) }
+            else if changeTracker.unfileUpdated(object) { leftChangeSets(object) }
         }
-        let id = ObjectIdentifier(object)
-        guard lastTrackedUpdate != id else { return }
-        pendingNotification.updated.insert(object)
-        lastTrackedUpdate = id
+        changeTracker.notePending(updated: object)
     }
 
-    /// Adds `object` to the updated set, noting the order objects join it.
-    func fileUpdated(_ object: ManagedObject) {
-        if updatedSet.insert(object).inserted && updateOrderIsExact { updateOrder.append(object) }
-    }
-
-    /// The updated objects in primary-key order: from the order they were changed in while that
-    /// list is exact (usually the order a fetch made them in: read from neighbouring memory, and
-    /// often sorted already), else from the set.
-    func updatedInKeyOrder() -> [ManagedObject] {
-        if updateOrderIsExact && updateOrder.count == updatedSet.count { return Self.inKeyOrder(updateOrder) }
-        return Self.inKeyOrder(Array(updatedSet))
-    }
+    /// The updated objects in primary-key order (see `ChangeTracker.updatedInKeyOrder`).
+    func updatedInKeyOrder() -> [ManagedObject] { changeTracker.updatedInKeyOrder() }
 
     /// Called by the in-place to-many edits: tracks the object and records the inverse edit for undo.
     func toManyDidChange(_ object: ManagedObject, slot: Int, added: ManagedObjectID?, removed: ManagedObjectID?,
@@ -370,34 +345,59 @@ extension ManagedObjectContext {
     // MARK: Faults
 
     /// Loads a fault's values from the parent context or the coordinator. A row that no longer
-    /// exists makes the object deleted-and-inaccessible (when `shouldDeleteInaccessibleFaults`) or
-    /// throws `objectNotFound`.
-    func fulfillFault(_ object: ManagedObject, deleteIfInaccessible: Bool = true) throws {
-        guard object.isFaultStorage else { return }
-        if object.hasPrefetchedValues {
+    /// exists makes the object deleted-and-inaccessible (`.missing`) when
+    /// `shouldDeleteInaccessibleFaults`; otherwise, and when reading the row fails, the object
+    /// becomes `.unreadable` (its defaults), the error is kept in `faultErrors` and thrown, now
+    /// and at every later call until the object is refreshed. `existingObject(with:)` passes
+    /// `markingFailures: false`: a missing row then only throws, and the object stays a fault.
+    func fulfillFault(_ object: ManagedObject, markingFailures: Bool = true) throws {
+        switch object.state {
+        case .fault: break
+        case .prefetchedFault:
             if handle.prefetchIsCurrent(stamp: object.prefetchStamp, pin: object.prefetchPin) {
                 object.fireFromPrefetchedValues()
                 return
             }
-            object.hasPrefetchedValues = false
+            object.state = .fault
             object.values = []
+        case .unreadable:
+            throw faultErrorsByID[object.objectID] ?? StrataError(.objectNotFound, "\(object.objectID) could not be read")
+        default:
+            return
         }
-        if let snapshot = try loadSnapshot(for: object.objectID) {
+        let snapshot: StoreRow?
+        do {
+            snapshot = try loadSnapshot(for: object.objectID)
+        } catch {
+            guard markingFailures else { throw error }
+            throw markUnreadable(object, because: error)
+        }
+        if let snapshot {
             object.values = snapshot.values
             object.committedValues = snapshot.values
             object.rowVersion = snapshot.version
-            object.isFaultStorage = false
+            object.state = .loaded
             object.awakeFromFetch()
             return
         }
-        guard deleteIfInaccessible && shouldDeleteInaccessibleFaults else {
-            throw StrataError(.objectNotFound, "\(object.objectID) does not exist in any store of \(debugName) (deleted or never saved)")
-        }
+        let missing = StrataError(.objectNotFound, "\(object.objectID) does not exist in any store of \(debugName) (deleted or never saved)")
+        guard markingFailures else { throw missing }
+        guard shouldDeleteInaccessibleFaults else { throw markUnreadable(object, because: missing) }
         object.values = object.entity.defaultRow
         object.committedValues = nil
-        object.isFaultStorage = false
-        object.isInaccessible = true
-        object.isDeletedStorage = true
+        object.state = .missing
+    }
+
+    /// Makes a fault that cannot be fulfilled `.unreadable` (its entity's defaults), keeps the
+    /// error for `faultErrors`, and returns it for the caller to throw.
+    @discardableResult
+    func markUnreadable(_ object: ManagedObject, because error: any Error) -> StrataError {
+        let reported = (error as? StrataError) ?? StrataError(.io, "reading \(object.objectID): \(error)", cause: error)
+        object.values = object.entity.defaultRow
+        object.committedValues = nil
+        object.state = .unreadable
+        faultErrorsByID[object.objectID] = reported
+        return reported
     }
 
     /// The identity of the token this context reads at now (nil when unpinned or not yet pinned).
@@ -424,8 +424,8 @@ extension ManagedObjectContext {
     func snapshotForChild(_ id: ManagedObjectID) throws -> StoreRow? {
         hasChildren = true
         let id = idAliases[id] ?? id
-        if let object = registry[id], !object.isFaultStorage {
-            if object.isDeletedStorage { return nil }
+        if let object = registry[id], !object.state.isFault {
+            if object.state.isDeleted { return nil }
             return StoreRow(id: id, version: object.rowVersion, values: object.values)
         }
         return try loadSnapshot(for: id)
@@ -462,8 +462,8 @@ extension ManagedObjectContext {
     /// Whether a changed object has slots that can hold object IDs.
     private var hasChangedObjectsWithReferences: Bool {
         func holdsIDs(_ object: ManagedObject) -> Bool { !object.entity.referenceSlots.isEmpty }
-        return retained.values.contains(where: holdsIDs) || insertedSet.contains(where: holdsIDs)
-            || updatedSet.contains(where: holdsIDs) || deletedSet.contains(where: holdsIDs)
+        return retained.values.contains(where: holdsIDs) || changeTracker.inserted.contains(where: holdsIDs)
+            || changeTracker.updated.contains(where: holdsIDs) || changeTracker.deleted.contains(where: holdsIDs)
     }
 
     /// Replaces temporary IDs in the registry and in every changed object's relationship values.
@@ -477,7 +477,7 @@ extension ManagedObjectContext {
         }
         // Only slots that can hold object IDs change; objects without any are left alone.
         forEachChangedObject { object in
-            guard !object.isFaultStorage else { return }
+            guard !object.state.isFault else { return }
             for slot in object.entity.referenceSlots {
                 let value = object.values[slot]
                 let remapped = value.remapped(mapping)

@@ -17,15 +17,15 @@ struct ChildChanges: Sendable {
 extension ManagedObjectContext {
     /// Pushes the pending changes into `parent` (on the parent's queue, waiting for it).
     func pushChanges(to parent: ManagedObjectContext) throws {
-        var changes = ChildChanges()
-        for object in insertedSet where !object.isDeletedStorage {
-            changes.inserted.append(StoreRow(id: object.objectID, version: 0, values: object.values))
+        var pushed = ChildChanges()
+        for object in changeTracker.inserted {
+            pushed.inserted.append(StoreRow(id: object.objectID, version: 0, values: object.values))
         }
-        for object in updatedSet {
-            changes.updated.append((StoreRow(id: object.objectID, version: object.rowVersion, values: object.values), object.changedSlots))
+        for object in changeTracker.updated {
+            pushed.updated.append((StoreRow(id: object.objectID, version: object.rowVersion, values: object.values), object.changedSlots))
         }
-        for object in deletedSet where !object.isInsertedStorage { changes.deleted.append(object.objectID) }
-        try parent.performAndWait { try parent.applyChildChanges(changes) }
+        for object in changeTracker.deleted { pushed.deleted.append(object.objectID) }
+        try parent.performAndWait { try parent.applyChildChanges(pushed) }
     }
 
     /// Applies a child's changes as this context's own unsaved changes.

@@ -11,32 +11,27 @@ extension ManagedObjectContext {
     /// objects get their last saved values back. Clears the undo stack.
     public func rollback() {
         assertOnQueue("rollback()")
-        for object in insertedSet.union(deletedSet.filter(\.isInsertedStorage)) {
+        let updated = changeTracker.updated, deleted = changeTracker.deleted
+        for object in changeTracker.inserted {
             unregister(object)
             object.managedObjectContext = nil
         }
-        for object in retained.values where object.isInsertedStorage && object.isDeletedStorage {
+        for object in retained.values where object.state == .insertedThenDeleted {
             unregister(object)
             object.managedObjectContext = nil
         }
-        for object in updatedSet.union(deletedSet) {
+        for object in updated.union(deleted) {
             if let committed = object.committedValues { object.values = committed }
             object.changedSlots = []
-            object.isDeletedStorage = object.isInaccessible
+            if object.state == .deleted { object.state = .loaded }
         }
+        changeTracker.removeAll()
         if !retainsRegisteredObjects {
-            noteUnretained(updatedSet)
-            noteUnretained(deletedSet)
-        }
-        insertedSet = []
-        insertionOrder = []
-        updatedSet = []
-        deletedSet = []
-        if !retainsRegisteredObjects {
+            noteUnretained(updated)
+            noteUnretained(deleted)
             noteUnretained(retained.values)
             retained = [:]
         }
-        pendingNotification = PendingChanges()
         undoManager?.removeAllActions()
     }
 
@@ -56,12 +51,9 @@ extension ManagedObjectContext {
         registrationsSinceFullSweep = 0
         registrySweepThreshold = 1024
         retained = [:]
-        insertedSet = []
-        insertionOrder = []
-        updatedSet = []
-        deletedSet = []
+        changeTracker.removeAll()
+        faultErrorsByID = [:]
         idAliases = [:]
-        pendingNotification = PendingChanges()
         undoManager?.removeAllActions()
         Self.putInAddressOrder(&objects)
         for object in objects { object.contextHandle = nil }
@@ -74,16 +66,16 @@ extension ManagedObjectContext {
     /// unsaved changes are reapplied on top.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         assertOnQueue("refresh(_:mergeChanges:)")
-        guard object.contextHandle === handle, !object.isInsertedStorage else { return }
-        if !mergeChanges || !object.hasChanges {
+        guard object.contextHandle === handle, !object.state.isInserted else { return }
+        if !faultErrorsByID.isEmpty { faultErrorsByID[object.objectID] = nil }
+        if !mergeChanges || !object.hasChanges || object.state == .unreadable {
             object.willTurnIntoFault()
-            updatedSet.remove(object)
+            changeTracker.forget(object)   // an update or a delete not yet saved is lost
             object.changedSlots = []
             object.values = []
             object.committedValues = nil
             object.prefetchedObjects = []
-            object.hasPrefetchedValues = false
-            object.isFaultStorage = true
+            object.state = .fault
             if !retainsRegisteredObjects {
                 retained[ObjectIdentifier(object)] = nil
                 releaseCandidates.append(object.objectID)
@@ -102,7 +94,7 @@ extension ManagedObjectContext {
             object.values[slot] = current[slot]
             object.changedSlots.insert(slot)
         }
-        if object.changedSlots.isEmpty, updatedSet.remove(object) != nil { leftChangeSets(object) }
+        if object.changedSlots.isEmpty, changeTracker.unfileUpdated(object) { leftChangeSets(object) }
     }
 
     /// Refreshes every registered object (changed ones keep their changes).
@@ -110,7 +102,7 @@ extension ManagedObjectContext {
         assertOnQueue("refreshAllObjects()")
         sweepRegistry()
         for object in Array(registry.values) {
-            guard !object.isFaultStorage else { continue }
+            guard !object.state.isFault else { continue }
             refresh(object, mergeChanges: true)
         }
     }
@@ -156,16 +148,15 @@ extension ManagedObjectContext {
     func mergeSaved(_ changes: SavedChanges) {
         advanceGeneration()
         for id in changes.updated {
-            guard let object = registry[id], !object.isFaultStorage else { continue }
+            guard let object = registry[id], !object.state.isFault else { continue }
             refresh(object, mergeChanges: true)
-            pendingNotification.updated.insert(object)
+            changeTracker.notePending(updated: object)
         }
         for id in changes.deleted {
             guard let object = registry[id] else { continue }
             unregister(object)
-            object.isDeletedStorage = true
-            object.isInaccessible = true
-            pendingNotification.deleted.insert(object)
+            object.state = .missing
+            changeTracker.notePending(deleted: object)
         }
         processPendingChanges()
     }

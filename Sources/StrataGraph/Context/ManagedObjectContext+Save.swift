@@ -20,6 +20,8 @@ extension ManagedObjectContext {
         processPendingChanges()
         sweepCandidates()
         guard hasChanges else { return }
+        changeTracker.checkIfEnabled(handle: handle, "before a save of \(debugName)")
+        defer { changeTracker.checkIfEnabled(handle: handle, "after a save of \(debugName)") }
         isSaving = true
         defer { isSaving = false }
         NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
@@ -27,36 +29,49 @@ extension ManagedObjectContext {
         // in key order (the order the store writes them, and the order a fetch made them in), so
         // a big save reads its objects from neighbouring memory instead of in hash order.
         var updateOrder = updatedInKeyOrder()
-        let updatesOrdered = updatedSetChanges
+        let updatesOrdered = changeTracker.updatedChanges
         for object in insertedInOrder() { object.willSave() }
-        for object in updateOrder where !insertedSet.contains(object) { object.willSave() }
-        for object in deletedSet where !insertedSet.contains(object) && !updatedSet.contains(object) { object.willSave() }
+        for object in updateOrder { object.willSave() }
+        for object in changeTracker.deleted { object.willSave() }
         try updateDerivedAttributes()
         // willSave hooks and derived attributes may have changed more objects.
-        if updatedSetChanges != updatesOrdered { updateOrder = updatedInKeyOrder() }
-        var order = SaveOrder(inserted: insertedInOrder(), updated: updateOrder, deleted: Self.inKeyOrder(Array(deletedSet)))
+        if changeTracker.updatedChanges != updatesOrdered { updateOrder = updatedInKeyOrder() }
+        var order = SaveOrder(inserted: insertedInOrder(), updated: updateOrder, deleted: changeTracker.deletedInKeyOrder())
+        try refuseUnreadableObjects(order)
         try validatePendingChanges(order)
-        var inserted = insertedSet, updated = updatedSet
-        var deleted = deletedSet
+        var inserted = changeTracker.inserted, updated = changeTracker.updated
+        var deleted = changeTracker.deleted
         if let parent {
             try pushChanges(to: parent)
         } else if let resolvedUpdates = try commitToStores(order) {
             advanceGeneration()
             // Inserts folded into existing rows by a uniqueness conflict are updates now.
-            let folded = inserted.filter { !$0.isInsertedStorage }
+            let folded = inserted.filter { !$0.state.isInserted }
             inserted.subtract(folded)
             updated.formUnion(folded.filter { $0.contextHandle === handle })
             // Resolving conflicts may have changed other objects too (inverses of folded
             // relationships): the last attempt wrote them, so they are saved as well. Deletes the
             // merge policy gave up are not.
             updated.formUnion(resolvedUpdates)
-            deleted = deleted.filter(\.isDeletedStorage)
+            deleted = deleted.filter(\.state.isDeleted)
             order = SaveOrder(inserted: order.inserted.filter { inserted.contains($0) }, updated: Array(updated),
-                              deleted: order.deleted.filter(\.isDeletedStorage))
+                              deleted: order.deleted.filter(\.state.isDeleted))
         } else {
             advanceGeneration()
         }
         finishSave(inserted: inserted, updated: updated, deleted: deleted, order: order)
+    }
+
+    /// Throws the read error of an object whose row could not be read when the save would
+    /// write it (its values are defaults, not the row's): nothing is written.
+    private func refuseUnreadableObjects(_ order: SaveOrder) throws {
+        guard !faultErrorsByID.isEmpty else { return }
+        for objects in [order.inserted, order.updated, order.deleted] {
+            for object in objects {
+                guard let error = faultErrorsByID[object.objectID] else { continue }
+                throw StrataError(error.code, "cannot save \(object.objectID): its row could not be read (\(error.message)); refresh the object to read it again", cause: error)
+            }
+        }
     }
 
     // MARK: Root contexts
@@ -73,7 +88,7 @@ extension ManagedObjectContext {
         var forced: Set<ManagedObjectID> = []
         for attempt in 1...4 {
             // Resolving conflicts changes the sets.
-            if attempt > 1 { order = SaveOrder(inserted: order.inserted, updated: updatedInKeyOrder(), deleted: Self.inKeyOrder(Array(deletedSet))) }
+            if attempt > 1 { order = SaveOrder(inserted: order.inserted, updated: updatedInKeyOrder(), deleted: changeTracker.deletedInKeyOrder()) }
             let (changes, inserted, updated) = changeSet(order, forced: forced)
             do {
                 let versions = try coordinator.commit(changes)
@@ -109,32 +124,32 @@ extension ManagedObjectContext {
     /// with the objects of its inserts and updates in the same order: inserts in insertion order
     /// (the order of their new keys), updates and deletes in key order.
     private func changeSet(_ order: SaveOrder, forced: Set<ManagedObjectID>) -> (StoreChangeSet, inserted: [ManagedObject], updated: [ManagedObject]) {
-        var changes = StoreChangeSet()
-        changes.author = transactionAuthor
-        changes.contextName = name
+        var rows = StoreChangeSet()
+        rows.author = transactionAuthor
+        rows.contextName = name
         var inserted: [ManagedObject] = [], updated: [ManagedObject] = []
         // Sized up front: a big save's arrays would otherwise be copied to fresh memory as they double.
-        changes.inserts.reserveCapacity(insertedSet.count)
-        inserted.reserveCapacity(insertedSet.count)
-        changes.updates.reserveCapacity(updatedSet.count)
-        changes.updateBases.reserveCapacity(updatedSet.count)
-        updated.reserveCapacity(updatedSet.count)
-        changes.deletes.reserveCapacity(deletedSet.count)
-        changes.deleteBases.reserveCapacity(deletedSet.count)
-        for object in order.inserted where !object.isDeletedStorage {
-            changes.inserts.append(StoreRow(id: object.objectID, version: 0, values: persistentValues(of: object)))
+        rows.inserts.reserveCapacity(changeTracker.inserted.count)
+        inserted.reserveCapacity(changeTracker.inserted.count)
+        rows.updates.reserveCapacity(changeTracker.updated.count)
+        rows.updateBases.reserveCapacity(changeTracker.updated.count)
+        updated.reserveCapacity(changeTracker.updated.count)
+        rows.deletes.reserveCapacity(changeTracker.deleted.count)
+        rows.deleteBases.reserveCapacity(changeTracker.deleted.count)
+        for object in order.inserted where !object.state.isDeleted {
+            rows.inserts.append(StoreRow(id: object.objectID, version: 0, values: persistentValues(of: object)))
             inserted.append(object)
         }
         for object in order.updated where object.hasPersistentChangedValues {
-            changes.appendUpdate(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)),
+            rows.appendUpdate(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)),
                                  base: object.committedValues)
             updated.append(object)
         }
-        for object in order.deleted where !object.isInsertedStorage && !object.isInaccessible {
-            changes.appendDelete(object.objectID, version: object.rowVersion, base: object.committedValues)
+        for object in order.deleted where !object.state.isInserted && !object.state.isMissing {
+            rows.appendDelete(object.objectID, version: object.rowVersion, base: object.committedValues)
         }
-        changes.forceUpdates = forced
-        return (changes, inserted, updated)
+        rows.forceUpdates = forced
+        return (rows, inserted, updated)
     }
 
     private func persistentValues(of object: ManagedObject) -> [RowValue] {
@@ -155,7 +170,7 @@ extension ManagedObjectContext {
                 if mergePolicy == .rollback { discardChanges(of: object, storedRow: nil) } else { unresolvable.append(conflict) }
                 continue
             }
-            if object.isDeletedStorage {
+            if object.state.isDeleted {
                 // Our delete wins under every policy but rollback.
                 if mergePolicy == .rollback { discardChanges(of: object, storedRow: stored) }
                 else { object.rowVersion = stored.version }
@@ -171,25 +186,23 @@ extension ManagedObjectContext {
             object.rowVersion = stored.version
             for slot in merged.indices { object.setPrimitive(merged[slot], slot: slot) }
             if mergePolicy == .overwrite { forced.insert(object.objectID) }
-            if !object.hasPersistentChangedValues, updatedSet.remove(object) != nil { leftChangeSets(object) }
+            if !object.hasPersistentChangedValues, changeTracker.unfileUpdated(object) { leftChangeSets(object) }
         }
         if !unresolvable.isEmpty { throw mergeConflictError(unresolvable) }
     }
 
     /// Drops the object's unsaved changes in favour of the stored row (nil: the row is gone).
     private func discardChanges(of object: ManagedObject, storedRow: StoreRow?) {
-        updatedSet.remove(object)
-        deletedSet.remove(object)
+        changeTracker.forget(object)
         object.changedSlots = []
         defer { leftChangeSets(object) }
         if let storedRow {
             object.values = storedRow.values
             object.committedValues = storedRow.values
             object.rowVersion = storedRow.version
-            object.isDeletedStorage = false
+            object.state = .loaded
         } else {
-            object.isDeletedStorage = true
-            object.isInaccessible = true
+            object.state = .missing
         }
     }
 
@@ -254,15 +267,15 @@ extension ManagedObjectContext {
         func markSaved(_ object: ManagedObject) {
             object.committedValues = object.values
             object.changedSlots = []
-            object.isInsertedStorage = false
+            if object.state == .inserted { object.state = .loaded }
         }
         for objects in [insertOrder, updateOrder] {
-            for object in objects where !object.isDeletedStorage { markSaved(object) }
+            for object in objects where !object.state.isDeleted { markSaved(object) }
         }
         // Objects inserted and deleted before this save never reached a store; they leave too.
         var insertedThenDeleted: [ManagedObject] = []
         if retainsRegisteredObjects {
-            for object in retained.values where object.isInsertedStorage && object.isDeletedStorage { insertedThenDeleted.append(object) }
+            for object in retained.values where object.state.isInserted && object.state.isDeleted { insertedThenDeleted.append(object) }
         } else {
             // Nothing is changed any more, so nothing needs keeping alive: every object `retained`
             // held is left to the registry's sweeps (deleted ones leave below).
@@ -271,14 +284,14 @@ extension ManagedObjectContext {
             retained = [:]
             releaseCandidates.reserveCapacity(releaseCandidates.count + released.count + inserted.count + updated.count)
             for object in released.values {
-                if !object.isDeletedStorage {
+                if !object.state.isDeleted {
                     releaseCandidates.append(object.objectID)
-                } else if object.isInsertedStorage {
+                } else if object.state.isInserted {
                     insertedThenDeleted.append(object)
                 }
             }
-            for object in insertOrder where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
-            for object in updateOrder where !object.isDeletedStorage { releaseCandidates.append(object.objectID) }
+            for object in insertOrder where !object.state.isDeleted { releaseCandidates.append(object.objectID) }
+            for object in updateOrder where !object.state.isDeleted { releaseCandidates.append(object.objectID) }
         }
         // Deleted objects leave the registry (the change sets are emptied below as a whole).
         for objects in [order.deleted, insertedThenDeleted] {
@@ -288,14 +301,10 @@ extension ManagedObjectContext {
                 object.managedObjectContext = nil
             }
         }
-        insertedSet = []
-        insertionOrder = []
-        updatedSet = []
-        deletedSet = []
-        pendingNotification = PendingChanges()
-        let anyUpdateDeleted = updated.contains(where: \.isDeletedStorage)
-        let savedUpdated = anyUpdateDeleted ? updated.filter { !$0.isDeletedStorage } : updated
-        let savedUpdateOrder = anyUpdateDeleted ? updateOrder.filter { !$0.isDeletedStorage } : updateOrder
+        changeTracker.removeAll()
+        let anyUpdateDeleted = updated.contains(where: \.state.isDeleted)
+        let savedUpdated = anyUpdateDeleted ? updated.filter { !$0.state.isDeleted } : updated
+        let savedUpdateOrder = anyUpdateDeleted ? updateOrder.filter { !$0.state.isDeleted } : updateOrder
         for object in insertOrder { object.didSave() }
         for object in savedUpdateOrder where inserted.isEmpty || !inserted.contains(object) { object.didSave() }
         let disjoint = inserted.isEmpty && savedUpdated.isEmpty

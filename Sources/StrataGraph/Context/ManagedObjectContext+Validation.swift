@@ -15,13 +15,13 @@ extension ManagedObjectContext {
         func validate(_ object: ManagedObject) {
             problems += propertyProblems(of: object)
             do {
-                if object.isInsertedStorage { try object.validateForInsert() } else { try object.validateForUpdate() }
+                if object.state.isInserted { try object.validateForInsert() } else { try object.validateForUpdate() }
             } catch {
                 problems.append(asValidationError(error, object))
             }
         }
-        for object in order.inserted where !object.isDeletedStorage { validate(object) }
-        for object in order.updated where !object.isDeletedStorage && !insertedSet.contains(object) { validate(object) }
+        for object in order.inserted where !object.state.isDeleted { validate(object) }
+        for object in order.updated where !object.state.isDeleted { validate(object) }
         for object in order.deleted {
             problems += denyProblems(of: object)
             do { try object.validateForDelete() } catch { problems.append(asValidationError(error, object)) }
@@ -76,7 +76,7 @@ extension ManagedObjectContext {
             case .objectIDs(let ids): related = ids
             default: related = []
             }
-            let blocking = related.filter { !(registry[$0]?.isDeletedStorage ?? false) }
+            let blocking = related.filter { !(registry[$0]?.state.isDeleted ?? false) }
             if !blocking.isEmpty {
                 problems.append(StrataError(.validation, "cannot delete \(object.entity.name) \(object.objectID): \(relationship.qualifiedName) has the deny rule and still refers to \(blocking.map(\.description).joined(separator: ", "))"))
             }

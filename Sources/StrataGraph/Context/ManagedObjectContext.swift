@@ -1,8 +1,9 @@
 // ManagedObjectContext: a scratchpad of managed objects on one queue, with its change tracking.
 //
 // Owns: the context's queue and the perform family, the registry of objects (unchanged objects
-// nothing else references are released by sweeps, see +Objects.swift), the inserted/updated/deleted sets, and the configuration users set
-// (parent or coordinator, merge policy, name, author). Object life cycle is in
+// nothing else references are released by sweeps, see +Objects.swift), the pending changes
+// (through its ChangeTracker, their one owner), the errors of faults that could not be
+// fulfilled, and the configuration users set (parent or coordinator, merge policy, name, author). Object life cycle is in
 // +Objects.swift, saving in +Save.swift, fetching in +Fetch.swift, discarding in +Refresh.swift.
 // Every mutable field is touched only on `queue`. It never reads a store except through its
 // coordinator (or its parent context).
@@ -126,42 +127,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Objects kept alive by the context beyond the change sets: inserted objects deleted again
     /// (in no change set), objects with transient changes only, and every registered object when
     /// `retainsRegisteredObjects`. Pending inserts, updates and deletes are held by their sets.
-    @exclusivity(unchecked) var retained: [ObjectIdentifier: ManagedObject] = [:] { didSet { lastTrackedUpdate = nil } }
-    @exclusivity(unchecked) var insertedSet: Set<ManagedObject> = []
-    /// The objects of `insertedSet` in insertion order, plus objects that left it since (skipped
-    /// when read: see `insertedInOrder()`). Emptied with the set.
-    @exclusivity(unchecked) var insertionOrder: [ManagedObject] = []
-    @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = [] {
-        didSet {
-            updatedSetChanges &+= 1
-            if updatedSet.isEmpty {
-                updateOrder = []
-                updateOrderIsExact = true
-            } else if updatedSet.count < updatedCountBefore && updateOrderIsExact {
-                updateOrder = []
-                updateOrderIsExact = false
-            }
-            updatedCountBefore = updatedSet.count
-        }
-    }
-    /// The objects `fileUpdated(_:)` added to `updatedSet` since it was last empty, in that order,
-    /// while no object left it (`updateOrderIsExact`): a save walks them instead of the set
-    /// (see `updatedInKeyOrder()`). Objects added some other way make the counts differ.
-    @exclusivity(unchecked) var updateOrder: [ManagedObject] = []
-    @exclusivity(unchecked) var updateOrderIsExact = true
-    @exclusivity(unchecked) var updatedCountBefore = 0
-    /// Counts changes of `updatedSet` (a save reuses its key order of the set while this holds).
-    @exclusivity(unchecked) var updatedSetChanges: UInt64 = 0
-    @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
-    /// Changes since the last `processPendingChanges()`, for objectsDidChange notifications.
-    @exclusivity(unchecked) var pendingNotification = PendingChanges() { didSet { lastTrackedUpdate = nil } }
-    /// The object whose last change was filed (in the pending updated set) with neither
-    /// collection changed since: its next change skips the filing (several setters in a row).
-    @exclusivity(unchecked) var lastTrackedUpdate: ObjectIdentifier?
+    @exclusivity(unchecked) var retained: [ObjectIdentifier: ManagedObject] = [:] { didSet { changeTracker.forgetLastNoted() } }
+    /// The pending inserts, updates and deletes (ChangeTracker.swift owns them and their orders).
+    let changeTracker = ChangeTracker()
+    /// Why faults could not be fulfilled, by object (see `faultErrors`); an entry leaves with
+    /// the object's refresh, the context's reset, or the object.
+    @exclusivity(unchecked) var faultErrorsByID: [ManagedObjectID: StrataError] = [:]
     @exclusivity(unchecked) var registrySweepThreshold = 1024
     @exclusivity(unchecked) var isSaving = false
-    /// Numbers inserted objects in insertion order (only `insert` and child pushes advance it).
-    @exclusivity(unchecked) var insertionCounter: UInt64 = 0
     /// Subscribers of `changes()`.
     var changeContinuations: [UUID: AsyncStream<ContextChangeEvent>.Continuation] = [:]
     /// Temporary IDs a child context may still use for objects this context has since saved.

@@ -108,7 +108,7 @@ extension ManagedObjectModel {
 
     static func makePrototype(_ cls: ManagedObject.Type) -> ManagedObject {
         let prototype = cls.init(entity: EntityDescription(), insertInto: nil)
-        prototype.isPrototype = true
+        prototype.state = .prototype
         return prototype
     }
 

@@ -65,7 +65,7 @@ public struct Managed<Value> {
         _ object: Object, wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
-        if object.isPrototype {
+        if object.state == .prototype {
             let wrapper = object[keyPath: storageKeyPath]
             object.probedName = ManagedKeyNames.name(of: storageKeyPath)
             object.probedKeyPath = wrappedKeyPath
@@ -85,13 +85,13 @@ public struct Managed<Value> {
     }
 
     private func read(from object: ManagedObject, key: String) -> Value {
-        let raw: RowValue
-        do {
-            raw = try object.rowValue(forKey: key)
-        } catch {
-            preconditionFailure("Strata: reading \(object.entity.name).\(key): \(error)")
+        guard let slot = object.entity.slotIndex[key] else {
+            preconditionFailure("Strata: entity \(object.entity.name) has no property '\(key)' (the model was not made from this class)")
         }
-        let property = object.entity.slots[object.entity.slotIndex[key]!]
+        // A row that cannot be read leaves the defaults to read; the error is in `faultErrors`.
+        object.fireFaultKeepingError()
+        let raw = object.values[slot]
+        let property = object.entity.slots[slot]
         guard let attribute = property as? AttributeDescription else {
             return object.relationshipValue(raw, property as! RelationshipDescription) as! Value
         }

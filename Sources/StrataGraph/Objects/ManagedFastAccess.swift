@@ -224,13 +224,10 @@ extension ManagedObject {
     /// object's values loaded; nil for model-building prototypes and names the entity lacks.
     @usableFromInline
     func loadedSlot(for keyPath: AnyKeyPath, kind: ManagedFastKind) -> Int? {
-        if isPrototype { return nil }
+        if state == .prototype { return nil }
         guard let slot = ManagedKeyCache.slot(of: keyPath, kind: kind, entity: entity) else { return nil }
-        if isFaultStorage {
-            do { try fireFaultIfNeeded() } catch {
-                preconditionFailure("Strata: reading \(entity.name).\(entity.slots[slot].name): \(error)")
-            }
-        }
+        // A row that cannot be read leaves the defaults to read; the error is in `faultErrors`.
+        fireFaultKeepingError()
         return slot
     }
 

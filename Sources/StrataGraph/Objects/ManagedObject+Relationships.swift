@@ -156,7 +156,7 @@ extension ManagedObject {
     /// Removes `object` from this object's `relationship` (clears a to-one that points at it).
     func unlinkInverse(_ relationship: RelationshipDescription, from object: ManagedObject) throws {
         try fireFaultIfNeeded()
-        if isInaccessible { return }
+        if state.isMissing { return }
         let slot = entity.slotIndex[relationship.name]!
         if relationship.isToMany {
             removeFromToMany(object.objectID, slot: slot, ordered: relationship.isOrdered)

@@ -12,9 +12,14 @@ extension ManagedObject {
     /// The value of the property `key`: an attribute's Swift value (or nil), the object of a
     /// to-one, a `Set<ManagedObject>` (ordered: `[ManagedObject]`) for a to-many.
     /// An unknown key is a programming error and traps naming the entity and key; use
-    /// ``checkedValue(forKey:)`` to get a thrown error instead.
+    /// ``checkedValue(forKey:)`` to get a thrown error instead. A fault whose row cannot be read
+    /// reads as its entity's defaults (the error is in the context's `faultErrors`).
     public func value(forKey key: String) -> Any? {
-        do { return try checkedValue(forKey: key) } catch { preconditionFailure("Strata: \(error)") }
+        assertOnContextQueue("reading \(key)")
+        let property: PropertyDescription
+        do { property = try entity.property(named: key) } catch { preconditionFailure("Strata: \(error)") }
+        fireFaultKeepingError()
+        return presentedValue(values[entity.slotIndex[key]!], property)
     }
 
     /// Sets the property `key`, checking the value's type against the model (integers convert to
@@ -30,12 +35,15 @@ extension ManagedObject {
         let property = try entity.property(named: key)
         let slot = entity.slotIndex[key]!
         try fireFaultIfNeeded()
-        let raw = values[slot]
+        return presentedValue(values[slot], property)
+    }
+
+    /// A slot's row value as `value(forKey:)` presents it.
+    private func presentedValue(_ raw: RowValue, _ property: PropertyDescription) -> Any? {
         if let attribute = property as? AttributeDescription {
             return raw.swiftValue(for: attribute)
         }
-        let relationship = property as! RelationshipDescription
-        return relationshipValue(raw, relationship)
+        return relationshipValue(raw, property as! RelationshipDescription)
     }
 
     /// The typed path of `@Managed` attribute setters: the value's own row form, when the
@@ -45,7 +53,7 @@ extension ManagedObject {
         guard let slot = entity.slotIndex[key], let attribute = entity.slots[slot] as? AttributeDescription,
               !(attribute is DerivedAttributeDescription), attribute.attributeType == type(of: value).attributeType else { return false }
         assertOnContextQueue("setting \(key)")
-        do { try fireFaultIfNeeded() } catch { return false }
+        fireFaultKeepingError()
         setPrimitive(value.rowValue, slot: slot)
         return true
     }
@@ -55,17 +63,19 @@ extension ManagedObject {
     func setDirectAttribute(_ value: RowValue, slot: Int, type: AttributeDescription.AttributeType) -> Bool {
         guard entity.directAttributeTypes[slot] == type else { return false }
         assertOnContextQueue("setting \(entity.slots[slot].name)")
-        do { try fireFaultIfNeeded() } catch { return false }
+        fireFaultKeepingError()
         setPrimitive(value, slot: slot)
         return true
     }
 
     /// ``setValue(_:forKey:)`` that throws `unknownKey` / `typeMismatch` instead of trapping.
+    /// Setting a value of an object whose row could not be read sets it on the defaults; the
+    /// save that would write it throws the read error (see `faultErrors`).
     public func setCheckedValue(_ value: Any?, forKey key: String) throws {
         assertOnContextQueue("setting \(key)")
         let property = try entity.property(named: key)
         let slot = entity.slotIndex[key]!
-        try fireFaultIfNeeded()
+        fireFaultKeepingError()
         if let attribute = property as? AttributeDescription {
             if attribute is DerivedAttributeDescription {
                 throw StrataError(.invalidArgument, "\(attribute.qualifiedName) is derived; save() computes it")
@@ -100,25 +110,46 @@ extension ManagedObject {
         managedObjectContext?.objectDidChange(self, slot: slot, from: old)
     }
 
-    /// Loads the values of a fault from the context's store (or parent).
+    /// Loads the values of a fault from the context's store (or parent). When that fails the
+    /// object is left `.unreadable` with its entity's defaults (never a fault without values)
+    /// and the error is thrown: now, and for an unreadable object at every call until it is
+    /// refreshed.
+    @inline(__always)
     func fireFaultIfNeeded() throws {
-        guard isFaultStorage else { return }
+        guard state.needsLoad else { return }
         // The usual case, a fault whose fetch's values are still current, needs no context.
-        if hasPrefetchedValues, let handle = contextHandle, handle.prefetchIsCurrent(stamp: prefetchStamp, pin: prefetchPin) {
+        if state == .prefetchedFault, let handle = contextHandle, handle.prefetchIsCurrent(stamp: prefetchStamp, pin: prefetchPin) {
             fireFromPrefetchedValues()
             return
         }
+        try fireFaultSlowly()
+    }
+
+    private func fireFaultSlowly() throws {
         guard let context = managedObjectContext else {
-            throw StrataError(.objectNotFound, "\(objectID) is a fault with no context to load it from")
+            let error = StrataError(.objectNotFound, "\(objectID) is a fault with no context to load it from (its context was reset or released)")
+            if state.isFault {
+                values = entity.defaultRow
+                committedValues = nil
+                state = .unreadable
+            }
+            throw error
         }
         try context.fulfillFault(self)
     }
 
+    /// `fireFaultIfNeeded` for accessors that cannot throw: a failure leaves the object's
+    /// defaults to read, and its error with the context (`faultErrors`).
+    @inline(__always)
+    func fireFaultKeepingError() {
+        guard state.needsLoad else { return }
+        do { try fireFaultIfNeeded() } catch {}
+    }
+
     /// Fires the fault with the values its fetch left in it (the caller checked they are current).
     func fireFromPrefetchedValues() {
-        hasPrefetchedValues = false
         committedValues = values
-        isFaultStorage = false
+        state = .loaded
         awakeFromFetch()
     }
 

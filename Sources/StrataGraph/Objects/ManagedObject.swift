@@ -59,18 +59,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var rowVersion: Int64 = 0
     /// Slots set since the last save (only slots whose value differs are kept).
     @exclusivity(unchecked) var changedSlots: SlotSet = []
-    @exclusivity(unchecked) var isFaultStorage = false
-    /// A fault whose fetch read its row keeps the row's values in `values` (and its version in
-    /// `rowVersion`) with the coordinator's change stamp and the identity of the context's query
-    /// generation token then (0: unpinned): firing uses them while both are unchanged. No object
-    /// of its own: a fetch of many objects would allocate and free one per object.
-    @exclusivity(unchecked) var hasPrefetchedValues = false
+    /// Where the object is in its life (ObjectState.swift): fault, loaded, inserted, deleted…
+    @exclusivity(unchecked) var state = ObjectState.loaded
+    /// A `.prefetchedFault` keeps its row's values in `values` (and its version in `rowVersion`)
+    /// with the coordinator's change stamp and the identity of the context's query generation
+    /// token then (0: unpinned): firing uses them while both are unchanged. No object of its
+    /// own: a fetch of many objects would allocate and free one per object.
     @exclusivity(unchecked) var prefetchStamp: UInt64 = 0
     @exclusivity(unchecked) var prefetchPin: UInt = 0
-    @exclusivity(unchecked) var isInsertedStorage = false
-    @exclusivity(unchecked) var isDeletedStorage = false
-    /// Set when a fault found no row (deleted elsewhere): values read as defaults.
-    @exclusivity(unchecked) var isInaccessible = false
     /// The order of insertion into the context: saves give permanent keys in this order.
     @exclusivity(unchecked) var insertionNumber: UInt64 = 0
     /// Related objects a fetch prefetched for this one (relationshipKeyPathsForPrefetching), kept
@@ -79,9 +75,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// never form a cycle. Cleared when the object turns into a fault.
     @exclusivity(unchecked) var prefetchedObjects: [ManagedObject] = []
 
-    /// Model-from-classes support: prototypes answer property reads with the wrapper's default and
-    /// record the name and wrapped key path read (see `Managed`). Never set on objects users see.
-    var isPrototype = false
+    /// Model-from-classes support: prototypes (state `.prototype`) answer property reads with the
+    /// wrapper's default and record the name and wrapped key path read (see `Managed`).
     var probedName: String?
     var probedKeyPath: AnyKeyPath?
 
@@ -133,7 +128,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     static func makeFault(entity: EntityDescription, id: ManagedObjectID) -> ManagedObject {
         let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
         object.objectID = id
-        object.isFaultStorage = true
+        object.state = .fault
         object.values = []
         return object
     }
@@ -154,18 +149,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // MARK: State
 
     /// Whether the object's values have not been loaded yet; reading a property loads them.
-    public var isFault: Bool { isFaultStorage }
+    public var isFault: Bool { state.isFault }
     /// Whether the object was inserted and not yet saved.
-    public var isInserted: Bool { isInsertedStorage }
+    public var isInserted: Bool { state.isInserted }
     /// Whether the object was deleted and the deletion not yet saved.
-    public var isDeleted: Bool { isDeletedStorage }
+    public var isDeleted: Bool { state.isDeleted }
     /// Whether a saved object has unsaved changes to its properties.
-    public var isUpdated: Bool { !isInsertedStorage && !isDeletedStorage && !changedSlots.isEmpty }
+    public var isUpdated: Bool { !state.isInserted && !state.isDeleted && !changedSlots.isEmpty }
     /// Whether the object is inserted, updated or deleted.
-    public var hasChanges: Bool { isInsertedStorage || isDeletedStorage || !changedSlots.isEmpty }
+    public var hasChanges: Bool { state.isInserted || state.isDeleted || !changedSlots.isEmpty }
     /// Like ``hasChanges`` but ignoring transient properties.
     public var hasPersistentChangedValues: Bool {
-        isInsertedStorage || isDeletedStorage || changedSlots.contains { !entity.slots[$0].isTransient }
+        state.isInserted || state.isDeleted || changedSlots.contains { !entity.slots[$0].isTransient }
     }
 
     // MARK: Lifecycle hooks (override; call super)
@@ -202,7 +197,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     open var description: String {
-        let state = isFaultStorage ? "fault" : entity.slots.enumerated().map { index, property in
+        let state = state.isFault ? "fault" : entity.slots.enumerated().map { index, property in
             "\(property.name)=\(index < values.count ? Self.describe(values[index]) : "?")"
         }.joined(separator: ", ")
         return "<\(entity.name) \(objectID.uriRepresentation().absoluteString): \(state)>"

@@ -76,7 +76,8 @@ final class FaultAndChangeTrackingTests: XCTestCase {
     }
 
     /// The values a fetch left in a fault are the context's, not the object's: once the context
-    /// is gone the fault cannot fire, even though nothing was saved since the fetch.
+    /// is gone the fault cannot fire, even though nothing was saved since the fetch. The object
+    /// is left with its defaults (getters never trap) and throwing accessors keep throwing.
     func testAFetchedFaultWhoseContextIsGoneDoesNotFire() throws {
         let (coordinator, _) = try savedRegionWithQuakes(2)
         var context: ManagedObjectContext? = ManagedObjectContext(.privateQueue)
@@ -89,7 +90,9 @@ final class FaultAndChangeTrackingTests: XCTestCase {
         XCTAssertThrowsError(try faults[0].checkedValue(forKey: "magnitude")) {
             XCTAssertEqual(($0 as? StrataError)?.code, .objectNotFound)
         }
-        XCTAssertTrue(faults[0].isFault)
+        XCTAssertFalse(faults[0].isFault, "an unfulfillable fault holds its defaults")
+        XCTAssertEqual(faults[0].magnitude, 0)
+        XCTAssertThrowsError(try faults[0].checkedValue(forKey: "magnitude"), "and keeps throwing")
     }
 
     func testFaultOfADeletedRowBecomesInaccessibleOrThrows() throws {
