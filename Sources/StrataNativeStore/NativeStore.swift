@@ -10,7 +10,7 @@
 import Foundation
 import StrataStorage
 @_spi(StrataInternal) import StrataCore
-import StrataGraph
+@_spi(StrataInternal) import StrataGraph
 
 final class NativeStore: RowStore {
     let identifier: String

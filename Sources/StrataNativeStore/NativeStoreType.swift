@@ -8,7 +8,7 @@
 
 import Foundation
 import StrataCore
-import StrataGraph
+@_spi(StrataInternal) import StrataGraph
 import StrataStorage
 
 extension StoreType {

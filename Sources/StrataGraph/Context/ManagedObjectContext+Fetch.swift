@@ -38,25 +38,15 @@ extension ManagedObjectContext {
         default:
             var results: [T] = []
             results.reserveCapacity(rows.count)
-            // When T is a class, an object of a class already cast to T once is passed on as it is
-            // (a dynamic cast per object cost more than materializing a fault).
-            let resultIsClass = T.self is ManagedObject.Type
-            var castClass: ObjectIdentifier?
             let modelSerial = self.model?.serial, asFaults = request.returnsObjectsAsFaults
             // Room for every row's object at once: growing the registry one doubling at a time
             // rehashes it about twice over for a large fetch.
             if rows.count > 64 { registry.reserveCapacity(registry.count + rows.count) }
             for row in rows {
                 let object = materialize(row, asFault: asFaults, prefetch: prefetch, modelSerial: modelSerial)
-                let objectClass = ObjectIdentifier(type(of: object))
-                if resultIsClass && objectClass == castClass {
-                    results.append(unsafeBitCast(object, to: T.self))
-                    continue
-                }
                 guard let typed = object as? T else {
                     throw StrataError(.typeMismatch, "fetch of \(entity.name) returned a \(type(of: object)), not \(T.self)")
                 }
-                if resultIsClass { castClass = objectClass }
                 results.append(typed)
             }
             try prefetchRelationships(for: request, entity: entity, rows: rows)

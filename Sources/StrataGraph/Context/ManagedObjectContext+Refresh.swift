@@ -42,9 +42,9 @@ extension ManagedObjectContext {
         // ones (usually) last, in address order (see putInAddressOrder).
         var objects: [ManagedObject] = []
         if registry.count >= 1024 {
-            objects = Array(registry.values)
+            objects = Array(registry.objects)
         } else {
-            for object in registry.values { object.contextHandle = nil }
+            for object in registry.objects { object.contextHandle = nil }
         }
         registry.removeAll(keepingCapacity: registry.count <= 4096)
         releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
@@ -101,7 +101,7 @@ extension ManagedObjectContext {
     public func refreshAllObjects() {
         assertOnQueue("refreshAllObjects()")
         sweepRegistry()
-        for object in Array(registry.values) {
+        for object in Array(registry.objects) {
             guard !object.state.isFault else { continue }
             refresh(object, mergeChanges: true)
         }

@@ -112,7 +112,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// read are alive in the process right now: the first read starts the count (take a baseline
     /// before creating the objects to watch). Not API: for tests and diagnostics that check
     /// objects are released, for example while iterating ``BatchedFetchResults``.
-    public static var _liveInstanceCount: Int {
+    @_spi(StrataInternal) public static var liveInstanceCount: Int {
         if !countsLiveInstances.load(ordering: .relaxed) { countsLiveInstances.store(true, ordering: .relaxed) }
         return liveCount.load(ordering: .relaxed)
     }
@@ -190,11 +190,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
-    /// Sets and dictionaries of objects hash the object's address with one finalizer (see
-    /// `HashMixing`), not a full SipHash.
-    public func _rawHashValue(seed: Int) -> Int {
-        HashMixing.mix(UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())), seed: seed)
-    }
 
     open var description: String {
         let state = state.isFault ? "fault" : entity.slots.enumerated().map { index, property in

@@ -16,7 +16,7 @@
 
 import Foundation
 import StrataStorage
-import StrataGraph
+@_spi(StrataInternal) import StrataGraph
 
 struct NativeCommitter {
     let store: NativeStore

@@ -11,7 +11,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-import StrataGraph
+@_spi(StrataInternal) import StrataGraph
 
 extension NativeReadView {
     func rows(matching plan: FetchPlan) throws -> [StoreRow] {

@@ -9,7 +9,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-import StrataGraph
+@_spi(StrataInternal) import StrataGraph
 
 enum RowCodec {
     enum Tag: UInt8 {

@@ -7,7 +7,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-import StrataGraph
+@_spi(StrataInternal) import StrataGraph
 
 enum MetadataCodec {
     private enum Tag: UInt8 {

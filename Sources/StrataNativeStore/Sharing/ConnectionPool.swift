@@ -7,7 +7,7 @@
 
 import Dispatch
 import Synchronization
-import StrataGraph
+@_spi(StrataInternal) import StrataGraph
 
 final class ConnectionPool: Sendable {
     let size: Int

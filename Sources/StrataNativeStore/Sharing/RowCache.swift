@@ -11,7 +11,7 @@
 import Foundation
 import StrataStorage
 @_spi(StrataInternal) import StrataCore
-import StrataGraph
+@_spi(StrataInternal) import StrataGraph
 
 final class RowCache: Sendable {
     private struct Entry {

@@ -70,10 +70,6 @@ public struct TreeName: Hashable, Comparable, Sendable, ExpressibleByStringLiter
 
     public func hash(into hasher: inout Hasher) { hasher.combine(nameHash) }
 
-    /// What dictionaries and sets of names hash with: the stored hash mixed with the table's seed
-    /// (`HashMixing`) instead of a SipHash per lookup. Names are not attacker-chosen.
-    public func _rawHashValue(seed: Int) -> Int { HashMixing.mix(nameHash, seed: seed) }
-
     static let maxBytes = 255
 
     /// The catalog key, after checking the name's length against 255 bytes and `keyLimit`.

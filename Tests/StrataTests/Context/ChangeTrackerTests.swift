@@ -5,7 +5,7 @@
 
 import Foundation
 @testable import Strata
-@testable import StrataGraph
+@_spi(StrataInternal) @testable import StrataGraph
 import XCTest
 import _StrataTestSupport
 

@@ -1,6 +1,6 @@
 import XCTest
 @testable import Strata
-@testable import StrataGraph
+@_spi(StrataInternal) @testable import StrataGraph
 @testable import StrataNativeStore
 import _StrataTestSupport
 
@@ -103,7 +103,7 @@ final class SaveOrderTests: XCTestCase {
             try context.save()
             context.reset()
         }
-        return (coordinator, context, ManagedObject._liveInstanceCount)
+        return (coordinator, context, ManagedObject.liveInstanceCount)
     }
 
     /// Reset releases every object it drops (more than enough to be put in address order), and
@@ -120,7 +120,7 @@ final class SaveOrderTests: XCTestCase {
             context.reset()
             XCTAssertTrue(context.registeredObjects.isEmpty)
         }
-        XCTAssertEqual(ManagedObject._liveInstanceCount - baseline, kept.count)
+        XCTAssertEqual(ManagedObject.liveInstanceCount - baseline, kept.count)
         for quake in kept { XCTAssertNil(quake.managedObjectContext) }
     }
 
@@ -140,12 +140,12 @@ final class SaveOrderTests: XCTestCase {
         }
         // The block has ended: unused objects are swept.
         context.performAndWait { context.sweepRegistry() }
-        XCTAssertEqual(ManagedObject._liveInstanceCount - baseline, kept.count)
+        XCTAssertEqual(ManagedObject.liveInstanceCount - baseline, kept.count)
         context.performAndWait { XCTAssertEqual(context.registeredObjects.count, kept.count) }
         // A context that ends with many objects releases them; held ones live on.
         kept = []
         context.performAndWait { context.sweepRegistry() }
-        XCTAssertEqual(ManagedObject._liveInstanceCount, baseline)
+        XCTAssertEqual(ManagedObject.liveInstanceCount, baseline)
         var other: ManagedObjectContext? = ManagedObjectContext(.privateQueue)
         other!.persistentStoreCoordinator = coordinator
         other!.retainsRegisteredObjects = true
@@ -154,10 +154,10 @@ final class SaveOrderTests: XCTestCase {
             let quakes = try other!.fetch(Quake.fetchRequest())
             held = Array(quakes.suffix(3))
         }
-        let before = ManagedObject._liveInstanceCount - baseline
+        let before = ManagedObject.liveInstanceCount - baseline
         XCTAssertGreaterThanOrEqual(before, count)
         other = nil
-        XCTAssertEqual(ManagedObject._liveInstanceCount - baseline, held.count)
+        XCTAssertEqual(ManagedObject.liveInstanceCount - baseline, held.count)
         for quake in held { XCTAssertNil(quake.managedObjectContext) }
     }
 }

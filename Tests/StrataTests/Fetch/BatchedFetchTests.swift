@@ -1,5 +1,6 @@
 import XCTest
 import Strata
+@_spi(StrataInternal) import StrataGraph
 import _StrataTestSupport
 
 /// fetchBatched: results that hold IDs and materialize objects a batch at a time, with the same
@@ -33,7 +34,7 @@ final class BatchedFetchTests: XCTestCase {
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait {
-            let baseline = ManagedObject._liveInstanceCount
+            let baseline = ManagedObject.liveInstanceCount
             let clock = ContinuousClock.now
             var results: BatchedFetchResults<Quake>? = try {
                 let request = FetchRequest<Quake>(entityName: "Quake")
@@ -41,7 +42,7 @@ final class BatchedFetchTests: XCTestCase {
                 return try context.fetchBatched(request)
             }()
             XCTAssertEqual(results?.count, count)
-            XCTAssertLessThanOrEqual(ManagedObject._liveInstanceCount - baseline, 0, "fetching the IDs creates no objects")
+            XCTAssertLessThanOrEqual(ManagedObject.liveInstanceCount - baseline, 0, "fetching the IDs creates no objects")
             weak let first = results?[0]
             XCTAssertNotNil(first, "alive while its batch is among the recent ones")
             var maxAlive = 0, seen = 0, faults = 0
@@ -49,7 +50,7 @@ final class BatchedFetchTests: XCTestCase {
             for quake in results! {
                 if quake.isFault { faults += 1 }
                 total += quake.magnitude
-                if seen % 50 == 0 { maxAlive = max(maxAlive, ManagedObject._liveInstanceCount - baseline) }
+                if seen % 50 == 0 { maxAlive = max(maxAlive, ManagedObject.liveInstanceCount - baseline) }
                 seen += 1
             }
             let elapsed = ContinuousClock.now - clock
@@ -61,7 +62,7 @@ final class BatchedFetchTests: XCTestCase {
             XCTAssertNil(first, "an object of a batch no longer retained is released (the context releases unused objects of a dropped batch)")
             if isStress { print("BatchedFetchTests: \(count) results, at most \(maxAlive) objects alive, fetch + iterate \(elapsed)") }
             results = nil
-            XCTAssertLessThanOrEqual(ManagedObject._liveInstanceCount - baseline, 0, "dropping the results releases every object")
+            XCTAssertLessThanOrEqual(ManagedObject.liveInstanceCount - baseline, 0, "dropping the results releases every object")
         }
     }
 

@@ -1,5 +1,6 @@
 import XCTest
 import Strata
+@_spi(StrataInternal) import StrataGraph
 
 /// Faults, object IDs, dynamic access checks and change tracking.
 final class FaultAndChangeTrackingTests: XCTestCase {
@@ -397,15 +398,15 @@ final class FaultAndChangeTrackingTests: XCTestCase {
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait {
             let ids = try context.fetch(FetchRequest<ManagedObjectID>(entityName: "Quake"))
-            let baseline = ManagedObject._liveInstanceCount
+            let baseline = ManagedObject.liveInstanceCount
             var peak = 0
             for id in ids {
                 _ = (context.object(with: id) as! Quake).magnitude
-                peak = max(peak, ManagedObject._liveInstanceCount - baseline)
+                peak = max(peak, ManagedObject.liveInstanceCount - baseline)
             }
             XCTAssertLessThanOrEqual(peak, 2_100, "dead objects are swept once the registry doubles")
             XCTAssertEqual(context.registeredObjects.count, 0)
-            XCTAssertLessThanOrEqual(ManagedObject._liveInstanceCount - baseline, 0)
+            XCTAssertLessThanOrEqual(ManagedObject.liveInstanceCount - baseline, 0)
         }
     }
 }

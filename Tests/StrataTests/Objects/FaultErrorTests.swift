@@ -7,7 +7,7 @@
 
 import Foundation
 @testable import Strata
-@testable import StrataGraph
+@_spi(StrataInternal) @testable import StrataGraph
 import StrataStorage
 import XCTest
 import _StrataTestSupport

@@ -2,7 +2,7 @@ import XCTest
 import Foundation
 import Synchronization
 @testable import Strata
-@testable import StrataGraph
+@_spi(StrataInternal) @testable import StrataGraph
 @testable import StrataNativeStore
 import _StrataTestSupport
 

@@ -1,7 +1,7 @@
 import XCTest
 import Foundation
 @testable import Strata
-@testable import StrataGraph
+@_spi(StrataInternal) @testable import StrataGraph
 @testable import StrataNativeStore
 import StrataStorage
 

@@ -12,7 +12,7 @@
 
 import Foundation
 
-package struct RecordFilter {
+@_spi(StrataInternal) public struct RecordFilter {
     enum Constant {
         case null
         case integer(Int64)
@@ -35,7 +35,7 @@ package struct RecordFilter {
 
     /// The filter for `predicate` over rows of `entity` (and its subentities, which share its
     /// slots), reading only slots for which `isStored` holds.
-    package static func compile(_ predicate: FetchPredicate, entity: EntityDescription, isStored: (Int) -> Bool) -> RecordFilter? {
+    @_spi(StrataInternal) public static func compile(_ predicate: FetchPredicate, entity: EntityDescription, isStored: (Int) -> Bool) -> RecordFilter? {
         compileTest(predicate, entity: entity, isStored: isStored).map(RecordFilter.init)
     }
 
@@ -94,7 +94,7 @@ package struct RecordFilter {
         }
     }
 
-    package func matches(_ values: [RowValue]) -> Bool { Self.run(test, values) }
+    @_spi(StrataInternal) public func matches(_ values: [RowValue]) -> Bool { Self.run(test, values) }
 
     /// The test over values of any kind the filter can compare (row values, or the numeric
     /// lane's values, RecordFilter+Numeric.swift); one walk, so the two cannot disagree.
