@@ -1,10 +1,21 @@
 // ManagedObject: one object of the graph: its identity, its values and its change state.
 //
 // Owns: the object's row of values (one slot per property of its entity, inherited first), the
-// committed snapshot it was loaded with, fault state and lifecycle flags, and the lifecycle hooks
-// subclasses override. Value access lives in ManagedObject+Values.swift, relationship maintenance
-// in ManagedObject+Relationships.swift. An object is confined to its context's queue; it is never
-// Sendable. It never talks to a store directly (faults fire through its context).
+// committed snapshot it was loaded with, its life-cycle state (ObjectState.swift), and the
+// lifecycle hooks subclasses override. Value access lives in ManagedObject+Values.swift,
+// relationship maintenance in ManagedObject+Relationships.swift. An object is confined to its
+// context's queue; it is never Sendable. It never talks to a store directly (faults fire through
+// its context).
+//
+// Cache: a `.prefetchedFault` keeps the row its fetch read, valid while nothing was committed
+// through its coordinator and its context reads the same query generation since
+// (`ContextHandle.prefetchIsCurrent`; commits by other coordinators are not seen, as Core Data's
+// snapshots are not). It is not folded into the native store's row cache: the values are already
+// in the object (firing them costs two loads and no lookup, where the row cache costs a locked
+// hash lookup per fault), the in-memory store has no row cache, and
+// a fault must fire from what its own fetch read even when the row cache moved on. The other two
+// caches of a row: the native store's RowCache (by generation) and the engine's PageCache (pages,
+// by change token); README "Caches" lists the three.
 
 import Foundation
 import Synchronization

@@ -6,7 +6,8 @@
 // applied, e.g. from another process) drops everything and moves the cache forward; readers at
 // older (pinned) generations bypass it. The store's own commits remove the rows they touched and
 // move the cache to the new generation. The total size is bounded (`budget`, estimated bytes);
-// the oldest entries go first. Never reads the store itself.
+// the oldest entries go first. Never reads the store itself. One owner, one rule: the store's
+// commits and reads at the cache's generation are the only writers (README "Caches").
 
 import Foundation
 import StrataStorage

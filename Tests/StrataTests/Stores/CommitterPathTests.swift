@@ -1,0 +1,105 @@
+// CommitterPathTests: the committer's one-descent update (a change set that carries the values
+// each update was based on) and its general path (no bases: the stored row is read first) leave
+// the same store. Two native stores take the same random inserts and updates, one with bases and
+// one without; their rows, versions and index-served fetches must agree after every commit.
+
+import Foundation
+@testable import Strata
+@_spi(StrataInternal) @testable import StrataGraph
+@testable import StrataNativeStore
+import XCTest
+import _StrataTestSupport
+
+final class CommitterPathTests: XCTestCase {
+    func testUpdatesInOneDescentAgreeWithTheGeneralPath() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let model = Self.readingsModel()
+        let stores = try (0..<2).map { _ -> NativeStore in
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let store = try coordinator.addPersistentStore(type: .native, at: TestStores.freshFile("paths"))
+            addTeardownBlock { try? coordinator.remove(store) }
+            return try XCTUnwrap(store as? NativeStore)
+        }
+        let quake = try XCTUnwrap(model.entitiesByName["Reading"])
+        let slot = { (name: String) in quake.slotIndex[name]! }
+        func randomValues(code: String) -> [RowValue] {
+            var values = quake.defaultRow
+            values[slot("code")] = .string(code)
+            values[slot("magnitude")] = .double(Double(random.next(below: 60)) / 10)
+            values[slot("place")] = .string(["Alaska", "Chile", "Japan", ""][random.next(below: 4)])
+            values[slot("time")] = .date(Date(timeIntervalSinceReferenceDate: Double(random.next(below: 1000))))
+            values[slot("depth")] = random.chance(0.2) ? .null : .double(Double(random.next(below: 100)))
+            return values
+        }
+        // The same rows in both stores (keys are the stores' own; rows are matched by position).
+        var current: [[RowValue]] = (0..<200).map { randomValues(code: "c\($0)") }
+        var ids: [[ManagedObjectID]] = []
+        for store in stores {
+            let storeIDs = try store.permanentIDs(for: Array(repeating: quake, count: current.count))
+            var changes = StoreChangeSet()
+            changes.inserts = zip(storeIDs, current).map { StoreRow(id: $0, version: 0, values: $1) }
+            _ = try store.commit(changes)
+            ids.append(storeIDs)
+        }
+        var versions = [Int64](repeating: 1, count: current.count)
+        for round in 0..<iterations(30, stress: 300) {
+            let picked = Array(Set((0..<20).map { _ in random.next(below: current.count) })).sorted()
+            let next = picked.map { randomValues(code: "c\($0)") }
+            for (which, store) in stores.enumerated() {
+                var changes = StoreChangeSet()
+                for (position, index) in picked.enumerated() {
+                    let row = StoreRow(id: ids[which][index], version: versions[index], values: next[position])
+                    changes.appendUpdate(row, base: which == 0 ? current[index] : nil)
+                }
+                if which == 1 { changes.updateBases = [] }
+                let newVersions = try store.commit(changes)
+                XCTAssertEqual(newVersions, picked.map { versions[$0] + 1 }, "seed \(seed), round \(round)")
+            }
+            for (position, index) in picked.enumerated() {
+                current[index] = next[position]
+                versions[index] += 1
+            }
+            try assertSame(stores, ids, quake, "seed \(seed), round \(round)")
+        }
+    }
+
+    /// An entity without relationships (the one-descent path serves only such entities), with a
+    /// unique code and indexes on time, magnitude, and place and depth.
+    static func readingsModel() -> ManagedObjectModel {
+        let attributes = [AttributeDescription(name: "code", type: .string), AttributeDescription(name: "magnitude", type: .double),
+                          AttributeDescription(name: "place", type: .string), AttributeDescription(name: "time", type: .date),
+                          AttributeDescription(name: "depth", type: .double)]
+        for attribute in attributes { attribute.isOptional = true }
+        let reading = EntityDescription(name: "Reading", properties: attributes)
+        reading.uniquenessConstraints = [["code"]]
+        func element(_ index: Int) -> FetchIndexElementDescription { FetchIndexElementDescription(property: attributes[index]) }
+        reading.indexes = [
+            FetchIndexDescription(name: "byTime", elements: [element(3)]),
+            FetchIndexDescription(name: "byMagnitude", elements: [element(1)]),
+            FetchIndexDescription(name: "byPlaceAndDepth", elements: [element(2), element(4)]),
+        ]
+        return ManagedObjectModel(entities: [reading])
+    }
+
+    /// Both stores hold the same rows at the same versions, and answer index-served fetches alike.
+    private func assertSame(_ stores: [NativeStore], _ ids: [[ManagedObjectID]], _ quake: EntityDescription, _ trace: String) throws {
+        func snapshot(_ store: NativeStore, _ storeIDs: [ManagedObjectID]) throws -> [String] {
+            try store.read { view in
+                try storeIDs.map { id in
+                    let row = try XCTUnwrap(try view.row(for: id))
+                    return "\(row.version) \(row.values)"
+                }
+            }
+        }
+        XCTAssertEqual(try snapshot(stores[0], ids[0]), try snapshot(stores[1], ids[1]), trace)
+        for format in ["magnitude > 2.5", "time < %@", "place == 'Chile' AND depth > 40", "code BEGINSWITH 'c1'"] {
+            let predicate = try format.contains("%@") ? FetchPredicate(format: format, Date(timeIntervalSinceReferenceDate: 500))
+                                                      : FetchPredicate(format: format)
+            let plan = FetchPlan(entity: quake, predicate: predicate,
+                                 sortDescriptors: [FetchSortDescriptor(key: "code", ascending: true)])
+            let answers = try stores.map { store in try store.read { try $0.rows(matching: plan).map(\.values) } }
+            XCTAssertEqual(answers[0], answers[1], "\(format), \(trace)")
+        }
+    }
+}
