@@ -143,14 +143,14 @@ extension StorageEngine {
                 files.wal, header: walHeader, from: 0, seed: walHeader.checksum,
                 previous: checkpointed.generation, skipThrough: checkpointed.generation)
             if let last = scan.commits.last { meta = last }
-            position = LogPosition(header: walHeader, committedFrames: scan.committedFrames, committedChain: scan.chain)
+            position = LogPosition(committed: CommittedLog(header: walHeader, frames: scan.committedFrames, chain: scan.chain))
         } else {
             // No usable WAL (new, torn header, or another store's): start a fresh one.
             let blank = WALHeader(pageSize: pageSize, storeID: storeID, salt: 0, epoch: 0, baseGeneration: checkpointed.generation)
-            position = LogPosition(header: blank, committedFrames: 0, committedChain: 0)
+            position = LogPosition(committed: .empty(blank))
             try WALWriter.reset(files.wal, position: &position, baseGeneration: checkpointed.generation)
             try WALWriter.truncate(files.wal, toAtMost: 0, pageSize: pageSize)
-            scan = WALScan(committedFrames: 0, chain: position.committedChain)
+            scan = WALScan(committedFrames: 0, chain: position.committed.chain)
         }
         let previous = try shared.readHeader()
         let counter = (previous?.storeID == storeID ? previous!.changeCounter : 0) + 1
@@ -158,26 +158,24 @@ extension StorageEngine {
             pageSize: pageSize, storeID: storeID, walSalt: position.header.salt,
             committedFrames: position.committedFrames, walEpoch: position.header.epoch,
             walBaseGeneration: position.header.baseGeneration, changeCounter: counter,
-            intactFrom: meta.generation, committedChain: position.committedChain, meta: meta)
+            intactFrom: meta.generation, committedChain: position.committed.chain, meta: meta)
         try shared.writeHeader(sharedHeader)
         install(meta: meta, walHeader: position.header, scan: scan, changeCounter: counter, intactFrom: meta.generation)
     }
 
     private func install(meta: StoreMeta, walHeader: WALHeader, scan: WALScan, changeCounter: UInt64, intactFrom: Generation) {
-        pager.walIndex.reset(salt: walHeader.salt, epoch: walHeader.epoch)
-        pager.walIndex.add(scan.frames)
+        walPages.index.reset(salt: walHeader.salt, epoch: walHeader.epoch)
+        walPages.index.add(scan.frames)
         pager.cache.removeAll()
         view.withLock { v in
             v.meta = meta
-            v.walHeader = walHeader
-            v.committedFrames = scan.committedFrames
-            v.committedChain = scan.committedFrames == 0 ? walHeader.checksum : scan.chain
+            v.log = CommittedLog(header: walHeader, frames: scan.committedFrames, chain: scan.chain)
             v.changeCounter = changeCounter
             v.intactFrom = intactFrom
             v.recentMetas = [meta.generation: meta]
             for commit in scan.commits.suffix(64) { v.recentMetas[commit.generation] = commit }
         }
-        writerState.withLock { $0 = WriterState(position: LogPosition(header: walHeader, committedFrames: scan.committedFrames, committedChain: scan.committedFrames == 0 ? walHeader.checksum : scan.chain), freeSpace: nil) }
+        writerState.withLock { $0 = WriterState(freeSpace: nil) }
     }
 
     private convenience init(path: String, options: StorageOptions, header: FileHeader, files: StoreFiles) throws {

@@ -12,7 +12,6 @@ import Foundation
 
 /// Writer-private state lent to one write transaction at a time.
 struct WriterState: Sendable {
-    var position: LogPosition
     /// The free-space model; nil until loaded (or after another process committed).
     var freeSpace: FreeSpace?
 }
@@ -26,7 +25,7 @@ extension StorageEngine {
                 guard let header = try shared.readHeader(), header.storeID == storeID else {
                     throw StrataError(.corrupt, "\(StorageEngine.sharedPath(path)): the shared header is missing or belongs to another store; reopen the store to rebuild it")
                 }
-                let local = view.withLock { ($0.changeCounter, $0.walHeader, $0.committedFrames, $0.committedChain, $0.meta) }
+                let local = view.withLock { ($0.changeCounter, $0.log.header, $0.log.frames, $0.log.chain, $0.meta) }
                 // Equal: nothing new. Lower: this engine's own last publish failed (it is poisoned)
                 // and its view is the newer one.
                 if header.changeCounter <= local.0 { return }
@@ -62,20 +61,18 @@ extension StorageEngine {
         }
         let changedPages = scan.frames.map(\.page)
         if sameLife {
-            pager.walIndex.add(scan.frames)
+            walPages.index.add(scan.frames)
             pager.cache.invalidate(changedPages)
         } else {
-            pager.walIndex.reset(salt: newWALHeader.salt, epoch: newWALHeader.epoch)
-            pager.walIndex.add(scan.frames)
+            walPages.index.reset(salt: newWALHeader.salt, epoch: newWALHeader.epoch)
+            walPages.index.add(scan.frames)
             // Commits this engine never saw may have reused pages; if the reset came right after
             // the state we know, only the new frames' pages changed.
             if meta.generation == header.walBaseGeneration { pager.cache.invalidate(changedPages) } else { pager.cache.removeAll() }
         }
         view.withLock { v in
             v.meta = header.meta
-            v.walHeader = newWALHeader
-            v.committedFrames = header.committedFrames
-            v.committedChain = scan.committedFrames == 0 ? newWALHeader.checksum : scan.chain
+            v.log = CommittedLog(header: newWALHeader, frames: header.committedFrames, chain: scan.chain)
             v.changeCounter = header.changeCounter
             v.intactFrom = max(v.intactFrom, header.intactFrom)
             for commit in scan.commits { v.recentMetas[commit.generation] = commit }
@@ -83,10 +80,7 @@ extension StorageEngine {
             pruneRecentMetas(&v)
         }
         writerState.withLock { state in
-            if state != nil {
-                state!.position = LogPosition(header: newWALHeader, committedFrames: header.committedFrames, committedChain: scan.committedFrames == 0 ? newWALHeader.checksum : scan.chain)
-                if state!.freeSpace?.baseGeneration != header.meta.generation { state!.freeSpace = nil }
-            }
+            if state != nil, state!.freeSpace?.baseGeneration != header.meta.generation { state!.freeSpace = nil }
         }
         return true
     }
@@ -97,14 +91,12 @@ extension StorageEngine {
         position: LogPosition, intactFrom: Generation
     ) throws {
         try syncLock.withLock { _ in
-            pager.walIndex.add(frames)
+            walPages.index.add(frames)
             pager.cache.invalidate(frames.map(\.page))
             pager.cache.publish(inMemory)
             let header = view.withLock { v -> SharedHeader in
                 v.meta = meta
-                v.walHeader = position.header
-                v.committedFrames = position.committedFrames
-                v.committedChain = position.committedChain
+                v.log = position.committed
                 v.changeCounter += 1
                 v.intactFrom = max(v.intactFrom, intactFrom)
                 v.recentMetas[meta.generation] = meta
@@ -121,9 +113,9 @@ extension StorageEngine {
 
     func sharedHeader(from v: View) -> SharedHeader {
         SharedHeader(
-            pageSize: pageSize, storeID: storeID, walSalt: v.walHeader.salt, committedFrames: v.committedFrames,
-            walEpoch: v.walHeader.epoch, walBaseGeneration: v.walHeader.baseGeneration,
-            changeCounter: v.changeCounter, intactFrom: v.intactFrom, committedChain: v.committedChain, meta: v.meta)
+            pageSize: pageSize, storeID: storeID, walSalt: v.log.header.salt, committedFrames: v.log.frames,
+            walEpoch: v.log.header.epoch, walBaseGeneration: v.log.header.baseGeneration,
+            changeCounter: v.changeCounter, intactFrom: v.intactFrom, committedChain: v.log.chain, meta: v.meta)
     }
 
     /// Keeps the metas of retained generations (at most 1024, newest first).

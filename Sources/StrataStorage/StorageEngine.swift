@@ -40,6 +40,8 @@ public final class StorageEngine: Sendable {
 
     let files: StoreFiles
     let pager: Pager
+    /// The WAL's committed page versions (its index), which the pager reads through.
+    let walPages: WALPages
     let shared: SharedState
     let readers: ReaderTable
     let catalogCache = CatalogCache()
@@ -48,9 +50,8 @@ public final class StorageEngine: Sendable {
     /// The latest committed state as this engine knows it.
     struct View {
         var meta: StoreMeta
-        var walHeader: WALHeader
-        var committedFrames: Int
-        var committedChain: UInt32
+        /// The end of the committed log (its one owner in this process; see `CommittedLog`).
+        var log: CommittedLog
         var changeCounter: UInt64
         var intactFrom: Generation
         var recentMetas: [Generation: StoreMeta] = [:]
@@ -63,7 +64,7 @@ public final class StorageEngine: Sendable {
     /// Serializes catching up with other processes and publishing commits, so the WAL index,
     /// cache and view move together.
     let syncLock = Lock(())
-    /// Writer-private state (log position, free-space model), lent to one write transaction at
+    /// Writer-private state (the free-space model), lent to one write transaction at
     /// a time; nil while lent out.
     let writerState = Lock<WriterState?>(nil)
     /// One write transaction at a time in this engine.
@@ -88,12 +89,13 @@ public final class StorageEngine: Sendable {
         self.shared = sharedState
         self.readers = ReaderTable(shared: sharedState, linger: options.readerSlotLinger)
         self.checkEveryCommit = options.checkAfterEveryCommit || ProcessInfo.processInfo.environment["STRATA_CHECKS"] == "1"
-        self.pager = Pager(
-            storePath: path, main: files.main, wal: files.wal, pageSize: header.pageSize,
-            cacheBytes: options.cacheBytes, refreshIndex: { try reference.engine?.synchronize() })
+        let walPages = WALPages(wal: files.wal, pageSize: header.pageSize, refreshIndex: { try reference.engine?.synchronize() })
+        self.walPages = walPages
+        self.pager = Pager(storePath: path, main: files.main, pageSize: header.pageSize, cacheBytes: options.cacheBytes,
+                           newer: walPages, validator: TreePageValidator())
         let walHeader = WALHeader(pageSize: header.pageSize, storeID: header.storeID, salt: 0, epoch: 0, baseGeneration: header.meta.generation)
         self.view = Lock(View(
-            meta: header.meta, walHeader: walHeader, committedFrames: 0, committedChain: walHeader.checksum,
+            meta: header.meta, log: .empty(walHeader),
             changeCounter: 0, intactFrom: header.meta.generation))
     }
 
@@ -253,7 +255,7 @@ public final class StorageEngine: Sendable {
                     try? synchronize()
                     try? runCheckpoint()
                     // Leave only the WAL header behind (the WAL life stays the same).
-                    if view.withLock({ $0.committedFrames == 0 }) { try? files.wal.truncate(to: Int64(pageSize)) }
+                    if view.withLock({ $0.log.frames == 0 }) { try? files.wal.truncate(to: Int64(pageSize)) }
                 }
                 shared.unlockWriter()
             }

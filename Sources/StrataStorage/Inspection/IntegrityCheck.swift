@@ -36,7 +36,7 @@ extension StorageEngine {
 
     /// The check itself; the caller guarantees no commit runs meanwhile.
     func checkWithoutLocking() throws -> [Finding] {
-        let (meta, frames) = view.withLock { ($0.meta, $0.committedFrames) }
+        let (meta, frames) = view.withLock { ($0.meta, $0.log.frames) }
         let available = try files.main.size() / Int64(pageSize) + Int64(frames)
         // Pages allocated and freed inside one transaction are never written, so the page count
         // may exceed what the files hold, but not by more than this.

@@ -157,11 +157,11 @@ extension StorageEngine {
         var first = 0
         let page = PageBuffer.zeroed(size: pageSize)
         for index in 0..<scan.committedFrames {
-            try pager.readFrame(index, into: page)
+            try walPages.readFrame(index, into: page)
             if page.type == .commit, let (meta, count) = try? WALFrame.decodeCommit(UnsafeRawPointer(page.base), path: path, index: index) {
                 var pages: [UInt32] = []
                 for frame in first..<index {
-                    try pager.readFrame(frame, into: page)
+                    try walPages.readFrame(frame, into: page)
                     pages.append(page.pageNumber.rawValue)
                 }
                 transactions.append(StoreDump.WALTransaction(generation: meta.generation.rawValue, firstFrame: first, frames: count, pages: pages, commitTime: meta.commitTime))
@@ -183,7 +183,7 @@ extension StorageEngine {
     }
 
     private func describePage(_ number: PageNumber, owner: String?, cells withCells: Bool) -> StoreDump.Page {
-        let location = pager.walIndex.lookup(number).map { "wal frame \($0.frame)" } ?? "store"
+        let location = walPages.index.lookup(number).map { "wal frame \($0.frame)" } ?? "store"
         guard owner != nil, owner != "the free list" else {
             return StoreDump.Page(number: number.rawValue, type: "free", owner: owner, generation: 0, location: location, cellCount: 0)
         }

@@ -62,7 +62,7 @@ extension StorageEngine {
                     leafPages: Int(clamping: d.leafPages), overflowPages: Int(clamping: d.overflowPages), rootPage: d.root,
                     fillFactor: fillFactor ? try measureFill(d, name: name.rawValue, source: source) : nil)
             }
-            let (frames, intactFrom) = view.withLock { ($0.committedFrames, $0.intactFrom) }
+            let (frames, intactFrom) = view.withLock { ($0.log.frames, $0.intactFrom) }
             var oldest = readers.pinnedGenerations.first
             if let foreign = try shared.foreignPins(excluding: readers.ownSlot).map(\.generation).min() {
                 oldest = min(oldest ?? foreign, foreign)
@@ -70,7 +70,7 @@ extension StorageEngine {
             let cache = pager.cache.statistics
             return StoreStatistics(
                 generation: tx.generation, pageSize: pageSize, pageCount: Int(tx.meta.pageCount),
-                freePages: Int(tx.meta.freeTree.recordCount), walFrames: frames, walPages: pager.walIndex.pageCount,
+                freePages: Int(tx.meta.freeTree.recordCount), walFrames: frames, walPages: walPages.index.pageCount,
                 walBytes: try files.wal.size(), storeBytes: try files.main.size(),
                 oldestPinnedGeneration: oldest, liveReaders: readers.liveReaderCount,
                 oldestRetainedGeneration: intactFrom, cachedPages: cache.pages, cacheHits: cache.hits,

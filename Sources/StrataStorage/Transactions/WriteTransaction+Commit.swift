@@ -66,7 +66,7 @@ extension WriteTransaction {
 
     /// The writer state to give back after a successful commit.
     func finish() -> WriterState {
-        WriterState(position: position, freeSpace: space)
+        WriterState(freeSpace: space)
     }
 
     /// Undoes everything (unless committed) and returns the writer state.
@@ -74,10 +74,9 @@ extension WriteTransaction {
         if case .committed = state { return finish() }
         releaseReservation()
         space.undo(allocated: allocated)
-        position.discardPending()
         state = .rolledBack
         dirty.removeAll()
-        return WriterState(position: position, freeSpace: space)
+        return WriterState(freeSpace: space)
     }
 
     /// Writes the descriptors of changed, created and dropped trees into the catalog.

@@ -89,11 +89,12 @@ public final class WriteTransaction {
         self.base = engine.view.withLock { $0.meta }
         self.meta = base
         self.generation = base.generation.next
-        self.position = writer.position
+        // The committed log as of now: the caller holds the writer lock and has caught up.
+        self.position = LogPosition(committed: engine.view.withLock { $0.log })
         self.space = writer.freeSpace!
         self.dirtyLimit = max(engine.options.cacheBytes / 4, 64 * engine.pageSize)
         let filePages = UInt32(clamping: try engine.files.main.size() / Int64(engine.pageSize))
-        self.directFloor = max(filePages, engine.pager.walIndex.highestPage + 1, 3)
+        self.directFloor = max(filePages, engine.walPages.index.highestPage + 1, 3)
         try releaseFreePages()
     }
 
@@ -333,7 +334,7 @@ public final class WriteTransaction {
             touch(page)
             return page
         }
-        try engine.pager.readFrame(frame, into: page)
+        try engine.walPages.readFrame(frame, into: page)
         guard page.pageNumber == number, page.hasValidChecksum, page.walSalt == position.header.salt else {
             throw StrataError.corrupt(engine.files.wal.path, page: number, "spilled frame \(frame) was overwritten or damaged during the transaction")
         }

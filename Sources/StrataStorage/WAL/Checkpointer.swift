@@ -15,7 +15,7 @@
 
 extension StorageEngine {
     func checkpointIfNeeded() throws {
-        let frames = view.withLock { $0.committedFrames }
+        let frames = view.withLock { $0.log.frames }
         if frames >= options.checkpointFrames { try runCheckpoint() }
     }
 
@@ -24,9 +24,9 @@ extension StorageEngine {
         if let poisoned = view.withLock({ $0.poisoned }) {
             throw StrataError(.poisoned, "\(path): an earlier sync failed; close and reopen the store before checkpointing", cause: poisoned)
         }
-        let (meta, committedFrames) = view.withLock { ($0.meta, $0.committedFrames) }
+        let (meta, committedFrames) = view.withLock { ($0.meta, $0.log.frames) }
         guard committedFrames > 0 else { return }
-        guard var state = writerState.withLock({ s -> WriterState? in defer { s = nil }; return s }) else {
+        guard let state = writerState.withLock({ s -> WriterState? in defer { s = nil }; return s }) else {
             throw StrataError(.misuse, "\(path): checkpoint during a write transaction")
         }
         defer { returnWriterState(state) }
@@ -47,16 +47,15 @@ extension StorageEngine {
         try syncOrPoison(files.main)
 
         try syncLock.withLock { _ in
+            var position = LogPosition(committed: view.withLock { $0.log })
             do {
-                try WALWriter.reset(files.wal, position: &state.position, baseGeneration: meta.generation)
+                try WALWriter.reset(files.wal, position: &position, baseGeneration: meta.generation)
             } catch let error as StrataError {
                 throw poison(error)
             }
-            pager.walIndex.reset(salt: state.position.header.salt, epoch: state.position.header.epoch)
+            walPages.index.reset(salt: position.header.salt, epoch: position.header.epoch)
             let shared = view.withLock { v -> SharedHeader in
-                v.walHeader = state.position.header
-                v.committedFrames = 0
-                v.committedChain = state.position.committedChain
+                v.log = position.committed
                 v.changeCounter += 1
                 return sharedHeader(from: v)
             }
@@ -82,7 +81,7 @@ extension StorageEngine {
     /// Writes the newest committed frame of each page to its place in the store file, in page
     /// order, coalescing runs of consecutive pages into one write.
     private func copyFramesToStore(pageCount: UInt32) throws {
-        let entries = pager.walIndex.entries()
+        let entries = walPages.index.entries()
         let run = 32
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: run * pageSize, alignment: 16)
         defer { buffer.deallocate() }
@@ -97,7 +96,7 @@ extension StorageEngine {
                 try files.wal.readExactly(
                     into: UnsafeMutableRawBufferPointer(start: frame, count: pageSize),
                     at: WALFrame.offset(entry.frame, pageSize: pageSize), what: "WAL frame \(entry.frame)")
-                let salt = pager.walIndex.salt
+                let salt = walPages.index.salt
                 if UnsafeRawPointer(frame).u32(PageHeader.walSalt) != salt
                     || UnsafeRawPointer(frame).u32(PageHeader.pageNumber) != entry.page.rawValue {
                     throw StrataError.corrupt(files.wal.path, page: entry.page, "WAL frame \(entry.frame) no longer holds the page during checkpoint")

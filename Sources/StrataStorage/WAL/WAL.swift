@@ -1,7 +1,8 @@
 // WAL: appending frames and commit records, syncing, and starting a new WAL life
 // (FORMAT.md §WAL).
 //
-// Owns: the writer's position in the log. Frame-validity rule (the full table is in FORMAT.md):
+// Owns: the end of the committed log as a value (`CommittedLog`: the WAL life and its committed
+// frames), the writer's position beyond it during one transaction, and the writes. Frame-validity rule (the full table is in FORMAT.md):
 // a frame is valid if and only if (1) its salt equals the WAL header's salt, (2) its page
 // checksum matches, and (3) its chain value equals checksum(frame bytes 0..<8) seeded with the
 // previous frame's chain value (the header checksum for frame 0). A transaction is committed
@@ -11,33 +12,48 @@
 
 import Foundation
 
-/// Where the writer is in the WAL.
-struct LogPosition: Sendable {
+/// The end of the committed log: the WAL life and how far its committed frames reach. One value
+/// with one owner per process: the engine's view (`StorageEngine.View.log`), changed only by a
+/// commit's publish, a catch-up with other processes and a checkpoint, all under `syncLock`. The
+/// shared header publishes it to other processes; each write transaction starts from it.
+struct CommittedLog: Equatable, Sendable {
     var header: WALHeader
     /// Frames up to and including the last commit record.
-    var committedFrames: Int
-    var committedChain: UInt32
+    var frames: Int
+    /// The chain value of the last committed frame (the header's checksum when there is none).
+    var chain: UInt32
+
+    init(header: WALHeader, frames: Int, chain: UInt32) {
+        self.header = header
+        self.frames = frames
+        self.chain = frames == 0 ? header.checksum : chain
+    }
+
+    /// A new WAL life with no frames.
+    static func empty(_ header: WALHeader) -> CommittedLog { CommittedLog(header: header, frames: 0, chain: header.checksum) }
+}
+
+/// Where one write transaction is in the WAL: the committed log it started from, and the frames
+/// it appended since. Lives only as long as its transaction.
+struct LogPosition: Sendable {
+    private(set) var committed: CommittedLog
     /// The next frame to write (committed frames plus this transaction's frames so far).
     var nextFrame: Int
     var chain: UInt32
 
-    init(header: WALHeader, committedFrames: Int, committedChain: UInt32) {
-        self.header = header
-        self.committedFrames = committedFrames
-        self.committedChain = committedChain
-        self.nextFrame = committedFrames
-        self.chain = committedChain
+    init(committed: CommittedLog) {
+        self.committed = committed
+        self.nextFrame = committed.frames
+        self.chain = committed.chain
     }
 
-    /// Forgets frames written since the last commit (they will be overwritten).
-    mutating func discardPending() {
-        nextFrame = committedFrames
-        chain = committedChain
-    }
+    var header: WALHeader { committed.header }
+    var committedFrames: Int { committed.frames }
 
+    /// The transaction's frames end with a committed record: they are part of the log now.
     mutating func markCommitted() {
-        committedFrames = nextFrame
-        committedChain = chain
+        committed.frames = nextFrame
+        committed.chain = chain
     }
 }
 
@@ -90,7 +106,7 @@ enum WALWriter {
         var block = [UInt8](repeating: 0, count: header.pageSize)
         block.replaceSubrange(0..<WALHeader.encodedSize, with: header.encoded)
         try block.withUnsafeBytes { try file.write($0, at: 0) }
-        position = LogPosition(header: header, committedFrames: 0, committedChain: header.checksum)
+        position = LogPosition(committed: .empty(header))
     }
 
     /// Cuts the WAL file back to at most `limit` bytes (whole pages, at least the header). Only
