@@ -3,11 +3,6 @@
 // No package dependencies: the toolchain (Foundation, Dispatch, Synchronization, XCTest) only.
 import PackageDescription
 
-// Targets that `import Strata` also name the targets it re-exports: SwiftPM rebuilds a target when
-// the modules it depends on directly change, not the modules re-exported through them, so an
-// incremental build would otherwise link stale code (an umbrella's own module does not change).
-let wholeProduct: [Target.Dependency] = ["Strata", "StrataGraph", "StrataNativeStore", "StrataStorage", "StrataCore"]
-
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -28,36 +23,36 @@ let package = Package(
         .target(name: "StrataGraph", dependencies: ["StrataCore"]),
         .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage"]),
         .target(name: "Strata", dependencies: ["StrataGraph", "StrataNativeStore", "StrataStorage"]),
-        .executableTarget(name: "storectl", dependencies: wholeProduct),
+        .executableTarget(name: "storectl", dependencies: ["StrataStorage", "Strata"]),
         .executableTarget(
             name: "quakes",
-            dependencies: wholeProduct,
+            dependencies: ["Strata"],
             path: "Sources/quakes",
             resources: [.copy("Resources/sample-feed.geojson")]
         ),
         .executableTarget(
             name: "strata-demo",
-            dependencies: ["StrataStorage", "StrataCore"],
+            dependencies: ["StrataStorage"],
             path: "Sources/strata-demo"
         ),
 
         // Test-only helpers shared by every test target (fault-injecting files, oracles, seeds).
         .target(
             name: "_StrataTestSupport",
-            dependencies: ["StrataStorage", "StrataCore"],
+            dependencies: ["StrataStorage"],
             path: "Tests/_StrataTestSupport"
         ),
         // A second process for the multi-process tests.
         .executableTarget(
             name: "strata-test-helper",
-            dependencies: wholeProduct,
+            dependencies: ["StrataStorage", "Strata"],
             path: "Tests/strata-test-helper"
         ),
         .testTarget(
             name: "StrataStorageTests",
-            dependencies: ["StrataStorage", "StrataCore", "_StrataTestSupport", "strata-test-helper"]
+            dependencies: ["StrataStorage", "_StrataTestSupport", "strata-test-helper"]
         ),
-        .testTarget(name: "StrataTests", dependencies: wholeProduct + ["_StrataTestSupport", "strata-test-helper", "quakes"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "storectlTests", dependencies: wholeProduct + ["storectl", "_StrataTestSupport"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataGraph", "StrataNativeStore", "_StrataTestSupport", "strata-test-helper", "quakes"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "storectlTests", dependencies: ["storectl", "StrataStorage", "Strata", "_StrataTestSupport"]),
     ]
 )

@@ -10,7 +10,7 @@
 import Foundation
 import StrataStorage
 @_spi(StrataInternal) import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 final class NativeStore: RowStore {
     let identifier: String

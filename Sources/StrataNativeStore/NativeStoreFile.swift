@@ -14,7 +14,7 @@
 import Foundation
 import StrataStorage
 @_spi(StrataInternal) import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 final class NativeStoreFile: Sendable {
     let engine: StorageEngine

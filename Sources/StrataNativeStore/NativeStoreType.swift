@@ -8,7 +8,7 @@
 
 import Foundation
 import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 import StrataStorage
 
 extension StoreType {

@@ -5,7 +5,6 @@
 // reads or writes rows itself.
 
 import Foundation
-@_spi(StrataInternal) import StrataGraph
 @_spi(StrataInternal) import StrataCore
 
 /// A model, a coordinator and a main-queue context, set up together.

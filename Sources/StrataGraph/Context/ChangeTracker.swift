@@ -22,9 +22,9 @@ import Foundation
 final class ChangeTracker {
     // `@exclusivity(unchecked)`: touched on every insert, change and save of an object, on the
     // context's queue only, by methods that never call out while holding an access.
-    @exclusivity(unchecked) private(set) var inserted = ObjectSet()
-    @exclusivity(unchecked) private(set) var updated = ObjectSet()
-    @exclusivity(unchecked) private(set) var deleted = ObjectSet()
+    @exclusivity(unchecked) private(set) var inserted: Set<ManagedObject> = []
+    @exclusivity(unchecked) private(set) var updated: Set<ManagedObject> = []
+    @exclusivity(unchecked) private(set) var deleted: Set<ManagedObject> = []
     /// Objects inserted since the sets were last emptied, in insertion order; objects that left
     /// `inserted` since stay here and are skipped when read (see `insertedInOrder`).
     @exclusivity(unchecked) private var insertionOrder: [ManagedObject] = []
@@ -92,7 +92,7 @@ final class ChangeTracker {
     /// Adds `object` to `updated`; true when it was not there.
     @discardableResult
     func fileUpdated(_ object: ManagedObject) -> Bool {
-        guard updated.insert(object) else { return false }
+        guard updated.insert(object).inserted else { return false }
         updatedChanges &+= 1
         if updateOrderIsExact { updateOrder.append(object) }
         return true
@@ -101,7 +101,7 @@ final class ChangeTracker {
     /// Removes `object` from `updated`; true when it was there.
     @discardableResult
     func unfileUpdated(_ object: ManagedObject) -> Bool {
-        guard updated.remove(object) else { return false }
+        guard updated.remove(object) != nil else { return false }
         updatedChanges &+= 1
         if updated.isEmpty {
             updateOrder = []
@@ -122,13 +122,13 @@ final class ChangeTracker {
 
     /// Empties every set and the pending changes (after a save, a rollback, a reset).
     func removeAll() {
-        inserted = ObjectSet()
+        inserted = []
         insertionOrder = []
         if !updated.isEmpty { updatedChanges &+= 1 }
-        updated = ObjectSet()
+        updated = []
         updateOrder = []
         updateOrderIsExact = true
-        deleted = ObjectSet()
+        deleted = []
         takePending()
     }
 
@@ -220,7 +220,7 @@ final class ChangeTracker {
         for object in inserted where !listed.contains(ObjectIdentifier(object)) {
             found.append("inserted \(name(object)) is missing from the insertion order")
         }
-        if updateOrderIsExact && (updateOrder.count != updated.count || ObjectSet(updateOrder) != updated) {
+        if updateOrderIsExact && (updateOrder.count != updated.count || Set(updateOrder) != updated) {
             found.append("the update order (\(updateOrder.count)) does not hold exactly the updated objects (\(updated.count))")
         }
         return found

@@ -22,9 +22,9 @@ enum ConcurrencyDebug {
 /// Moves a value across a queue hop that Swift cannot prove safe.
 // @unchecked Sendable: used only where the sender is suspended (or blocked) until the receiver is
 // done with the value, so the value is never used by two threads at once. Each use says why.
-@_spi(StrataInternal) public struct UncheckedSendableBox<Value>: @unchecked Sendable {
-    @_spi(StrataInternal) public var value: Value
-    @_spi(StrataInternal) public init(value: Value) { self.value = value }
+package struct UncheckedSendableBox<Value>: @unchecked Sendable {
+    package var value: Value
+    package init(value: Value) { self.value = value }
 }
 
 extension DispatchQueue {

@@ -9,9 +9,9 @@ import Foundation
 
 /// Objects changed since the last `processPendingChanges()`.
 struct PendingChanges {
-    var inserted = ObjectSet()
-    var updated = ObjectSet()
-    var deleted = ObjectSet()
+    var inserted: Set<ManagedObject> = []
+    var updated: Set<ManagedObject> = []
+    var deleted: Set<ManagedObject> = []
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
@@ -40,35 +40,24 @@ extension ManagedObjectContext {
     /// Posts objectsDidChange for the changes made since the last call (and closes the undo group
     /// of the current event).
     public func processPendingChanges() {
-        postPendingChanges()
-    }
-
-    /// `processPendingChanges()`, returning the updated objects it posted in both forms: a save
-    /// whose didSave reports the same objects posts the same set again instead of hashing every
-    /// object a second time (public sets hash each object with a full SipHash).
-    @discardableResult
-    func postPendingChanges() -> PostedObjects? {
         assertOnQueue("processPendingChanges()")
         undoManager?.closeEventGroup()
         changeTracker.checkIfEnabled(handle: handle, "in processPendingChanges of \(debugName)")
-        guard !changeTracker.pending.isEmpty else { return nil }
+        guard !changeTracker.pending.isEmpty else { return }
         let pending = changeTracker.takePending()
         // (Inserted objects set after their insert are not reported as updated too.)
         let updated = pending.inserted.isEmpty ? pending.updated : pending.updated.subtracting(pending.inserted)
-        let posted = PostedObjects(objects: updated, set: updated.asSet)
         NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
-            "inserted": pending.inserted.asSet, "updated": posted.set, "deleted": pending.deleted.asSet,
+            "inserted": pending.inserted, "updated": updated, "deleted": pending.deleted,
         ])
         emit(.objectsDidChange, pending.inserted, updated, pending.deleted)
-        return posted
     }
 
     /// `order` holds the objects of the three sets (the IDs are read from it: neighbouring memory,
-    /// not hash order). `posted`: the updated objects this save's objectsDidChange posted.
-    func postDidSave(inserted: ObjectSet, updated: ObjectSet, deleted: ObjectSet, order: SaveOrder, posted: PostedObjects?) {
-        let updatedSet = posted.flatMap { $0.objects == updated ? $0.set : nil } ?? updated.asSet
+    /// not hash order).
+    func postDidSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>, order: SaveOrder) {
         NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: [
-            "inserted": inserted.asSet, "updated": updatedSet, "deleted": deleted.asSet,
+            "inserted": inserted, "updated": updated, "deleted": deleted,
         ])
         let ids = (Set(order.inserted.map(\.objectID)), Set(order.updated.map(\.objectID)), Set(order.deleted.map(\.objectID)))
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [
@@ -84,7 +73,7 @@ extension ManagedObjectContext {
         }
     }
 
-    private func emit(_ kind: ContextChangeEvent.Kind, _ inserted: ObjectSet, _ updated: ObjectSet, _ deleted: ObjectSet) {
+    private func emit(_ kind: ContextChangeEvent.Kind, _ inserted: Set<ManagedObject>, _ updated: Set<ManagedObject>, _ deleted: Set<ManagedObject>) {
         guard !changeContinuations.isEmpty else { return }
         let event = ContextChangeEvent(kind: kind, insertedObjectIDs: Set(inserted.map(\.objectID)),
                                        updatedObjectIDs: Set(updated.map(\.objectID)), deletedObjectIDs: Set(deleted.map(\.objectID)))
@@ -106,12 +95,6 @@ extension ManagedObjectContext {
         }
         return stream
     }
-}
-
-/// Objects a notification posted, in the context's form and as the public set it posted.
-struct PostedObjects {
-    let objects: ObjectSet
-    let set: Set<ManagedObject>
 }
 
 /// The IDs a root context saved, passed to other contexts for automatic merging.

@@ -13,11 +13,11 @@ extension ManagedObjectContext {
     // MARK: Queries
 
     /// Objects inserted since the last save.
-    public var insertedObjects: Set<ManagedObject> { assertOnQueue("insertedObjects"); return changeTracker.inserted.asSet }
+    public var insertedObjects: Set<ManagedObject> { assertOnQueue("insertedObjects"); return changeTracker.inserted }
     /// Saved objects changed since the last save.
-    public var updatedObjects: Set<ManagedObject> { assertOnQueue("updatedObjects"); return changeTracker.updated.asSet }
+    public var updatedObjects: Set<ManagedObject> { assertOnQueue("updatedObjects"); return changeTracker.updated }
     /// Objects deleted since the last save.
-    public var deletedObjects: Set<ManagedObject> { assertOnQueue("deletedObjects"); return changeTracker.deleted.asSet }
+    public var deletedObjects: Set<ManagedObject> { assertOnQueue("deletedObjects"); return changeTracker.deleted }
     /// Whether anything was inserted, changed or deleted since the last save.
     public var hasChanges: Bool {
         assertOnQueue("hasChanges")
@@ -44,7 +44,7 @@ extension ManagedObjectContext {
     public var registeredObjects: Set<ManagedObject> {
         assertOnQueue("registeredObjects")
         sweepRegistry()
-        return Set(registry.objects)
+        return Set(registry.values)
     }
 
     /// The registered object with `objectID`, or nil (never creates a fault).
@@ -126,7 +126,7 @@ extension ManagedObjectContext {
             var unused: [ManagedObjectID] = []
             var index = registry.startIndex
             while index != registry.endIndex {
-                if registry.holdsOnlyReference(at: index) { unused.append(registry.id(at: index)) }
+                if isKnownUniquelyReferenced(&registry.values[index]) { unused.append(registry.keys[index]) }
                 registry.formIndex(after: &index)
             }
             // Found in hash order; released in address order (see putInAddressOrder).
@@ -179,8 +179,8 @@ extension ManagedObjectContext {
     /// Removes the object of `id` from the registry if nothing else references it, and returns
     /// it (the caller then holds its last reference).
     private func takeIfUnused(_ id: ManagedObjectID) -> ManagedObject? {
-        guard let index = registry.index(forKey: id), registry.holdsOnlyReference(at: index) else { return nil }
-        let object = registry.remove(at: index)
+        guard let index = registry.index(forKey: id), isKnownUniquelyReferenced(&registry.values[index]) else { return nil }
+        let object = registry.remove(at: index).value
         object.contextHandle = nil
         return object
     }
@@ -202,11 +202,11 @@ extension ManagedObjectContext {
     /// Whether the registered object of `id` is referenced outside the registry.
     func isInUse(_ id: ManagedObjectID) -> Bool {
         guard let index = registry.index(forKey: id) else { return false }
-        return !registry.holdsOnlyReference(at: index)
+        return !isKnownUniquelyReferenced(&registry.values[index])
     }
 
     func unregister(_ object: ManagedObject) {
-        registry.remove(object)
+        if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
         retained[ObjectIdentifier(object)] = nil
         changeTracker.forget(object)
     }
@@ -447,7 +447,7 @@ extension ManagedObjectContext {
             // Each entry is removed before its replacement goes in, so the table never grows
             // (reserving room for both would rehash every registered object).
             for (object, id) in zip(temporary, ids) {
-                guard let index = registry.index(forKey: object.objectID), registry.object(at: index) === object else { continue }
+                guard let index = registry.index(forKey: object.objectID), registry.values[index] === object else { continue }
                 registry.remove(at: index)
                 object.objectID = id
                 registry[id] = object

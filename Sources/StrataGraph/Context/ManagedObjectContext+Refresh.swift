@@ -21,7 +21,8 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
         }
         for object in updated.union(deleted) {
-            if let committed = object.committedValues { object.values = committed }
+            // An unreadable object has no committed values: back to its defaults.
+            object.values = object.committedValues ?? object.entity.defaultRow
             object.changedSlots = []
             if object.state == .deleted { object.state = .loaded }
         }
@@ -42,9 +43,9 @@ extension ManagedObjectContext {
         // ones (usually) last, in address order (see putInAddressOrder).
         var objects: [ManagedObject] = []
         if registry.count >= 1024 {
-            objects = Array(registry.objects)
+            objects = Array(registry.values)
         } else {
-            for object in registry.objects { object.contextHandle = nil }
+            for object in registry.values { object.contextHandle = nil }
         }
         registry.removeAll(keepingCapacity: registry.count <= 4096)
         releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
@@ -101,7 +102,7 @@ extension ManagedObjectContext {
     public func refreshAllObjects() {
         assertOnQueue("refreshAllObjects()")
         sweepRegistry()
-        for object in Array(registry.objects) {
+        for object in Array(registry.values) {
             guard !object.state.isFault else { continue }
             refresh(object, mergeChanges: true)
         }

@@ -17,7 +17,7 @@ extension ManagedObjectContext {
     public func save() throws {
         assertOnQueue("save()")
         guard !isSaving else { throw StrataError(.misuse, "save() called on \(debugName) while it is saving (from a willSave or didSave hook?)") }
-        let posted = postPendingChanges()
+        processPendingChanges()
         sweepCandidates()
         guard hasChanges else { return }
         changeTracker.checkIfEnabled(handle: handle, "before a save of \(debugName)")
@@ -59,7 +59,7 @@ extension ManagedObjectContext {
         } else {
             advanceGeneration()
         }
-        finishSave(inserted: inserted, updated: updated, deleted: deleted, order: order, posted: posted)
+        finishSave(inserted: inserted, updated: updated, deleted: deleted, order: order)
     }
 
     /// Throws the read error of an object whose row could not be read when the save would
@@ -262,7 +262,7 @@ extension ManagedObjectContext {
 
     /// Marks every saved object clean, runs didSave hooks and posts the save notifications.
     /// `order` holds the objects of the three sets (walked instead of the sets: see `save()`).
-    private func finishSave(inserted: ObjectSet, updated: ObjectSet, deleted: ObjectSet, order: SaveOrder, posted: PostedObjects?) {
+    private func finishSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>, order: SaveOrder) {
         let insertOrder = order.inserted, updateOrder = order.updated
         func markSaved(_ object: ManagedObject) {
             object.committedValues = object.values
@@ -296,7 +296,7 @@ extension ManagedObjectContext {
         // Deleted objects leave the registry (the change sets are emptied below as a whole).
         for objects in [order.deleted, insertedThenDeleted] {
             for object in objects {
-                registry.remove(object)
+                if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
                 if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
                 object.managedObjectContext = nil
             }
@@ -311,10 +311,10 @@ extension ManagedObjectContext {
         for object in order.deleted where disjoint || (!inserted.contains(object) && !savedUpdated.contains(object)) { object.didSave() }
         if deleted.isEmpty {
             postDidSave(inserted: inserted, updated: savedUpdated, deleted: deleted,
-                        order: SaveOrder(inserted: insertOrder, updated: savedUpdateOrder, deleted: order.deleted), posted: posted)
+                        order: SaveOrder(inserted: insertOrder, updated: savedUpdateOrder, deleted: order.deleted))
         } else {
             postDidSave(inserted: inserted.subtracting(deleted), updated: savedUpdated, deleted: deleted,
-                        order: SaveOrder(inserted: insertOrder.filter { !deleted.contains($0) }, updated: savedUpdateOrder, deleted: order.deleted), posted: posted)
+                        order: SaveOrder(inserted: insertOrder.filter { !deleted.contains($0) }, updated: savedUpdateOrder, deleted: order.deleted))
         }
     }
 }

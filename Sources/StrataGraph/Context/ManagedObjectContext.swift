@@ -118,7 +118,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     // objects). They are only used on the context's queue, by code that never holds one across
     // a call back into the context, so accesses cannot overlap.
     /// One object per ID (strong; see "sweeps" in +Objects.swift).
-    @exclusivity(unchecked) var registry = ObjectRegistry()
+    @exclusivity(unchecked) var registry: [ManagedObjectID: ManagedObject] = [:]
     /// Objects registered or saved since the last sweep (IDs; see "sweep" in +Objects.swift).
     @exclusivity(unchecked) var releaseCandidates: [ManagedObjectID] = []
     @exclusivity(unchecked) var registrationsSinceFullSweep = 0
@@ -173,8 +173,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         coordinatorStorage?.unregister(self)
         // Many objects go in address order (see putInAddressOrder), not the registry's hash order.
         if registry.count >= 1024 {
-            var objects = Array(registry.objects)
-            registry = ObjectRegistry()
+            var objects = Array(registry.values)
+            registry = [:]
             retained = [:]
             Self.putInAddressOrder(&objects)
             objects.removeAll()

@@ -54,7 +54,7 @@ public class AttributeDescription: PropertyDescription, @unchecked Sendable {
     @exclusivity(unchecked) public var regularExpression: String? { didSet { checkMutable() } }
 
     /// The default as a row value, computed when the model is frozen.
-    @exclusivity(unchecked) @_spi(StrataInternal) public var defaultRowValue: RowValue = .null
+    @exclusivity(unchecked) package var defaultRowValue: RowValue = .null
 
     /// An attribute named `name` of type `type`.
     public init(name: String, type: AttributeType) {

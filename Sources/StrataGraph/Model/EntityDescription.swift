@@ -103,10 +103,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     // Layout, computed by `freeze(in:)`.
     /// Every property, inherited first, in slot order.
-    @exclusivity(unchecked) @_spi(StrataInternal) public internal(set) var slots: [PropertyDescription] = []
-    @exclusivity(unchecked) @_spi(StrataInternal) public internal(set) var slotIndex: [String: Int] = [:]
+    @exclusivity(unchecked) package private(set) var slots: [PropertyDescription] = []
+    @exclusivity(unchecked) package private(set) var slotIndex: [String: Int] = [:]
     /// This entity's name and the names of all its descendants.
-    @exclusivity(unchecked) @_spi(StrataInternal) public internal(set) var kindNames: Set<String> = []
+    @exclusivity(unchecked) package private(set) var kindNames: Set<String> = []
     /// The slots that can hold object IDs (relationships and objectID attributes).
     @exclusivity(unchecked) internal private(set) var referenceSlots: [Int] = []
     /// The slots of transient properties (stores keep null there).

@@ -43,7 +43,7 @@ public final class FetchIndexElementDescription: @unchecked Sendable {
         self.collationType = collationType
     }
 
-    @_spi(StrataInternal) public init(propertyName: String, collationType: CollationType = .binary, ascending: Bool = true) {
+    package init(propertyName: String, collationType: CollationType = .binary, ascending: Bool = true) {
         self.propertyName = propertyName
         self.collationType = collationType
         self.isAscending = ascending

@@ -37,7 +37,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The identifier of the store that holds the row; nil while the ID is temporary.
     public var storeIdentifier: String? { store?.identifier }
 
-    @_spi(StrataInternal) public enum Key: Hashable, Sendable {
+    package enum Key: Hashable, Sendable {
         /// A process-unique number given at insert.
         case temporary(UInt64)
         /// The row's key in its store.
@@ -46,7 +46,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     private static let nextTemporary = Atomic<UInt64>(1)
 
-    @_spi(StrataInternal) public init(entity: EntityDescription, storeIdentifier: String?, key: Key) {
+    package init(entity: EntityDescription, storeIdentifier: String?, key: Key) {
         entity.keepForever()
         self.entityStorage = entity
         self.storeIdentity = storeIdentifier.map(StoreIdentity.named) ?? .unsaved
@@ -54,7 +54,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// An ID in `store` (what stores use: no lookup of the identifier).
-    @_spi(StrataInternal) public init(entity: EntityDescription, store: StoreIdentity?, key: Key) {
+    package init(entity: EntityDescription, store: StoreIdentity?, key: Key) {
         entity.keepForever()
         self.entityStorage = entity
         self.storeIdentity = store ?? .unsaved
@@ -113,6 +113,17 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(key)
     }
 
+    /// What dictionaries and sets of IDs hash with (every registry, change set and cache lookup):
+    /// the key mixed with the table's seed by one 64-bit finalizer instead of a full SipHash.
+    /// Keys are row keys and counters, not attacker-chosen input. The name is the standard
+    /// library's (Hashable's hook); see `ManagedObject._rawHashValue` for why it stays for now.
+    public func _rawHashValue(seed: Int) -> Int {
+        switch key {
+        case .temporary(let number): return HashMixing.mix(number ^ 0x5BD1_E995_9E37_79B9, seed: seed)
+        case .permanent(let value): return HashMixing.mix(UInt64(bitPattern: value), seed: seed)
+        }
+    }
+
     public var description: String { "<\(uriRepresentation().absoluteString)>" }
 }
 
@@ -120,8 +131,8 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 /// the life of the process), so IDs copy and compare their store as a reference.
 /// A store's identifier, interned: one instance per identifier, never released (IDs refer to it
 /// without retaining it).
-@_spi(StrataInternal) public final class StoreIdentity: Sendable {
-    @_spi(StrataInternal) public let identifier: String
+package final class StoreIdentity: Sendable {
+    package let identifier: String
 
     private init(_ identifier: String) { self.identifier = identifier }
 
@@ -131,7 +142,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     private static let interned = Lock<[String: StoreIdentity]>([:]) // guards the table
 
     /// The identity of the store named `identifier`.
-    @_spi(StrataInternal) public static func named(_ identifier: String) -> StoreIdentity {
+    package static func named(_ identifier: String) -> StoreIdentity {
         interned.withLock { table in
             if let existing = table[identifier] { return existing }
             let identity = StoreIdentity(identifier)

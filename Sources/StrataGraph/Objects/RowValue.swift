@@ -25,7 +25,7 @@ public enum RowValue: Sendable, Hashable {
     /// A to-many relationship; ordered relationships keep the array order.
     case objectIDs([ManagedObjectID])
 
-    @_spi(StrataInternal) public var isNull: Bool { if case .null = self { return true }; return false }
+    package var isNull: Bool { if case .null = self { return true }; return false }
 
     /// The Swift value this row value reads as for an attribute of `type` (`nil` for null).
     /// Transformable values decode to `transformableType` when it is known, else stay `Data`.

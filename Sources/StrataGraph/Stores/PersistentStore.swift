@@ -81,10 +81,10 @@ extension StoreReadView {
 }
 
 /// Related rows for predicate evaluation inside one store read.
-@_spi(StrataInternal) public struct ViewRowSource: PredicateRowSource {
+package struct ViewRowSource: PredicateRowSource {
     let view: any StoreReadView
-    @_spi(StrataInternal) public init(view: any StoreReadView) { self.view = view }
-    @_spi(StrataInternal) public func row(for id: ManagedObjectID) throws -> StoreRow? { try view.row(for: id) }
+    package init(view: any StoreReadView) { self.view = view }
+    package func row(for id: ManagedObjectID) throws -> StoreRow? { try view.row(for: id) }
 }
 
 /// One store's generation, pinned for a query generation token while this object lives.

@@ -16,7 +16,7 @@
 
 import Foundation
 import StrataStorage
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 struct NativeCommitter {
     let store: NativeStore

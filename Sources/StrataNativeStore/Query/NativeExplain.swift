@@ -4,7 +4,7 @@
 // Owns: turning an `AccessPath` (index, equalities, range, direction) into the access line.
 // Never plans (QueryPlanner does) and never words the other lines (PlanDescription does).
 
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 extension NativeStore {
     func explain(_ plan: FetchPlan) throws -> String {

@@ -11,7 +11,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 extension NativeReadView {
     func rows(matching plan: FetchPlan) throws -> [StoreRow] {

@@ -8,7 +8,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 struct NativeReadView: StoreReadView {
     let store: NativeStore
@@ -65,7 +65,7 @@ struct NativeReadView: StoreReadView {
         let reader = self.reader
         let evaluator = PredicateEvaluator(source: ViewRowSource(view: self))
         let wanted = predicate.flatMap { Self.recordPositions(read: $0, layout: layout) }
-        let filter = wanted == nil ? nil : predicate.flatMap { layout.recordFilter(for: $0) }
+        let filter = wanted == nil ? nil : predicate.flatMap { RecordFilter.compile($0, layout: layout) }
         var scratch = layout.emptyRow
         // Filters that compare with numbers, dates and nil only read those values from the bytes.
         let numeric = filter?.isNumeric == true

@@ -8,7 +8,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 /// Read access to one tree, in a read transaction or the write transaction.
 protocol TreeReading {

@@ -9,7 +9,7 @@
 // yields, filtered by its residual, are exactly the rows the predicate selects. Never reads rows.
 
 import Foundation
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 /// An index as the planner sees it (a class: access paths hold it, one retain to copy).
 final class IndexCandidate: Sendable {

@@ -6,7 +6,7 @@
 // per commit).
 
 /// A reusable byte buffer for encoding records.
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 final class ByteWriter {
     // `@exclusivity(unchecked)`: a writer is used by one encoder at a time, on one thread, and no

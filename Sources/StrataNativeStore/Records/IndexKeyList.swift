@@ -9,7 +9,7 @@
 import Foundation
 import StrataStorage
 @_spi(StrataInternal) import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 struct IndexKeyList<Info> {
     struct Entry {

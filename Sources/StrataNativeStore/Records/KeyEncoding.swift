@@ -9,7 +9,7 @@
 // the element kind: the same bytes come out in every process and every version.
 
 import Foundation
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 /// How one element of an index key is encoded; fixed by the attribute's type.
 enum KeyElementKind: String, Codable, Sendable {

@@ -9,7 +9,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 enum RowCodec {
     enum Tag: UInt8 {

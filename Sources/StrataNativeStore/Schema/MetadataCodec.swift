@@ -7,7 +7,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 enum MetadataCodec {
     private enum Tag: UInt8 {

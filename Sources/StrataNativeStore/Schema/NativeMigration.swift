@@ -13,7 +13,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 enum NativeMigration {
     /// Whether two schemas lay rows out the same way (renaming identifiers and hashes aside).

@@ -8,7 +8,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 extension ManagedObjectModel {
     /// The model of the native store at `url`, rebuilt from the schema it stores.

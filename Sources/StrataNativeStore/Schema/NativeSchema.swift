@@ -10,7 +10,7 @@
 import Foundation
 import StrataStorage
 import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 /// The stored schema of a native store.
 struct NativeSchema: Codable, Equatable, Sendable {

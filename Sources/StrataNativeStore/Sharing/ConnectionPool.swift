@@ -7,7 +7,7 @@
 
 import Dispatch
 import Synchronization
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 final class ConnectionPool: Sendable {
     let size: Int

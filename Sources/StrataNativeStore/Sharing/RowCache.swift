@@ -12,7 +12,7 @@
 import Foundation
 import StrataStorage
 @_spi(StrataInternal) import StrataCore
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 final class RowCache: Sendable {
     private struct Entry {

@@ -5,7 +5,7 @@
 
 import Foundation
 @testable import Strata
-@_spi(StrataInternal) @testable import StrataGraph
+@testable import StrataGraph
 import XCTest
 import _StrataTestSupport
 

@@ -36,37 +36,6 @@ final class NotificationTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(log.entries.filter { $0.hasSuffix("ObjectsDidChange") }.count, 2)
     }
 
-    /// A save posts in didSave every object it saved, also those an earlier
-    /// processPendingChanges() reported (its objectsDidChange posts only the newer changes); when
-    /// the two are the same objects the save posts the same set in both.
-    func testDidSaveReportsEveryUpdateWhateverObjectsDidChangeReported() throws {
-        let (_, context) = try TestModels.stack(TestModels.earthquakes())
-        let captured = CapturedInfo()
-        let center = NotificationCenter.default
-        let tokens = [ManagedObjectContext.didSaveObjectsNotification, ManagedObjectContext.didChangeObjectsNotification].map { name in
-            center.addObserver(forName: name, object: context, queue: nil) { captured.store($0) }
-        }
-        defer { tokens.forEach(center.removeObserver) }
-        try context.performAndWait {
-            let quakes = (0..<3).map { index in
-                let quake = Quake(context: context)
-                quake.code = "u\(index)"
-                return quake
-            }
-            try context.save()
-            quakes[0].magnitude = 1
-            context.processPendingChanges()
-            quakes[1].magnitude = 2
-            try context.save()
-            XCTAssertEqual(captured.changed["updated"], [quakes[1]], "the save's objectsDidChange: only the newer change")
-            XCTAssertEqual(captured.objects["updated"], [quakes[0], quakes[1]], "didSave: every saved update")
-            quakes[2].magnitude = 3
-            try context.save()
-            XCTAssertEqual(captured.changed["updated"], [quakes[2]])
-            XCTAssertEqual(captured.objects["updated"], [quakes[2]])
-        }
-    }
-
     func testMergeChangesFromContextDidSaveRefreshesAndRemoves() throws {
         let (coordinator, context) = try TestModels.stack(TestModels.earthquakes())
         let (a, b): (Quake, Quake) = try context.performAndWait {

@@ -1,6 +1,6 @@
 import XCTest
 import Strata
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 import _StrataTestSupport
 
 /// fetchBatched: results that hold IDs and materialize objects a batch at a time, with the same

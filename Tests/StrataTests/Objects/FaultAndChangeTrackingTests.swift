@@ -1,6 +1,6 @@
 import XCTest
 import Strata
-@_spi(StrataInternal) import StrataGraph
+import StrataGraph
 
 /// Faults, object IDs, dynamic access checks and change tracking.
 final class FaultAndChangeTrackingTests: XCTestCase {

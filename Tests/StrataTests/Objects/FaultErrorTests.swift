@@ -7,7 +7,7 @@
 
 import Foundation
 @testable import Strata
-@_spi(StrataInternal) @testable import StrataGraph
+@testable import StrataGraph
 import StrataStorage
 import XCTest
 import _StrataTestSupport
@@ -61,6 +61,10 @@ final class FaultErrorTests: XCTestCase {
             XCTAssertEqual((error as? StrataError)?.code, code, line: line)
             XCTAssertTrue("\(error)".contains("could not be read"), "\(error)", line: line)
         }
+        context.rollback()
+        XCTAssertEqual(quake.magnitude, 0, "a rollback restores the defaults", line: line)
+        XCTAssertFalse(context.hasChanges, line: line)
+        XCTAssertEqual(context.faultErrors[quake.objectID]?.code, code, "and keeps the error", line: line)
         recover()
         context.refresh(quake, mergeChanges: false)
         XCTAssertNil(context.faultErrors[quake.objectID], "refresh forgets the error", line: line)

@@ -1,6 +1,6 @@
 import XCTest
 @testable import Strata
-@_spi(StrataInternal) @testable import StrataGraph
+@testable import StrataGraph
 @testable import StrataNativeStore
 import _StrataTestSupport
 

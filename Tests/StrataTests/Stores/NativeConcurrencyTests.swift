@@ -2,7 +2,7 @@ import XCTest
 import Foundation
 import Synchronization
 @testable import Strata
-@_spi(StrataInternal) @testable import StrataGraph
+@testable import StrataGraph
 @testable import StrataNativeStore
 import _StrataTestSupport
 

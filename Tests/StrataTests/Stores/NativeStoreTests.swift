@@ -1,7 +1,7 @@
 import XCTest
 import Foundation
 @testable import Strata
-@_spi(StrataInternal) @testable import StrataGraph
+@testable import StrataGraph
 @testable import StrataNativeStore
 import StrataStorage
 import _StrataTestSupport

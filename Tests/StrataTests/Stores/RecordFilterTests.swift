@@ -1,7 +1,7 @@
 import XCTest
 import Foundation
 @testable import Strata
-@_spi(StrataInternal) @testable import StrataGraph
+@testable import StrataGraph
 @testable import StrataNativeStore
 import _StrataTestSupport
 
@@ -65,7 +65,7 @@ final class RecordFilterTests: XCTestCase {
         for number in 0..<iterations(3_000, stress: 100_000) {
             let format = randomPredicate(&random)
             let predicate = try FetchPredicate(format: format)
-            guard let filter = layout.recordFilter(for: predicate) else { continue }
+            guard let filter = RecordFilter.compile(predicate, layout: layout) else { continue }
             compiled += 1
             let wanted = try XCTUnwrap(NativeReadView.recordPositions(read: predicate, layout: layout))
             for _ in 0..<8 {
@@ -90,7 +90,7 @@ final class RecordFilterTests: XCTestCase {
     func testWhatTheEvaluatorMustDecideIsNotCompiled() throws {
         let layout = try self.layout()
         for format in ["name ==[c] 'A'", "name LIKE 'a*'", "count == 'three'", "name == 3", "count + 1 > 2", "ANY name == 'a'", "name MATCHES 'a.'"] {
-            XCTAssertNil(layout.recordFilter(for: try FetchPredicate(format: format)), format)
+            XCTAssertNil(RecordFilter.compile(try FetchPredicate(format: format), layout: layout), format)
         }
     }
 }

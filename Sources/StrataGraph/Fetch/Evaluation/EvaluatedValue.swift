@@ -92,9 +92,9 @@ extension PredicateValue {
 }
 
 /// Orders and equates predicate values as Core Data's in-memory evaluation does.
-@_spi(StrataInternal) public enum PredicateOrdering {
+package enum PredicateOrdering {
     /// The order of two non-nil values of comparable kinds, or nil when they cannot be compared.
-    @_spi(StrataInternal) public static func compare(_ a: PredicateValue, _ b: PredicateValue, options: PredicateComparison.Options) -> ComparisonResult? {
+    package static func compare(_ a: PredicateValue, _ b: PredicateValue, options: PredicateComparison.Options) -> ComparisonResult? {
         switch (a, b) {
         case let (.integer(x), .integer(y)): return order(x, y)
         case let (.decimal(x), .decimal(y)): return order(x, y)

@@ -11,25 +11,25 @@ import Foundation
 import StrataCore
 
 /// Where the evaluator reads the rows of related objects.
-@_spi(StrataInternal) public protocol PredicateRowSource {
+package protocol PredicateRowSource {
     /// The row of `id` as the evaluating context sees it, or nil if it does not exist.
     func row(for id: ManagedObjectID) throws -> StoreRow?
 }
 
 /// Evaluates predicates over rows; keeps compiled patterns between evaluations.
-@_spi(StrataInternal) public final class PredicateEvaluator {
+package final class PredicateEvaluator {
     private let source: any PredicateRowSource
     private var variables: [String: EvaluatedValue] = [:]
     private var regexCache: [String: NSRegularExpression] = [:]
     /// The row being evaluated (saves a lookup for SELF's own keys).
     private var current: StoreRow?
 
-    @_spi(StrataInternal) public init(source: any PredicateRowSource) {
+    package init(source: any PredicateRowSource) {
         self.source = source
     }
 
     /// Whether `predicate` holds for `row`.
-    @_spi(StrataInternal) public func evaluate(_ predicate: FetchPredicate, on row: StoreRow) throws -> Bool {
+    package func evaluate(_ predicate: FetchPredicate, on row: StoreRow) throws -> Bool {
         current = row
         defer { current = nil }
         return try holds(predicate, subject: .object(row.id))

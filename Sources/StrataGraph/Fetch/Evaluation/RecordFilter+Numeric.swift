@@ -10,7 +10,7 @@ import Foundation
 
 /// A stored value as the numeric lane sees it: what RecordFilter can compare with a number, a
 /// date or nil; every other kind of value is `.other` (it never compares).
-@_spi(StrataInternal) public enum NumericRecordValue {
+package enum NumericRecordValue {
     case null
     case integer(Int64)
     /// Doubles, floats and booleans (as 0 and 1): they compare with number constants.
@@ -22,7 +22,7 @@ import Foundation
 
 extension RecordFilter {
     /// Whether the filter compares only with numbers, dates and nil (so the numeric lane applies).
-    @_spi(StrataInternal) public var isNumeric: Bool { Self.isNumeric(test) }
+    package var isNumeric: Bool { Self.isNumeric(test) }
 
     private static func isNumeric(_ test: Test) -> Bool {
         func numeric(_ constant: Constant) -> Bool {
@@ -44,7 +44,7 @@ extension RecordFilter {
     }
 
     /// `matches(_:)` over values read by the numeric lane (one per slot, as row values).
-    @_spi(StrataInternal) public func matches(numeric values: UnsafeBufferPointer<NumericRecordValue>) -> Bool { Self.run(test, values) }
+    package func matches(numeric values: UnsafeBufferPointer<NumericRecordValue>) -> Bool { Self.run(test, values) }
 }
 
 extension NumericRecordValue: FilterComparable {

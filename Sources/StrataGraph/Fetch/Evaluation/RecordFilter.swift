@@ -12,7 +12,7 @@
 
 import Foundation
 
-@_spi(StrataInternal) public struct RecordFilter {
+package struct RecordFilter {
     enum Constant {
         case null
         case integer(Int64)
@@ -35,7 +35,7 @@ import Foundation
 
     /// The filter for `predicate` over rows of `entity` (and its subentities, which share its
     /// slots), reading only slots for which `isStored` holds.
-    @_spi(StrataInternal) public static func compile(_ predicate: FetchPredicate, entity: EntityDescription, isStored: (Int) -> Bool) -> RecordFilter? {
+    package static func compile(_ predicate: FetchPredicate, entity: EntityDescription, isStored: (Int) -> Bool) -> RecordFilter? {
         compileTest(predicate, entity: entity, isStored: isStored).map(RecordFilter.init)
     }
 
@@ -94,7 +94,7 @@ import Foundation
         }
     }
 
-    @_spi(StrataInternal) public func matches(_ values: [RowValue]) -> Bool { Self.run(test, values) }
+    package func matches(_ values: [RowValue]) -> Bool { Self.run(test, values) }
 
     /// The test over values of any kind the filter can compare (row values, or the numeric
     /// lane's values, RecordFilter+Numeric.swift); one walk, so the two cannot disagree.

@@ -68,10 +68,10 @@ public struct FetchPlan: Sendable {
 }
 
 /// Stable multi-key sorting of rows by key paths (attributes, or through to-one relationships).
-@_spi(StrataInternal) public enum RowSorter {
+package enum RowSorter {
     /// `rows` in the order of `sorts`; equal rows keep their order. With `limit`, only the first
     /// `limit` rows are returned (and a small limit keeps only the best rows while scanning).
-    @_spi(StrataInternal) public static func sorted(_ rows: [StoreRow], by sorts: [FetchSortDescriptor], source: any PredicateRowSource,
+    package static func sorted(_ rows: [StoreRow], by sorts: [FetchSortDescriptor], source: any PredicateRowSource,
                        keeping limit: Int?) throws -> [StoreRow] {
         let paths = sorts.map { $0.key.split(separator: ".").map(String.init) }
         typealias Keyed = (index: Int, row: StoreRow, keys: [RowValue])
