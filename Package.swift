@@ -3,6 +3,11 @@
 // No package dependencies: the toolchain (Foundation, Dispatch, Synchronization, XCTest) only.
 import PackageDescription
 
+// Targets that `import Strata` also name the targets it re-exports: SwiftPM rebuilds a target when
+// the modules it depends on directly change, not the modules re-exported through them, so an
+// incremental build would otherwise link stale code (an umbrella's own module does not change).
+let wholeProduct: [Target.Dependency] = ["Strata", "StrataGraph", "StrataNativeStore", "StrataStorage", "StrataCore"]
+
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -23,10 +28,10 @@ let package = Package(
         .target(name: "StrataGraph", dependencies: ["StrataCore"]),
         .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage"]),
         .target(name: "Strata", dependencies: ["StrataGraph", "StrataNativeStore", "StrataStorage"]),
-        .executableTarget(name: "storectl", dependencies: ["StrataStorage", "Strata"]),
+        .executableTarget(name: "storectl", dependencies: wholeProduct),
         .executableTarget(
             name: "quakes",
-            dependencies: ["Strata"],
+            dependencies: wholeProduct,
             path: "Sources/quakes",
             resources: [.copy("Resources/sample-feed.geojson")]
         ),
@@ -45,14 +50,14 @@ let package = Package(
         // A second process for the multi-process tests.
         .executableTarget(
             name: "strata-test-helper",
-            dependencies: ["StrataStorage", "Strata"],
+            dependencies: wholeProduct,
             path: "Tests/strata-test-helper"
         ),
         .testTarget(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage", "_StrataTestSupport", "strata-test-helper"]
         ),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataGraph", "StrataNativeStore", "_StrataTestSupport", "strata-test-helper", "quakes"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "storectlTests", dependencies: ["storectl", "StrataStorage", "Strata", "_StrataTestSupport"]),
+        .testTarget(name: "StrataTests", dependencies: wholeProduct + ["_StrataTestSupport", "strata-test-helper", "quakes"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "storectlTests", dependencies: wholeProduct + ["storectl", "_StrataTestSupport"]),
     ]
 )
