@@ -1,19 +1,20 @@
 // ChangeTracker: the one owner of a context's pending changes.
 //
 // Owns: which objects are inserted, updated and deleted since the last save, the order inserts
-// were made in (permanent keys follow it) and the order updates were filed in (a save walks it
-// instead of the set: neighbouring memory, not hash order), the objects changed since the last
+// were made in (permanent keys follow it), the objects changed since the last
 // `processPendingChanges()` (for objectsDidChange), and the object-state transitions that move
 // an object in or out of the sets (insert, delete, undelete). Every change of the sets goes
-// through a method here, so the orders and counts never need keeping in step elsewhere.
+// through a method here, so the orders and counts never need keeping in step elsewhere. The sets
+// are `TrackedObjects` (a mark in each object plus a list): no hashing on the way, and a save
+// walks its objects in the order they were changed, from neighbouring memory.
 //
 // Invariants (`violations(handle:)`; checked at every save and `processPendingChanges()` when
 // STRATA_CHECKS=1, and by the randomized tests after every step):
 //   - `inserted`, `updated` and `deleted` are disjoint;
 //   - an inserted object is in state `.inserted` and belongs to the context, a deleted one is in
 //     state `.deleted`, an updated one is `.loaded` or `.unreadable` with changed slots;
-//   - every inserted object is in `insertionOrder`, whose insertion numbers strictly increase;
-//   - while `updateOrderIsExact`, `updateOrder` holds exactly the updated objects.
+//   - inserted objects have distinct insertion numbers (`insertedInOrder` sorts by them);
+//   - each set's count is the number of listed objects marked as members.
 // Used only on the owning context's queue. Never reads a store and never changes values.
 
 import Foundation
@@ -22,28 +23,22 @@ import Foundation
 final class ChangeTracker {
     // `@exclusivity(unchecked)`: touched on every insert, change and save of an object, on the
     // context's queue only, by methods that never call out while holding an access.
-    @exclusivity(unchecked) private(set) var inserted: Set<ManagedObject> = []
-    @exclusivity(unchecked) private(set) var updated: Set<ManagedObject> = []
-    @exclusivity(unchecked) private(set) var deleted: Set<ManagedObject> = []
-    /// Objects inserted since the sets were last emptied, in insertion order; objects that left
-    /// `inserted` since stay here and are skipped when read (see `insertedInOrder`).
-    @exclusivity(unchecked) private var insertionOrder: [ManagedObject] = []
+    @exclusivity(unchecked) private(set) var inserted = TrackedObjects(.inserted)
+    @exclusivity(unchecked) private(set) var updated = TrackedObjects(.updated)
+    @exclusivity(unchecked) private(set) var deleted = TrackedObjects(.deleted)
     /// Numbers inserted objects in insertion order (only `insert` advances it).
     @exclusivity(unchecked) private var insertionCounter: UInt64 = 0
-    /// The updated objects in the order they were filed, while no object left `updated`
-    /// (`updateOrderIsExact`); emptied and abandoned when one leaves, until the set is empty.
-    @exclusivity(unchecked) private var updateOrder: [ManagedObject] = []
-    @exclusivity(unchecked) private var updateOrderIsExact = true
-    /// Counts changes of `updated` (a save reuses its key order of the set while this holds).
+    /// Counts changes of `updated` (a save re-reads the updated objects when hooks changed it).
     @exclusivity(unchecked) private(set) var updatedChanges: UInt64 = 0
     /// Changes since the last `takePending()`, for objectsDidChange notifications.
-    @exclusivity(unchecked) private(set) var pending = PendingChanges()
-    /// The object whose last change is already in `pending` (as inserted or updated), with
-    /// `pending` unchanged since: its next change skips the filing (several setters in a row).
-    @exclusivity(unchecked) private var lastNoted: ObjectIdentifier?
+    @exclusivity(unchecked) private var pendingInserted = TrackedObjects(.pendingInserted)
+    @exclusivity(unchecked) private var pendingUpdated = TrackedObjects(.pendingUpdated)
+    @exclusivity(unchecked) private var pendingDeleted = TrackedObjects(.pendingDeleted)
 
     /// Whether nothing is inserted, updated or deleted.
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    /// Whether no change is waiting for objectsDidChange.
+    var hasNoPendingChanges: Bool { pendingInserted.isEmpty && pendingUpdated.isEmpty && pendingDeleted.isEmpty }
 
     // MARK: Transitions
 
@@ -53,10 +48,7 @@ final class ChangeTracker {
         insertionCounter += 1
         object.insertionNumber = insertionCounter
         inserted.insert(object)
-        insertionOrder.append(object)
-        pending.inserted.insert(object)
-        // Pending inserts are never reported as updated too, so its setters need no filing.
-        lastNoted = ObjectIdentifier(object)
+        pendingInserted.insert(object)
     }
 
     /// Marks `object` deleted: an inserted object leaves `inserted` (it is in no set then, and
@@ -69,7 +61,7 @@ final class ChangeTracker {
             unfileUpdated(object)
             deleted.insert(object)
         }
-        notePending(deleted: object)
+        pendingDeleted.insert(object)
     }
 
     /// Reverses `delete` (undo, re-insert): the object is inserted or loaded again. The caller
@@ -78,8 +70,7 @@ final class ChangeTracker {
         object.state = object.state.undeleting
         deleted.remove(object)
         if object.state == .inserted { inserted.insert(object) }
-        pending.inserted.insert(object)
-        lastNoted = nil
+        pendingInserted.insert(object)
     }
 
     /// An inserted object that turned out to be a stored row (a uniqueness conflict folded it):
@@ -92,24 +83,16 @@ final class ChangeTracker {
     /// Adds `object` to `updated`; true when it was not there.
     @discardableResult
     func fileUpdated(_ object: ManagedObject) -> Bool {
-        guard updated.insert(object).inserted else { return false }
+        guard updated.insert(object) else { return false }
         updatedChanges &+= 1
-        if updateOrderIsExact { updateOrder.append(object) }
         return true
     }
 
     /// Removes `object` from `updated`; true when it was there.
     @discardableResult
     func unfileUpdated(_ object: ManagedObject) -> Bool {
-        guard updated.remove(object) != nil else { return false }
+        guard updated.remove(object) else { return false }
         updatedChanges &+= 1
-        if updated.isEmpty {
-            updateOrder = []
-            updateOrderIsExact = true
-        } else if updateOrderIsExact {
-            updateOrder = []
-            updateOrderIsExact = false
-        }
         return true
     }
 
@@ -122,71 +105,70 @@ final class ChangeTracker {
 
     /// Empties every set and the pending changes (after a save, a rollback, a reset).
     func removeAll() {
-        inserted = []
-        insertionOrder = []
+        inserted.removeAll()
         if !updated.isEmpty { updatedChanges &+= 1 }
-        updated = []
-        updateOrder = []
-        updateOrderIsExact = true
-        deleted = []
+        updated.removeAll()
+        deleted.removeAll()
         takePending()
     }
 
     // MARK: Pending changes (objectsDidChange)
 
-    /// Notes a changed object for the next objectsDidChange (once per run of changes to it).
+    /// Notes a changed object for the next objectsDidChange.
     @inline(__always)
     func notePending(updated object: ManagedObject) {
-        let id = ObjectIdentifier(object)
-        guard lastNoted != id else { return }
-        pending.updated.insert(object)
-        lastNoted = id
+        pendingUpdated.insert(object)
     }
 
-    /// Notes a deleted object for the next objectsDidChange.
+    /// Notes an object deleted elsewhere (a merge) for the next objectsDidChange.
     func notePending(deleted object: ManagedObject) {
-        pending.deleted.insert(object)
-        lastNoted = nil
+        pendingDeleted.insert(object)
     }
 
-    /// The changes noted since the last call, which starts a new set of them.
+    /// The changes noted since the last call, which starts a new set of them. Objects inserted
+    /// in that time are reported as inserted only, not as updated too.
     @discardableResult
     func takePending() -> PendingChanges {
-        let taken = pending
-        pending = PendingChanges()
-        lastNoted = nil
+        var taken = PendingChanges()
+        if !hasNoPendingChanges {
+            taken.inserted = pendingInserted.set
+            taken.deleted = pendingDeleted.set
+            if pendingInserted.isEmpty {
+                taken.updated = pendingUpdated.set
+            } else {
+                taken.updated = Set(pendingUpdated.objects.lazy.filter { !self.pendingInserted.contains($0) })
+            }
+        }
+        pendingInserted.removeAll()
+        pendingUpdated.removeAll()
+        pendingDeleted.removeAll()
         return taken
     }
 
-    /// Forgets which object was noted last (an object may have gone, and its address be reused).
-    func forgetLastNoted() { lastNoted = nil }
-
     // MARK: Orders
 
-    /// The pending inserts in the order they were inserted (permanent keys follow it): the
-    /// insertion list without the objects that left `inserted` since (deleted, folded into a
-    /// stored row, saved, forgotten: none of them is an inserted object of `handle`'s context).
+    /// The pending inserts in the order they were first inserted (permanent keys follow it).
     func insertedInOrder(handle: ContextHandle) -> [ManagedObject] {
-        var ordered: [ManagedObject] = []
-        ordered.reserveCapacity(inserted.count)
-        for object in insertionOrder where object.state == .inserted && object.contextHandle === handle {
-            ordered.append(object)
+        var ordered = inserted.objects
+        // An object deleted and inserted again rejoins the list at its end once the list dropped
+        // it; its number still places it where it was first inserted.
+        if !zip(ordered, ordered.dropFirst()).allSatisfy({ $0.insertionNumber < $1.insertionNumber }) {
+            ordered.sort { $0.insertionNumber < $1.insertionNumber }
         }
-        if ordered.count == inserted.count { return ordered }
-        assertionFailure("the insertion list disagrees with the inserted set (\(ordered.count) against \(inserted.count))")
-        return inserted.sorted { $0.insertionNumber < $1.insertionNumber }
+        assert(ordered.allSatisfy { $0.state == .inserted && $0.contextHandle === handle },
+               "an object in the inserted set is not an inserted object of this context")
+        return ordered
     }
 
-    /// The updated objects in primary-key order: from the order they were filed in while that
-    /// list is exact (usually the order a fetch made them in, read from neighbouring memory and
-    /// often sorted already), else from the set.
+    /// The updated objects in primary-key order (from the order they were filed in: usually the
+    /// order a fetch made them in, often sorted already).
     func updatedInKeyOrder() -> [ManagedObject] {
-        ManagedObjectContext.inKeyOrder(updateOrderIsExact ? updateOrder : Array(updated))
+        ManagedObjectContext.inKeyOrder(updated.objects)
     }
 
     /// The deleted objects in primary-key order.
     func deletedInKeyOrder() -> [ManagedObject] {
-        ManagedObjectContext.inKeyOrder(Array(deleted))
+        ManagedObjectContext.inKeyOrder(deleted.objects)
     }
 
     // MARK: Invariants
@@ -199,29 +181,32 @@ final class ChangeTracker {
     func violations(handle: ContextHandle) -> [String] {
         var found: [String] = []
         func name(_ object: ManagedObject) -> String { "\(object.objectID) (state \(object.state))" }
-        if !inserted.isDisjoint(with: updated) { found.append("an object is both inserted and updated") }
-        if !inserted.isDisjoint(with: deleted) { found.append("an object is both inserted and deleted") }
-        if !updated.isDisjoint(with: deleted) { found.append("an object is both updated and deleted") }
-        for object in inserted where object.state != .inserted || object.contextHandle !== handle {
+        let sets = [("inserted", inserted), ("updated", updated), ("deleted", deleted),
+                    ("pending inserted", pendingInserted), ("pending updated", pendingUpdated), ("pending deleted", pendingDeleted)]
+        for (label, set) in sets {
+            var listed = Set<ObjectIdentifier>()
+            for object in set.listedObjects where !listed.insert(ObjectIdentifier(object)).inserted {
+                found.append("\(name(object)) is listed twice in the \(label) list")
+            }
+            let members = set.listedObjects.filter { set.contains($0) }.count
+            if members != set.count { found.append("the \(label) count (\(set.count)) is not its number of members (\(members))") }
+        }
+        for object in inserted.objects where updated.contains(object) || deleted.contains(object) {
+            found.append("inserted \(name(object)) is also updated or deleted")
+        }
+        for object in updated.objects where deleted.contains(object) { found.append("updated \(name(object)) is also deleted") }
+        for object in inserted.objects where object.state != .inserted || object.contextHandle !== handle {
             found.append("inserted \(name(object)) is not an inserted object of this context")
         }
-        for object in deleted where object.state != .deleted {
+        var numbers = Set<UInt64>()
+        for object in inserted.objects where !numbers.insert(object.insertionNumber).inserted {
+            found.append("insertion number \(object.insertionNumber) of \(name(object)) is not unique")
+        }
+        for object in deleted.objects where object.state != .deleted {
             found.append("deleted \(name(object)) is not in state deleted")
         }
-        for object in updated where (object.state != .loaded && object.state != .unreadable) || object.changedSlots.isEmpty {
+        for object in updated.objects where (object.state != .loaded && object.state != .unreadable) || object.changedSlots.isEmpty {
             found.append("updated \(name(object)) is not a loaded object with changes")
-        }
-        var listed = Set<ObjectIdentifier>(), lastNumber: UInt64 = 0
-        for object in insertionOrder {
-            if !listed.insert(ObjectIdentifier(object)).inserted { found.append("\(name(object)) is listed twice in the insertion order") }
-            if object.insertionNumber <= lastNumber { found.append("insertion numbers do not increase at \(name(object))") }
-            lastNumber = object.insertionNumber
-        }
-        for object in inserted where !listed.contains(ObjectIdentifier(object)) {
-            found.append("inserted \(name(object)) is missing from the insertion order")
-        }
-        if updateOrderIsExact && (updateOrder.count != updated.count || Set(updateOrder) != updated) {
-            found.append("the update order (\(updateOrder.count)) does not hold exactly the updated objects (\(updated.count))")
         }
         return found
     }

@@ -10,8 +10,8 @@ extension ManagedObjectContext {
     /// Recomputes every derived attribute of the changed objects and of objects aggregating them.
     func updateDerivedAttributes() throws {
         guard model?.hasDerivedAttributes ?? false else { return }
-        var targets = changeTracker.inserted.union(changeTracker.updated)
-        for object in targets.union(changeTracker.deleted) {
+        var targets = changeTracker.inserted.set.union(changeTracker.updated.objects)
+        for object in targets.union(changeTracker.deleted.objects) {
             for owner in try aggregatingOwners(of: object) where !owner.state.isDeleted { targets.insert(owner) }
         }
         for object in targets {

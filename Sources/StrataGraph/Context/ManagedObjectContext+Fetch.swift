@@ -170,8 +170,8 @@ extension ManagedObjectContext {
     private func changedObjects(in names: Set<String>) -> [ManagedObject] {
         if changeTracker.isEmpty { return [] }
         var result: [ManagedObject] = []
-        for object in changeTracker.updated where names.contains(object.entity.name) { result.append(object) }
-        for object in changeTracker.deleted where names.contains(object.entity.name) { result.append(object) }
+        for object in changeTracker.updated.objects where names.contains(object.entity.name) { result.append(object) }
+        for object in changeTracker.deleted.objects where names.contains(object.entity.name) { result.append(object) }
         result.sort { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
         result += insertedInOrder().filter { names.contains($0.entity.name) }
         return result

@@ -1,13 +1,14 @@
 // ManagedObjectContext+Notifications: the change and save notifications, on NotificationCenter and
 // as an AsyncSequence.
 //
-// Owns: notification names and userInfo keys, the pending-changes accumulator behind
-// objectsDidChange, and `changes()`: an AsyncStream of the same events for Swift concurrency users
+// Owns: notification names and userInfo keys, posting objectsDidChange for the changes the
+// change tracker noted, and `changes()`: an AsyncStream of the same events for Swift concurrency users
 // (IDs only, so the events are Sendable). Never changes objects.
 
 import Foundation
 
-/// Objects changed since the last `processPendingChanges()`.
+/// Objects changed since the last `processPendingChanges()`, as `ChangeTracker.takePending()`
+/// hands them over (objects inserted in that time are not in `updated`).
 struct PendingChanges {
     var inserted: Set<ManagedObject> = []
     var updated: Set<ManagedObject> = []
@@ -43,19 +44,18 @@ extension ManagedObjectContext {
         assertOnQueue("processPendingChanges()")
         undoManager?.closeEventGroup()
         changeTracker.checkIfEnabled(handle: handle, "in processPendingChanges of \(debugName)")
-        guard !changeTracker.pending.isEmpty else { return }
+        guard !changeTracker.hasNoPendingChanges else { return }
         let pending = changeTracker.takePending()
-        // (Inserted objects set after their insert are not reported as updated too.)
-        let updated = pending.inserted.isEmpty ? pending.updated : pending.updated.subtracting(pending.inserted)
         NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
-            "inserted": pending.inserted, "updated": updated, "deleted": pending.deleted,
+            "inserted": pending.inserted, "updated": pending.updated, "deleted": pending.deleted,
         ])
-        emit(.objectsDidChange, pending.inserted, updated, pending.deleted)
+        emit(.objectsDidChange, pending.inserted, pending.updated, pending.deleted)
     }
 
-    /// `order` holds the objects of the three sets (the IDs are read from it: neighbouring memory,
-    /// not hash order).
-    func postDidSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>, order: SaveOrder) {
+    /// Posts the save notifications for the objects `order` lists (disjoint lists; each becomes
+    /// a set here, hashed once).
+    func postDidSave(_ order: SaveOrder) {
+        let inserted = Set(order.inserted), updated = Set(order.updated), deleted = Set(order.deleted)
         NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: [
             "inserted": inserted, "updated": updated, "deleted": deleted,
         ])

@@ -13,11 +13,11 @@ extension ManagedObjectContext {
     // MARK: Queries
 
     /// Objects inserted since the last save.
-    public var insertedObjects: Set<ManagedObject> { assertOnQueue("insertedObjects"); return changeTracker.inserted }
+    public var insertedObjects: Set<ManagedObject> { assertOnQueue("insertedObjects"); return changeTracker.inserted.set }
     /// Saved objects changed since the last save.
-    public var updatedObjects: Set<ManagedObject> { assertOnQueue("updatedObjects"); return changeTracker.updated }
+    public var updatedObjects: Set<ManagedObject> { assertOnQueue("updatedObjects"); return changeTracker.updated.set }
     /// Objects deleted since the last save.
-    public var deletedObjects: Set<ManagedObject> { assertOnQueue("deletedObjects"); return changeTracker.deleted }
+    public var deletedObjects: Set<ManagedObject> { assertOnQueue("deletedObjects"); return changeTracker.deleted.set }
     /// Whether anything was inserted, changed or deleted since the last save.
     public var hasChanges: Bool {
         assertOnQueue("hasChanges")
@@ -44,7 +44,7 @@ extension ManagedObjectContext {
     public var registeredObjects: Set<ManagedObject> {
         assertOnQueue("registeredObjects")
         sweepRegistry()
-        return Set(registry.values)
+        return Set(registry.objects)
     }
 
     /// The registered object with `objectID`, or nil (never creates a fault).
@@ -126,7 +126,7 @@ extension ManagedObjectContext {
             var unused: [ManagedObjectID] = []
             var index = registry.startIndex
             while index != registry.endIndex {
-                if isKnownUniquelyReferenced(&registry.values[index]) { unused.append(registry.keys[index]) }
+                if registry.holdsOnlyReference(at: index) { unused.append(registry.id(at: index)) }
                 registry.formIndex(after: &index)
             }
             // Found in hash order; released in address order (see putInAddressOrder).
@@ -179,8 +179,8 @@ extension ManagedObjectContext {
     /// Removes the object of `id` from the registry if nothing else references it, and returns
     /// it (the caller then holds its last reference).
     private func takeIfUnused(_ id: ManagedObjectID) -> ManagedObject? {
-        guard let index = registry.index(forKey: id), isKnownUniquelyReferenced(&registry.values[index]) else { return nil }
-        let object = registry.remove(at: index).value
+        guard let index = registry.index(forKey: id), registry.holdsOnlyReference(at: index) else { return nil }
+        let object = registry.remove(at: index)
         object.contextHandle = nil
         return object
     }
@@ -202,11 +202,11 @@ extension ManagedObjectContext {
     /// Whether the registered object of `id` is referenced outside the registry.
     func isInUse(_ id: ManagedObjectID) -> Bool {
         guard let index = registry.index(forKey: id) else { return false }
-        return !isKnownUniquelyReferenced(&registry.values[index])
+        return !registry.holdsOnlyReference(at: index)
     }
 
     func unregister(_ object: ManagedObject) {
-        if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
+        registry.remove(object)
         retained[ObjectIdentifier(object)] = nil
         changeTracker.forget(object)
     }
@@ -229,9 +229,9 @@ extension ManagedObjectContext {
     /// deletes (an object may come more than once).
     func forEachChangedObject(_ body: (ManagedObject) -> Void) {
         for object in retained.values { body(object) }
-        for object in changeTracker.inserted { body(object) }
-        for object in changeTracker.updated { body(object) }
-        for object in changeTracker.deleted { body(object) }
+        for object in changeTracker.inserted.objects { body(object) }
+        for object in changeTracker.updated.objects { body(object) }
+        for object in changeTracker.deleted.objects { body(object) }
     }
 
     // MARK: Insert and delete
@@ -447,7 +447,7 @@ extension ManagedObjectContext {
             // Each entry is removed before its replacement goes in, so the table never grows
             // (reserving room for both would rehash every registered object).
             for (object, id) in zip(temporary, ids) {
-                guard let index = registry.index(forKey: object.objectID), registry.values[index] === object else { continue }
+                guard let index = registry.index(forKey: object.objectID), registry.object(at: index) === object else { continue }
                 registry.remove(at: index)
                 object.objectID = id
                 registry[id] = object

@@ -18,13 +18,13 @@ extension ManagedObjectContext {
     /// Pushes the pending changes into `parent` (on the parent's queue, waiting for it).
     func pushChanges(to parent: ManagedObjectContext) throws {
         var pushed = ChildChanges()
-        for object in changeTracker.inserted {
+        for object in changeTracker.inserted.objects {
             pushed.inserted.append(StoreRow(id: object.objectID, version: 0, values: object.values))
         }
-        for object in changeTracker.updated {
+        for object in changeTracker.updated.objects {
             pushed.updated.append((StoreRow(id: object.objectID, version: object.rowVersion, values: object.values), object.changedSlots))
         }
-        for object in changeTracker.deleted { pushed.deleted.append(object.objectID) }
+        for object in changeTracker.deleted.objects { pushed.deleted.append(object.objectID) }
         try parent.performAndWait { try parent.applyChildChanges(pushed) }
     }
 

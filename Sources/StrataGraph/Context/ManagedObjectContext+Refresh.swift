@@ -11,8 +11,8 @@ extension ManagedObjectContext {
     /// objects get their last saved values back. Clears the undo stack.
     public func rollback() {
         assertOnQueue("rollback()")
-        let updated = changeTracker.updated, deleted = changeTracker.deleted
-        for object in changeTracker.inserted {
+        let updated = changeTracker.updated.objects, deleted = changeTracker.deleted.objects
+        for object in changeTracker.inserted.objects {
             unregister(object)
             object.managedObjectContext = nil
         }
@@ -20,7 +20,7 @@ extension ManagedObjectContext {
             unregister(object)
             object.managedObjectContext = nil
         }
-        for object in updated.union(deleted) {
+        for object in updated + deleted {
             // An unreadable object has no committed values: back to its defaults.
             object.values = object.committedValues ?? object.entity.defaultRow
             object.changedSlots = []
@@ -43,9 +43,9 @@ extension ManagedObjectContext {
         // ones (usually) last, in address order (see putInAddressOrder).
         var objects: [ManagedObject] = []
         if registry.count >= 1024 {
-            objects = Array(registry.values)
+            objects = Array(registry.objects)
         } else {
-            for object in registry.values { object.contextHandle = nil }
+            for object in registry.objects { object.contextHandle = nil }
         }
         registry.removeAll(keepingCapacity: registry.count <= 4096)
         releaseCandidates.removeAll(keepingCapacity: releaseCandidates.count <= 1 << 16)
@@ -102,7 +102,7 @@ extension ManagedObjectContext {
     public func refreshAllObjects() {
         assertOnQueue("refreshAllObjects()")
         sweepRegistry()
-        for object in Array(registry.values) {
+        for object in Array(registry.objects) {
             guard !object.state.isFault else { continue }
             refresh(object, mergeChanges: true)
         }

@@ -32,34 +32,23 @@ extension ManagedObjectContext {
         let updatesOrdered = changeTracker.updatedChanges
         for object in insertedInOrder() { object.willSave() }
         for object in updateOrder { object.willSave() }
-        for object in changeTracker.deleted { object.willSave() }
+        let deletedOrder = changeTracker.deletedInKeyOrder()
+        for object in deletedOrder { object.willSave() }
         try updateDerivedAttributes()
         // willSave hooks and derived attributes may have changed more objects.
         if changeTracker.updatedChanges != updatesOrdered { updateOrder = updatedInKeyOrder() }
-        var order = SaveOrder(inserted: insertedInOrder(), updated: updateOrder, deleted: changeTracker.deletedInKeyOrder())
+        var order = SaveOrder(inserted: insertedInOrder(), updated: updateOrder, deleted: deletedOrder)
         try refuseUnreadableObjects(order)
         try validatePendingChanges(order)
-        var inserted = changeTracker.inserted, updated = changeTracker.updated
-        var deleted = changeTracker.deleted
         if let parent {
             try pushChanges(to: parent)
         } else if let resolvedUpdates = try commitToStores(order) {
             advanceGeneration()
-            // Inserts folded into existing rows by a uniqueness conflict are updates now.
-            let folded = inserted.filter { !$0.state.isInserted }
-            inserted.subtract(folded)
-            updated.formUnion(folded.filter { $0.contextHandle === handle })
-            // Resolving conflicts may have changed other objects too (inverses of folded
-            // relationships): the last attempt wrote them, so they are saved as well. Deletes the
-            // merge policy gave up are not.
-            updated.formUnion(resolvedUpdates)
-            deleted = deleted.filter(\.state.isDeleted)
-            order = SaveOrder(inserted: order.inserted.filter { inserted.contains($0) }, updated: Array(updated),
-                              deleted: order.deleted.filter(\.state.isDeleted))
+            order = order.afterResolution(resolvedUpdates, handle: handle)
         } else {
             advanceGeneration()
         }
-        finishSave(inserted: inserted, updated: updated, deleted: deleted, order: order)
+        finishSave(order)
     }
 
     /// Throws the read error of an object whose row could not be read when the save would
@@ -261,8 +250,7 @@ extension ManagedObjectContext {
     // MARK: Finishing
 
     /// Marks every saved object clean, runs didSave hooks and posts the save notifications.
-    /// `order` holds the objects of the three sets (walked instead of the sets: see `save()`).
-    private func finishSave(inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>, order: SaveOrder) {
+    private func finishSave(_ order: SaveOrder) {
         let insertOrder = order.inserted, updateOrder = order.updated
         func markSaved(_ object: ManagedObject) {
             object.committedValues = object.values
@@ -282,7 +270,7 @@ extension ManagedObjectContext {
             // Saved inserts and updates were held by the inserted and updated sets alone.
             let released = retained
             retained = [:]
-            releaseCandidates.reserveCapacity(releaseCandidates.count + released.count + inserted.count + updated.count)
+            releaseCandidates.reserveCapacity(releaseCandidates.count + released.count + insertOrder.count + updateOrder.count)
             for object in released.values {
                 if !object.state.isDeleted {
                     releaseCandidates.append(object.objectID)
@@ -296,26 +284,19 @@ extension ManagedObjectContext {
         // Deleted objects leave the registry (the change sets are emptied below as a whole).
         for objects in [order.deleted, insertedThenDeleted] {
             for object in objects {
-                if let index = registry.index(forKey: object.objectID), registry.values[index] === object { registry.remove(at: index) }
+                registry.remove(object)
                 if retainsRegisteredObjects { retained[ObjectIdentifier(object)] = nil }
                 object.managedObjectContext = nil
             }
         }
         changeTracker.removeAll()
-        let anyUpdateDeleted = updated.contains(where: \.state.isDeleted)
-        let savedUpdated = anyUpdateDeleted ? updated.filter { !$0.state.isDeleted } : updated
-        let savedUpdateOrder = anyUpdateDeleted ? updateOrder.filter { !$0.state.isDeleted } : updateOrder
+        // The three lists are disjoint (an object has one state). An update whose row turned out
+        // to be gone (a conflict resolved by `.rollback`) is not reported as saved.
+        let savedUpdateOrder = updateOrder.contains(where: \.state.isDeleted) ? updateOrder.filter { !$0.state.isDeleted } : updateOrder
         for object in insertOrder { object.didSave() }
-        for object in savedUpdateOrder where inserted.isEmpty || !inserted.contains(object) { object.didSave() }
-        let disjoint = inserted.isEmpty && savedUpdated.isEmpty
-        for object in order.deleted where disjoint || (!inserted.contains(object) && !savedUpdated.contains(object)) { object.didSave() }
-        if deleted.isEmpty {
-            postDidSave(inserted: inserted, updated: savedUpdated, deleted: deleted,
-                        order: SaveOrder(inserted: insertOrder, updated: savedUpdateOrder, deleted: order.deleted))
-        } else {
-            postDidSave(inserted: inserted.subtracting(deleted), updated: savedUpdated, deleted: deleted,
-                        order: SaveOrder(inserted: insertOrder.filter { !deleted.contains($0) }, updated: savedUpdateOrder, deleted: order.deleted))
-        }
+        for object in savedUpdateOrder { object.didSave() }
+        for object in order.deleted { object.didSave() }
+        postDidSave(SaveOrder(inserted: insertOrder, updated: savedUpdateOrder, deleted: order.deleted))
     }
 }
 
@@ -327,4 +308,19 @@ struct SaveOrder {
     var updated: [ManagedObject]
     /// The deleted set in key order.
     var deleted: [ManagedObject]
+
+    /// The order after a commit that resolved conflicts: inserts folded into stored rows by a
+    /// uniqueness conflict are updates now; objects the resolution changed (inverses of folded
+    /// relationships) were written by the last attempt, so they are saved updates as well;
+    /// deletes the merge policy gave up are not saved.
+    func afterResolution(_ resolvedUpdates: [ManagedObject], handle: ContextHandle) -> SaveOrder {
+        let folded = inserted.filter { !$0.state.isInserted && $0.contextHandle === handle }
+        var seen = Set<ObjectIdentifier>()
+        var updates: [ManagedObject] = []
+        for object in updated + folded + resolvedUpdates where seen.insert(ObjectIdentifier(object)).inserted {
+            updates.append(object)
+        }
+        return SaveOrder(inserted: inserted.filter(\.state.isInserted), updated: updates,
+                         deleted: deleted.filter(\.state.isDeleted))
+    }
 }

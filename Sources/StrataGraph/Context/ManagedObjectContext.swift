@@ -118,7 +118,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     // objects). They are only used on the context's queue, by code that never holds one across
     // a call back into the context, so accesses cannot overlap.
     /// One object per ID (strong; see "sweeps" in +Objects.swift).
-    @exclusivity(unchecked) var registry: [ManagedObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var registry = ObjectRegistry()
     /// Objects registered or saved since the last sweep (IDs; see "sweep" in +Objects.swift).
     @exclusivity(unchecked) var releaseCandidates: [ManagedObjectID] = []
     @exclusivity(unchecked) var registrationsSinceFullSweep = 0
@@ -127,7 +127,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Objects kept alive by the context beyond the change sets: inserted objects deleted again
     /// (in no change set), objects with transient changes only, and every registered object when
     /// `retainsRegisteredObjects`. Pending inserts, updates and deletes are held by their sets.
-    @exclusivity(unchecked) var retained: [ObjectIdentifier: ManagedObject] = [:] { didSet { changeTracker.forgetLastNoted() } }
+    @exclusivity(unchecked) var retained: [ObjectIdentifier: ManagedObject] = [:]
     /// The pending inserts, updates and deletes (ChangeTracker.swift owns them and their orders).
     let changeTracker = ChangeTracker()
     /// Why faults could not be fulfilled, by object (see `faultErrors`); an entry leaves with
@@ -173,8 +173,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         coordinatorStorage?.unregister(self)
         // Many objects go in address order (see putInAddressOrder), not the registry's hash order.
         if registry.count >= 1024 {
-            var objects = Array(registry.values)
-            registry = [:]
+            var objects = Array(registry.objects)
+            registry = ObjectRegistry()
             retained = [:]
             Self.putInAddressOrder(&objects)
             objects.removeAll()

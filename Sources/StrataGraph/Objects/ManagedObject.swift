@@ -72,6 +72,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var changedSlots: SlotSet = []
     /// Where the object is in its life (ObjectState.swift): fault, loaded, inserted, deleted…
     @exclusivity(unchecked) var state = ObjectState.loaded
+    /// Which of its context's change sets the object is in (TrackedObjects.swift).
+    @exclusivity(unchecked) var trackerMarks = TrackerMarks()
     /// A `.prefetchedFault` keeps its row's values in `values` (and its version in `rowVersion`)
     /// with the coordinator's change stamp and the identity of the context's query generation
     /// token then (0: unpinned): firing uses them while both are unchanged. No object of its
@@ -201,13 +203,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
-    /// Sets and dictionaries of objects hash the object's address with one finalizer (see
-    /// `HashMixing`), not a full SipHash. The name is the standard library's (Hashable's hook);
-    /// it stays public until the context's tables can do without it at equal speed (a first
-    /// attempt with internal wrapper tables cost 20% of a delete of 100,000 objects).
-    public func _rawHashValue(seed: Int) -> Int {
-        HashMixing.mix(UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())), seed: seed)
-    }
 
     open var description: String {
         let state = state.isFault ? "fault" : entity.slots.enumerated().map { index, property in

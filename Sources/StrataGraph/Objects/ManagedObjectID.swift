@@ -107,20 +107,13 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
             && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name)
     }
 
-    /// Hashes the key only: keys are unique per store (temporary ones per process), and IDs are
-    /// hashed in every registry lookup, so the entity name is left to `==`.
+    /// Hashes the key only, as one word: keys are unique per store (temporary ones per process),
+    /// so the entity name is left to `==`. (A context's registry hashes IDs more cheaply: see
+    /// `RegistryKey`.)
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(key)
-    }
-
-    /// What dictionaries and sets of IDs hash with (every registry, change set and cache lookup):
-    /// the key mixed with the table's seed by one 64-bit finalizer instead of a full SipHash.
-    /// Keys are row keys and counters, not attacker-chosen input. The name is the standard
-    /// library's (Hashable's hook); see `ManagedObject._rawHashValue` for why it stays for now.
-    public func _rawHashValue(seed: Int) -> Int {
         switch key {
-        case .temporary(let number): return HashMixing.mix(number ^ 0x5BD1_E995_9E37_79B9, seed: seed)
-        case .permanent(let value): return HashMixing.mix(UInt64(bitPattern: value), seed: seed)
+        case .temporary(let number): hasher.combine(number ^ 0x5BD1_E995_9E37_79B9)
+        case .permanent(let value): hasher.combine(UInt64(bitPattern: value))
         }
     }
 

@@ -4,8 +4,9 @@ import XCTest
 @testable import StrataNativeStore
 import _StrataTestSupport
 
-/// Object IDs and objects hash through one 64-bit finalizer (HashMixing): equal IDs built apart
-/// hash alike under every seed, and sequential keys spread over a table's buckets.
+/// A context's registry hashes IDs through one 64-bit finalizer (HashMixing, `RegistryKey`):
+/// equal IDs built apart hash alike under every seed, sequential keys spread over a table's
+/// buckets, and the public `Hashable` of IDs and objects agrees with equality.
 final class ObjectHashingTests: XCTestCase {
     func testEqualIDsHashAlikeAndDifferentOnesSpread() throws {
         let model = try TestModels.earthquakes()
@@ -18,20 +19,22 @@ final class ObjectHashingTests: XCTestCase {
             let a = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(key))
             let b = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(key))
             XCTAssertEqual(a, b)
-            XCTAssertEqual(a._rawHashValue(seed: tableSeed), b._rawHashValue(seed: tableSeed), "seed \(seed)")
+            XCTAssertEqual(RegistryKey(id: a)._rawHashValue(seed: tableSeed), RegistryKey(id: b)._rawHashValue(seed: tableSeed), "seed \(seed)")
+            XCTAssertEqual(a.hashValue, b.hashValue)
         }
         // 4,096 sequential keys (as a store numbers rows) over 1,024 buckets: nearly all used,
         // none crowded; temporary and permanent IDs of the same number differ.
         var buckets = [Int](repeating: 0, count: 1_024)
         for key in 1...4_096 {
             let id = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(Int64(key)))
-            buckets[id._rawHashValue(seed: 0) & 1_023] += 1
+            buckets[RegistryKey(id: id)._rawHashValue(seed: 0) & 1_023] += 1
         }
         XCTAssertGreaterThan(buckets.filter { $0 > 0 }.count, 950)
         XCTAssertLessThan(buckets.max() ?? 0, 16)
         let temporary = ManagedObjectID(entity: quake, storeIdentifier: nil, key: .temporary(7))
         let permanent = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(7))
-        XCTAssertNotEqual(temporary._rawHashValue(seed: 0), permanent._rawHashValue(seed: 0))
+        XCTAssertNotEqual(RegistryKey(id: temporary)._rawHashValue(seed: 0), RegistryKey(id: permanent)._rawHashValue(seed: 0))
+        XCTAssertNotEqual(temporary.hashValue, permanent.hashValue)
         var set: Set<ManagedObjectID> = []
         for key in 0..<10_000 { set.insert(ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(Int64(key % 5_000)))) }
         XCTAssertEqual(set.count, 5_000)
@@ -45,7 +48,7 @@ final class ObjectHashingTests: XCTestCase {
             set.formUnion(objects)
             XCTAssertEqual(set.count, 2_000)
             for object in objects { XCTAssertTrue(set.contains(object)) }
-            XCTAssertEqual(objects[0]._rawHashValue(seed: 42), objects[0]._rawHashValue(seed: 42))
+            XCTAssertEqual(objects[0].hashValue, objects[0].hashValue)
         }
     }
 }
