@@ -11,13 +11,14 @@ import Strata
 @main
 enum QuakesCommand {
     static let usage = """
-    usage: quakes [--feed PATH] [--store PATH] [--batch N]
+    usage: quakes [--feed PATH] [--store PATH] [--batch N] [--objects]
            quakes --generate N [--seed S] > feed.geojson
 
     Imports a USGS GeoJSON earthquake feed (the shipped 5,000-quake sample unless --feed names
     one, e.g. all_month.geojson from earthquake.usgs.gov) into a .native store in the default
-    directory (or --store PATH), in batches on a background context; quakes already stored are
-    updated by their code, never duplicated. Then prints the quakes of the feed's last 5 hours,
+    directory (or --store PATH), in batch insert requests of N quakes (default 1000) on a
+    background context; quakes already stored are updated by their code, never duplicated.
+    --objects imports object by object (one save per batch) instead. Then prints the quakes of the feed's last 5 hours,
     the 10 largest and the count per day. --generate writes a synthetic feed instead.
     """
 
@@ -36,6 +37,8 @@ enum QuakesCommand {
         }
         let feedPath = value("--feed"), storePath = value("--store"), generate = value("--generate"), seed = value("--seed")
         let batchText = value("--batch")
+        let objects = arguments.contains("--objects")
+        arguments.removeAll { $0 == "--objects" }
         if let unknown = arguments.first { fail("unknown argument \(unknown)\n\(usage)", status: 2) }
         if let generate {
             guard let count = Int(generate), count > 0 else { fail("--generate needs a positive number", status: 2) }
@@ -49,13 +52,13 @@ enum QuakesCommand {
         let batchSize = Int(batchText ?? "1000") ?? 0
         guard batchSize > 0 else { fail("--batch needs a positive number", status: 2) }
         do {
-            try await run(feedPath: feedPath, storePath: storePath, batchSize: batchSize)
+            try await run(feedPath: feedPath, storePath: storePath, batchSize: batchSize, objects: objects)
         } catch {
             fail("\(error)")
         }
     }
 
-    static func run(feedPath: String?, storePath: String?, batchSize: Int) async throws {
+    static func run(feedPath: String?, storePath: String?, batchSize: Int, objects: Bool) async throws {
         let feed: Feed
         if let feedPath {
             feed = try Feed(contentsOf: feedPath)
@@ -72,8 +75,8 @@ enum QuakesCommand {
         }
         try await container.loadPersistentStores()
         let store = container.persistentStoreDescriptions.first?.url?.path ?? "?"
-        note("importing \(feed.quakes.count) quakes from \(feedPath ?? "the sample feed") into \(store)")
-        let summary = try await Importer.run(feed, into: container, batchSize: batchSize) { done, total in
+        note("importing \(feed.quakes.count) quakes from \(feedPath ?? "the sample feed") into \(store)" + (objects ? " object by object" : " by batch insert requests"))
+        let summary = try await Importer.run(feed, into: container, batchSize: batchSize, objects: objects) { done, total in
             note("  \(done)/\(total) (\(done * 100 / max(total, 1))%)")
         }
         print("imported \(feed.quakes.count) quakes in \(String(format: "%.2f", summary.seconds)) s: \(summary.inserted) new, \(summary.updated) updated" + (summary.skipped > 0 ? ", \(summary.skipped) skipped (no code)" : ""))

@@ -47,62 +47,12 @@ extension ManagedObjectContext {
     }
 
     private func evaluate(_ derived: DerivedAttributeDescription, on object: ManagedObject) throws -> RowValue {
-        let raw: RowValue
-        switch derived.derivation {
-        case .now:
-            raw = .date(Date())
-        case .keyPath(let path):
-            raw = try value(at: path, of: object)
-        case .lowercase(let path):
-            if case .string(let s) = try value(at: path, of: object) { raw = .string(s.lowercased()) } else { raw = .null }
-        case .canonical(let path):
-            if case .string(let s) = try value(at: path, of: object) {
-                raw = .string(s.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased())
-            } else { raw = .null }
-        case .aggregate(let function, let relationshipName, let attributeName):
-            let members = try object.rowValue(forKey: relationshipName).objectIDList
-                .map { self.object(with: $0) }.filter { !$0.state.isDeleted }
-            if function == .count { raw = .integer(Int64(members.count)); break }
-            let numbers = try members.compactMap { try Self.number(of: $0.rowValue(forKey: attributeName!)) }
-            switch function {
-            case .sum: raw = .double(numbers.reduce(0, +))
-            case .min: raw = numbers.min().map(RowValue.double) ?? .null
-            case .max: raw = numbers.max().map(RowValue.double) ?? .null
-            case .avg: raw = numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
-            case .count: raw = .null
-            }
-        }
-        return Self.converted(raw, to: derived)
-    }
-
-    private func value(at path: [String], of object: ManagedObject) throws -> RowValue {
-        let first = try object.rowValue(forKey: path[0])
-        guard path.count == 2 else { return first }
-        guard case .objectID(let id) = first else { return .null }
-        let related = self.object(with: id)
-        if related.state.isDeleted { return .null }
-        return try related.rowValue(forKey: path[1])
-    }
-
-    private static func number(of value: RowValue) -> Double? {
-        switch value {
-        case .integer(let v): return Double(v)
-        case .double(let v): return v
-        case .float(let v): return Double(v)
-        case .decimal(let v): return NSDecimalNumber(decimal: v).doubleValue
-        default: return nil
-        }
-    }
-
-    /// Converts a computed value to the derived attribute's declared type.
-    private static func converted(_ value: RowValue, to attribute: AttributeDescription) -> RowValue {
-        guard let number = number(of: value) else { return value }
-        switch attribute.type {
-        case .integer16, .integer32, .integer64: return .integer(Int64(number.rounded(.towardZero)))
-        case .double: return .double(number)
-        case .float: return .float(Float(number))
-        case .decimal: return .decimal(Decimal(number))
-        default: return value
-        }
+        try derived.derivedValue(DerivationInputs(
+            ownValue: { try object.rowValue(forKey: $0) },
+            relatedValue: { id, name in
+                let related = self.object(with: id)
+                return related.state.isDeleted ? nil : try related.rowValue(forKey: name)
+            },
+            relatedExists: { !self.object(with: $0).state.isDeleted }))
     }
 }

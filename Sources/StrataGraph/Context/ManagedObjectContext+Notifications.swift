@@ -16,6 +16,20 @@ struct PendingChanges {
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
+/// userInfo keys of the save notifications and of
+/// ``ManagedObjectContext/mergeChanges(fromRemoteContextSave:into:)`` (Core Data's values).
+public let InsertedObjectsKey = "inserted"
+public let UpdatedObjectsKey = "updated"
+public let DeletedObjectsKey = "deleted"
+public let RefreshedObjectsKey = "refreshed"
+public let InvalidatedObjectsKey = "invalidated"
+public let InvalidatedAllObjectsKey = "invalidatedAll"
+public let InsertedObjectIDsKey = "inserted_objectIDs"
+public let UpdatedObjectIDsKey = "updated_objectIDs"
+public let DeletedObjectIDsKey = "deleted_objectIDs"
+public let RefreshedObjectIDsKey = "refreshed_objectIDs"
+public let InvalidatedObjectIDsKey = "invalidated_objectIDs"
+
 /// One event of a context, as delivered by ``ManagedObjectContext/changes()``.
 public struct ContextChangeEvent: Sendable {
     public enum Kind: Sendable, Hashable { case objectsDidChange, willSave, didSave }

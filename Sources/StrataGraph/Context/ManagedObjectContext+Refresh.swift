@@ -122,9 +122,16 @@ extension ManagedObjectContext {
                                 deleted: ids("deleted", "deleted_objectIDs")))
     }
 
-    /// Merges changes saved elsewhere (another coordinator or process), described by object IDs or
-    /// their URIs under the keys "inserted"/"updated"/"deleted" (or the `_objectIDs` variants), into
-    /// each context, on its queue.
+    /// Merges changes saved elsewhere (another coordinator or process, a batch request),
+    /// described by object IDs or their URIs under ``InsertedObjectsKey``, ``UpdatedObjectsKey``,
+    /// ``DeletedObjectsKey`` (or the `…ObjectIDsKey` variants), ``RefreshedObjectsKey`` (merged as
+    /// updated), ``InvalidatedObjectsKey`` (as deleted) and ``InvalidatedAllObjectsKey`` (every
+    /// object refreshed), into each context, on its queue.
+    ///
+    /// ```swift
+    /// let ids = (try context.execute(delete) as! BatchDeleteResult).result as! [ManagedObjectID]
+    /// ManagedObjectContext.mergeChanges(fromRemoteContextSave: [DeletedObjectsKey: ids], into: [viewContext])
+    /// ```
     public static func mergeChanges(fromRemoteContextSave changeNotificationData: [AnyHashable: Any],
                                     into contexts: [ManagedObjectContext]) {
         for context in contexts {
@@ -140,7 +147,10 @@ extension ManagedObjectContext {
                     }
                     return result
                 }
-                context.mergeSaved(SavedChanges(inserted: ids("inserted"), updated: ids("updated"), deleted: ids("deleted")))
+                context.mergeSaved(SavedChanges(inserted: ids(InsertedObjectsKey),
+                                                updated: ids(UpdatedObjectsKey).union(ids(RefreshedObjectsKey)),
+                                                deleted: ids(DeletedObjectsKey).union(ids(InvalidatedObjectsKey))))
+                if changeNotificationData[InvalidatedAllObjectsKey] != nil { context.refreshAllObjects() }
             }
         }
     }

@@ -39,28 +39,33 @@ extension ManagedObjectContext {
     }
 
     private func propertyProblems(of object: ManagedObject) -> [StrataError] {
-        var problems: [StrataError] = []
         // Built only for a problem: an object ID's description is its URI, costly to build.
-        var label: String { "\(object.entity.name) \(object.objectID)" }
-        let validations = object.entity.slotValidations
+        Self.propertyProblems(of: object.values, entity: object.entity) { "\(object.entity.name) \(object.objectID)" }
+    }
+
+    /// Every problem of one object's (or row's) values against its entity's rules: required
+    /// values, attribute rules, relationship counts. `label` names the object in messages.
+    static func propertyProblems(of values: [RowValue], entity: EntityDescription, label: () -> String) -> [StrataError] {
+        var problems: [StrataError] = []
+        let validations = entity.slotValidations
         for slot in validations.indices {
             switch validations[slot] {
             case .none:
                 continue
             case .required(let message):
-                if object.values[slot].isNull { problems.append(StrataError(.validation, "\(label): \(message)")) }
+                if values[slot].isNull { problems.append(StrataError(.validation, "\(label()): \(message)")) }
             case .attribute(let attribute):
-                for violation in attribute.violations(of: object.values[slot]) {
-                    problems.append(StrataError(.validation, "\(label): \(violation)"))
+                for violation in attribute.violations(of: values[slot]) {
+                    problems.append(StrataError(.validation, "\(label()): \(violation)"))
                 }
             case .toMany(let relationship):
-                let count = object.values[slot].objectIDList.count
+                let count = values[slot].objectIDList.count
                 if count == 0 && relationship.isOptional { continue }
                 if count < max(relationship.minCount, relationship.isOptional ? 0 : 1) {
-                    problems.append(StrataError(.validation, "\(label): \(relationship.qualifiedName) has \(count) objects, fewer than the minimum \(max(relationship.minCount, 1))"))
+                    problems.append(StrataError(.validation, "\(label()): \(relationship.qualifiedName) has \(count) objects, fewer than the minimum \(max(relationship.minCount, 1))"))
                 }
                 if relationship.maxCount > 0 && count > relationship.maxCount {
-                    problems.append(StrataError(.validation, "\(label): \(relationship.qualifiedName) has \(count) objects, more than the maximum \(relationship.maxCount)"))
+                    problems.append(StrataError(.validation, "\(label()): \(relationship.qualifiedName) has \(count) objects, more than the maximum \(relationship.maxCount)"))
                 }
             }
         }

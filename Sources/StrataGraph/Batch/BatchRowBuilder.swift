@@ -1,0 +1,80 @@
+// BatchRowBuilder: the rows of a batch insert, from dictionaries or from filled objects.
+//
+// Owns: turning one supplied row into row values with the entity's defaults, and which
+// attributes the row gave (an upsert changes only those): keys must be stored attributes of the
+// entity (not relationships, transient or derived attributes), values of the attribute's type
+// (converted as `setValue(_:forKey:)` converts them). Derived attributes and validation are the
+// executor's. Every error names the entity, the key and the row's index in the request. Never
+// reads or writes a store.
+
+import Foundation
+@_spi(StrataInternal) import StrataCore
+
+/// One row of a batch insert as supplied: its values and the slots the caller gave.
+struct SuppliedRow {
+    var values: [RowValue]
+    var given: SlotSet
+}
+
+struct BatchRowBuilder {
+    let entity: EntityDescription
+
+    init(entity: EntityDescription) throws {
+        if entity.isAbstract {
+            throw StrataError(.invalidArgument, "batch insert into \(entity.name): the entity is abstract (insert rows of a concrete subentity)")
+        }
+        self.entity = entity
+    }
+
+    /// The row a dictionary describes (`index`: its position in the request, for messages).
+    func row(from dictionary: [String: Any], index: Int) throws -> SuppliedRow {
+        var row = SuppliedRow(values: entity.defaultRow, given: [])
+        for (key, value) in dictionary { try set(value, forKey: key, in: &row, index: index) }
+        return row
+    }
+
+    /// The row a handler wrote into a Foundation dictionary.
+    func row(from dictionary: NSDictionary, index: Int) throws -> SuppliedRow {
+        var row = SuppliedRow(values: entity.defaultRow, given: [])
+        for (key, value) in dictionary {
+            guard let name = key as? String ?? (key as? NSString).map({ String(describing: $0) }) else {
+                throw StrataError(.invalidArgument, "batch insert into \(entity.name), row \(index): key \(key) is not a string")
+            }
+            try set(value is NSNull ? nil : value, forKey: name, in: &row, index: index)
+        }
+        return row
+    }
+
+    /// The row a `managedObjectHandler` filled in `object` (a fresh object of the entity in no
+    /// context): the attributes it set are the given ones.
+    func row(from object: ManagedObject, index: Int) throws -> SuppliedRow {
+        var given = SlotSet()
+        for slot in object.changedSlots {
+            let property = entity.slots[slot]
+            guard let attribute = property as? AttributeDescription else {
+                throw StrataError(.invalidArgument, "batch insert into \(entity.name), row \(index): \(property.name) is a relationship; batch inserts set attributes only")
+            }
+            if attribute.isTransient || attribute is DerivedAttributeDescription { continue }
+            given.insert(slot)
+        }
+        return SuppliedRow(values: object.values, given: given)
+    }
+
+    private func set(_ value: Any?, forKey key: String, in row: inout SuppliedRow, index: Int) throws {
+        func refuse(_ why: String) -> StrataError {
+            StrataError(.invalidArgument, "batch insert into \(entity.name), row \(index), key \"\(key)\": \(why)")
+        }
+        guard let slot = entity.slotIndex[key] else { throw refuse("the entity has no such attribute") }
+        guard let attribute = entity.slots[slot] as? AttributeDescription else {
+            throw refuse("it is a relationship; batch inserts set attributes only")
+        }
+        if attribute is DerivedAttributeDescription { throw refuse("it is a derived attribute; the store computes it") }
+        if attribute.isTransient { throw refuse("it is transient; transient attributes are not stored") }
+        do {
+            row.values[slot] = try RowValue.attributeValue(value is NSNull ? nil : value, for: attribute)
+        } catch let error as StrataError {
+            throw StrataError(.typeMismatch, "batch insert into \(entity.name), row \(index): \(error.message)")
+        }
+        row.given.insert(slot)
+    }
+}

@@ -1,0 +1,242 @@
+// BatchWorkingSet: the rows one attempt of a batch request reads and changes, inside one store
+// read, and the change set they become.
+//
+// Owns: the changed rows (new values, with the version and values they were read at), the
+// deleted rows, reading any other row through the store view as this attempt's changes leave it,
+// the delete rules (cascade, nullify, deny), derived attributes (the changed rows' own, and
+// aggregates over to-manys that gained, lost or changed members), and validation of every
+// changed row. Never commits (BatchExecutor does) and never touches a context.
+
+import Foundation
+@_spi(StrataInternal) import StrataCore
+
+struct BatchWorkingSet {
+    let view: any StoreReadView
+    let model: ManagedObjectModel
+    /// Inserted rows in insertion order, by position.
+    private(set) var inserts: [StoreRow] = []
+    /// Changed stored rows: new values, and the row as read.
+    private var updates: [Int64: (read: StoreRow, values: [RowValue])] = [:]
+    private var updateOrder: [Int64] = []
+    /// Deleted rows as read, in deletion order.
+    private var deletes: [Int64: StoreRow] = [:]
+    private var deleteOrder: [Int64] = []
+
+    init(view: any StoreReadView, model: ManagedObjectModel) {
+        self.view = view
+        self.model = model
+    }
+
+    // MARK: Reading as changed
+
+    /// The row of `id` as this attempt leaves it: nil when deleted or absent.
+    func row(_ id: ManagedObjectID) throws -> StoreRow? {
+        guard let key = id.primaryKey else { return nil }
+        if deletes[key] != nil { return nil }
+        if let update = updates[key] { return StoreRow(id: id, version: update.read.version, values: update.values) }
+        if let position = insertedPositions[key] { return inserts[position] }
+        return try view.row(for: id)
+    }
+
+    private var insertedPositions: [Int64: Int] = [:]
+
+    func isDeleted(_ id: ManagedObjectID) -> Bool { id.primaryKey.map { deletes[$0] != nil } ?? false }
+
+    /// The IDs of the rows this attempt deletes, in deletion order.
+    var deletedIDs: [ManagedObjectID] { deleteOrder.map { deletes[$0]!.id } }
+    /// The IDs of the stored rows this attempt changes, in the order first changed.
+    var updatedIDs: [ManagedObjectID] { updateOrder.map { updates[$0]!.read.id } }
+
+    // MARK: Changing
+
+    mutating func insert(_ row: StoreRow) {
+        if let key = row.id.primaryKey { insertedPositions[key] = inserts.count }
+        inserts.append(row)
+    }
+
+    /// Gives the stored row `read` the values `values` (read must be the row as stored).
+    mutating func update(_ read: StoreRow, to values: [RowValue]) {
+        guard let key = read.id.primaryKey else { return }
+        if updates[key] == nil { updateOrder.append(key) }
+        updates[key] = (updates[key]?.read ?? read, values)
+    }
+
+    /// Changes one slot of the row of `id` (read from the view if not changed yet).
+    private mutating func change(_ id: ManagedObjectID, slot: Int, _ transform: (RowValue) -> RowValue) throws {
+        guard let key = id.primaryKey, deletes[key] == nil else { return }
+        if let position = insertedPositions[key] {
+            inserts[position].values[slot] = transform(inserts[position].values[slot])
+            return
+        }
+        let read: StoreRow
+        var values: [RowValue]
+        if let update = updates[key] { (read, values) = (update.read, update.values) } else {
+            guard let stored = try view.row(for: id) else { return }
+            (read, values) = (stored, stored.values)
+        }
+        values[slot] = transform(values[slot])
+        update(read, to: values)
+    }
+
+    // MARK: Deleting with delete rules
+
+    /// Deletes `rows` and, by the delete rules, cascades to related rows and nullifies the
+    /// references of the others; a deny rule with related rows left, or a nullify that empties a
+    /// required to-one, throws (nothing is committed then).
+    mutating func delete(_ rows: [StoreRow]) throws {
+        var queue = rows
+        while let row = queue.popLast() {
+            guard let key = row.id.primaryKey, deletes[key] == nil else { continue }
+            deletes[key] = updates[key]?.read ?? row
+            updates[key] = nil
+            deleteOrder.append(key)
+            for (slot, relationship) in row.id.entity.relationshipSlots where relationship.deleteRule == .cascadeDeleteRule {
+                for id in Self.ids(in: row.values[slot]) where !isDeleted(id) {
+                    if let related = try self.row(id) { queue.append(related) }
+                }
+            }
+        }
+        // Rules that look at what stays: every deletion is known now.
+        for key in deleteOrder {
+            let row = deletes[key]!
+            for (slot, relationship) in row.id.entity.relationshipSlots {
+                let related = Self.ids(in: row.values[slot]).filter { !isDeleted($0) }
+                guard !related.isEmpty else { continue }
+                switch relationship.deleteRule {
+                case .denyDeleteRule:
+                    throw StrataError(.validation, "cannot delete \(row.id.entity.name) \(row.id): \(relationship.qualifiedName) has the deny rule and still refers to \(related.prefix(3).map(\.description).joined(separator: ", "))\(related.count > 3 ? "…" : "")")
+                case .nullifyDeleteRule:
+                    guard let inverse = relationship.inverseRelationship else { continue }
+                    for id in related {
+                        guard let inverseSlot = id.entity.slotIndex[inverse.name] else { continue }
+                        if !inverse.isToMany && !inverse.isOptional {
+                            throw StrataError(.validation, "cannot delete \(row.id.entity.name) \(row.id): it would leave the required \(inverse.qualifiedName) of \(id) empty (nullify rule of \(relationship.qualifiedName))")
+                        }
+                        try change(id, slot: inverseSlot) { value in
+                            switch value {
+                            case .objectID(let target) where target == row.id: return .null
+                            case .objectIDs(let targets): return .objectIDs(targets.filter { $0 != row.id })
+                            default: return value
+                            }
+                        }
+                    }
+                case .cascadeDeleteRule, .noActionDeleteRule:
+                    continue
+                }
+            }
+        }
+    }
+
+    private static func ids(in value: RowValue) -> [ManagedObjectID] {
+        switch value {
+        case .objectID(let id): return [id]
+        case .objectIDs(let ids): return ids
+        default: return []
+        }
+    }
+
+    // MARK: Derived attributes and validation
+
+    /// Recomputes the derived attributes of the inserted and updated rows, then the aggregates
+    /// of rows whose to-many members were inserted, changed or deleted (found through inverses).
+    mutating func recomputeDerivedAttributes() throws {
+        guard model.hasDerivedAttributes else { return }
+        for position in inserts.indices {
+            inserts[position].values = try derivedValues(of: inserts[position].id, values: inserts[position].values)
+        }
+        for key in updateOrder {
+            let update = updates[key]!
+            updates[key]!.values = try derivedValues(of: update.read.id, values: update.values)
+        }
+        var owners: [ManagedObjectID] = []
+        var seen = Set<ManagedObjectID>()
+        let members = inserts.map { ($0.id, $0.values, [RowValue]?.none) }
+            + updateOrder.map { (updates[$0]!.read.id, updates[$0]!.values, Optional(updates[$0]!.read.values)) }
+            + deleteOrder.map { (deletes[$0]!.id, deletes[$0]!.values, [RowValue]?.none) }
+        for (id, values, old) in members {
+            for owner in aggregatingOwners(of: id, values: values, old: old) where !isDeleted(owner) && seen.insert(owner).inserted {
+                owners.append(owner)
+            }
+        }
+        for owner in owners {
+            guard let row = try row(owner) else { continue }
+            let values = try derivedValues(of: owner, values: row.values)
+            if values != row.values, let key = owner.primaryKey, insertedPositions[key] == nil {
+                update(updates[key]?.read ?? row, to: values)
+            }
+        }
+    }
+
+    private func derivedValues(of id: ManagedObjectID, values: [RowValue]) throws -> [RowValue] {
+        var values = values
+        let entity = id.entity
+        for (slot, property) in entity.slots.enumerated() {
+            guard let derived = property as? DerivedAttributeDescription else { continue }
+            let current = values
+            values[slot] = try derived.derivedValue(DerivationInputs(
+                ownValue: { name in
+                    guard let own = entity.slotIndex[name] else { throw StrataError(.unknownKey, "entity \(entity.name) has no property '\(name)'") }
+                    return current[own]
+                },
+                relatedValue: { related, name in
+                    guard let row = try self.row(related), let slot = related.entity.slotIndex[name] else { return nil }
+                    return row.values[slot]
+                },
+                relatedExists: { try self.row($0) != nil }))
+        }
+        return values
+    }
+
+    /// The rows with an aggregate over a to-many that holds `id` (now or, given `old`, before).
+    private func aggregatingOwners(of id: ManagedObjectID, values: [RowValue], old: [RowValue]?) -> [ManagedObjectID] {
+        var owners: [ManagedObjectID] = []
+        for entity in model.entities {
+            for case let derived as DerivedAttributeDescription in entity.slots {
+                guard case .aggregate = derived.derivation, case .aggregate(_, let name, _) = derived.derivation,
+                      let relationship = entity.relationshipsByName[name], let destination = relationship.destinationEntity,
+                      id.entity.isKindOf(entity: destination), let inverse = relationship.inverseRelationship,
+                      let inverseSlot = id.entity.slotIndex[inverse.name] else { continue }
+                owners += Self.ids(in: values[inverseSlot]).filter { $0.entity.isKindOf(entity: entity) }
+                if let old { owners += Self.ids(in: old[inverseSlot]).filter { $0.entity.isKindOf(entity: entity) } }
+            }
+        }
+        return owners
+    }
+
+    /// Throws one `.validation` error listing every problem of the inserted and updated rows
+    /// (`label` names a row in messages).
+    func validate(_ what: String) throws {
+        var problems: [StrataError] = []
+        for row in inserts {
+            problems += ManagedObjectContext.propertyProblems(of: row.values, entity: row.id.entity) { "\(row.id.entity.name) \(row.id)" }
+        }
+        for key in updateOrder {
+            let update = updates[key]!
+            problems += ManagedObjectContext.propertyProblems(of: update.values, entity: update.read.id.entity) { "\(update.read.id.entity.name) \(update.read.id)" }
+        }
+        guard !problems.isEmpty else { return }
+        let summary = problems.prefix(3).map(\.message).joined(separator: "; ") + (problems.count > 3 ? "; …" : "")
+        var error = StrataError(.validation, "\(what) failed validation with \(problems.count) problem\(problems.count == 1 ? "" : "s"): \(summary)")
+        error.details = problems
+        throw error
+    }
+
+    // MARK: The change set
+
+    /// The changes as one store change set: inserts, updates against the versions read, deletes.
+    func changeSet(author: String?, contextName: String?) -> StoreChangeSet {
+        var changes = StoreChangeSet()
+        changes.author = author
+        changes.contextName = contextName
+        changes.inserts = inserts
+        for key in updateOrder {
+            let update = updates[key]!
+            changes.appendUpdate(StoreRow(id: update.read.id, version: update.read.version, values: update.values), base: update.read.values)
+        }
+        for key in deleteOrder {
+            let row = deletes[key]!
+            changes.appendDelete(row.id, version: row.version, base: row.values)
+        }
+        return changes
+    }
+}
