@@ -6,7 +6,11 @@
 // an object in or out of the sets (insert, delete, undelete). Every change of the sets goes
 // through a method here, so the orders and counts never need keeping in step elsewhere. The sets
 // are `TrackedObjects` (a mark in each object plus a list): no hashing on the way, and a save
-// walks its objects in the order they were changed, from neighbouring memory.
+// walks its objects in the order they were changed, from neighbouring memory. The `Set`s the
+// last objectsDidChange posted are kept while they hold exactly the inserted, updated or deleted
+// objects (checked by change counts), so the save that follows posts them in didSave instead of
+// hashing every object again (NotificationTests and ChangeTrackerTests check didSave names
+// exactly the saved objects either way).
 //
 // Invariants (`violations(handle:)`; checked at every save and `processPendingChanges()` when
 // STRATA_CHECKS=1, and by the randomized tests after every step):
@@ -34,6 +38,10 @@ final class ChangeTracker {
     @exclusivity(unchecked) private var pendingInserted = TrackedObjects(.pendingInserted)
     @exclusivity(unchecked) private var pendingUpdated = TrackedObjects(.pendingUpdated)
     @exclusivity(unchecked) private var pendingDeleted = TrackedObjects(.pendingDeleted)
+    /// The sets the last `takePending()` built that held exactly the inserted, updated or
+    /// deleted objects, with that set's change count then: a save's didSave, which usually
+    /// follows at once with the same objects, posts them instead of hashing every object again.
+    @exclusivity(unchecked) private var takenSets: [(set: Set<ManagedObject>, category: TrackerMarks.Category, changeCount: UInt64)] = []
 
     /// Whether nothing is inserted, updated or deleted.
     var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
@@ -130,6 +138,7 @@ final class ChangeTracker {
     @discardableResult
     func takePending() -> PendingChanges {
         var taken = PendingChanges()
+        takenSets = []
         if !hasNoPendingChanges {
             taken.inserted = pendingInserted.set
             taken.deleted = pendingDeleted.set
@@ -138,11 +147,31 @@ final class ChangeTracker {
             } else {
                 taken.updated = Set(pendingUpdated.objects.lazy.filter { !self.pendingInserted.contains($0) })
             }
+            // Equal counts and every member noted: the same objects.
+            if !inserted.isEmpty, taken.inserted.count == inserted.count, !inserted.contains(where: { !self.pendingInserted.contains($0) }) {
+                takenSets.append((taken.inserted, .inserted, inserted.changeCount))
+            }
+            if !updated.isEmpty, taken.updated.count == updated.count,
+               !updated.contains(where: { !self.pendingUpdated.contains($0) || self.pendingInserted.contains($0) }) {
+                takenSets.append((taken.updated, .updated, updated.changeCount))
+            }
+            if !deleted.isEmpty, taken.deleted.count == deleted.count, !deleted.contains(where: { !self.pendingDeleted.contains($0) }) {
+                takenSets.append((taken.deleted, .deleted, deleted.changeCount))
+            }
         }
         pendingInserted.removeAll()
         pendingUpdated.removeAll()
         pendingDeleted.removeAll()
         return taken
+    }
+
+    /// The sets the last objectsDidChange posted that still hold exactly the inserted, updated
+    /// or deleted objects (nil where none does).
+    func currentSets() -> (inserted: Set<ManagedObject>?, updated: Set<ManagedObject>?, deleted: Set<ManagedObject>?) {
+        func current(_ category: TrackerMarks.Category, _ tracked: TrackedObjects) -> Set<ManagedObject>? {
+            takenSets.first { $0.category == category && $0.changeCount == tracked.changeCount }?.set
+        }
+        return (current(.inserted, inserted), current(.updated, updated), current(.deleted, deleted))
     }
 
     // MARK: Orders

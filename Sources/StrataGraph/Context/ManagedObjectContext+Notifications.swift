@@ -66,10 +66,10 @@ extension ManagedObjectContext {
         emit(.objectsDidChange, pending.inserted, pending.updated, pending.deleted)
     }
 
-    /// Posts the save notifications for the objects `order` lists (disjoint lists; each becomes
-    /// a set here, hashed once).
-    func postDidSave(_ order: SaveOrder) {
-        let inserted = Set(order.inserted), updated = Set(order.updated), deleted = Set(order.deleted)
+    /// Posts the save notifications for the objects `order` lists (disjoint lists) and `sets`
+    /// holds (the same objects as sets).
+    func postDidSave(_ order: SaveOrder, sets: (inserted: Set<ManagedObject>, updated: Set<ManagedObject>, deleted: Set<ManagedObject>)) {
+        let (inserted, updated, deleted) = sets
         NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: [
             "inserted": inserted, "updated": updated, "deleted": deleted,
         ])

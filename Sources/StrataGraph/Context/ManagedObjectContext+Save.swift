@@ -40,15 +40,18 @@ extension ManagedObjectContext {
         var order = SaveOrder(inserted: insertedInOrder(), updated: updateOrder, deleted: deletedOrder)
         try refuseUnreadableObjects(order)
         try validatePendingChanges(order)
+        // The objectsDidChange sets above, when they still hold exactly these objects.
+        var postedSets = changeTracker.currentSets()
         if let parent {
             try pushChanges(to: parent)
         } else if let resolvedUpdates = try commitToStores(order) {
             advanceGeneration()
             order = order.afterResolution(resolvedUpdates, handle: handle)
+            postedSets = (nil, nil, nil)
         } else {
             advanceGeneration()
         }
-        finishSave(order)
+        finishSave(order, postedSets: postedSets)
     }
 
     /// Throws the read error of an object whose row could not be read when the save would
@@ -249,8 +252,9 @@ extension ManagedObjectContext {
 
     // MARK: Finishing
 
-    /// Marks every saved object clean, runs didSave hooks and posts the save notifications.
-    private func finishSave(_ order: SaveOrder) {
+    /// Marks every saved object clean, runs didSave hooks and posts the save notifications
+    /// (with `postedSets` where they hold the same objects as the order's lists).
+    private func finishSave(_ order: SaveOrder, postedSets: (inserted: Set<ManagedObject>?, updated: Set<ManagedObject>?, deleted: Set<ManagedObject>?)) {
         let insertOrder = order.inserted, updateOrder = order.updated
         func markSaved(_ object: ManagedObject) {
             object.committedValues = object.values
@@ -296,7 +300,13 @@ extension ManagedObjectContext {
         for object in insertOrder { object.didSave() }
         for object in savedUpdateOrder { object.didSave() }
         for object in order.deleted { object.didSave() }
-        postDidSave(SaveOrder(inserted: insertOrder, updated: savedUpdateOrder, deleted: order.deleted))
+        func reused(_ set: Set<ManagedObject>?, _ list: [ManagedObject]) -> Set<ManagedObject> {
+            if let set, set.count == list.count { return set }
+            return Set(list)
+        }
+        postDidSave(SaveOrder(inserted: insertOrder, updated: savedUpdateOrder, deleted: order.deleted),
+                    sets: (reused(postedSets.inserted, insertOrder), reused(postedSets.updated, savedUpdateOrder),
+                           reused(postedSets.deleted, order.deleted)))
     }
 }
 

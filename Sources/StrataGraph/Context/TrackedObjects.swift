@@ -27,6 +27,9 @@ struct TrackedObjects {
     private let listed: TrackerMarks
     /// How many objects are members.
     private(set) var count = 0
+    /// Advances with every change of the membership (a set built from it earlier is still equal
+    /// to it while this is unchanged).
+    private(set) var changeCount: UInt64 = 0
     /// Every object that joined since the last `removeAll()`, members or not, in joining order.
     private(set) var listedObjects: [ManagedObject] = []
 
@@ -46,6 +49,7 @@ struct TrackedObjects {
         let marks = object.trackerMarks
         if marks.contains(member) { return false }
         count += 1
+        changeCount &+= 1
         if marks.contains(listed) {
             object.trackerMarks.insert(member)
         } else {
@@ -61,6 +65,7 @@ struct TrackedObjects {
         guard object.trackerMarks.contains(member) else { return false }
         object.trackerMarks.remove(member)
         count -= 1
+        changeCount &+= 1
         if listedObjects.count > 2 * count { dropLeftObjects() }
         return true
     }
@@ -106,5 +111,6 @@ struct TrackedObjects {
         for object in listedObjects { object.trackerMarks.subtract(both) }
         listedObjects = []
         count = 0
+        changeCount &+= 1
     }
 }

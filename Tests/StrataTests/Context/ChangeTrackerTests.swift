@@ -71,7 +71,21 @@ final class ChangeTrackerTests: XCTestCase {
             case .save:
                 let expectedInsertOrder = model.filter { $0.committed == nil && !$0.deleted }.map { ObjectIdentifier($0.object) }
                 XCTAssertEqual(context.insertedInOrder().map(ObjectIdentifier.init), expectedInsertOrder, "insertion order, \(trace)")
+                // didSave names exactly the saved objects (its sets may be objectsDidChange's own).
+                let expected = (Set(expectedInsertOrder),
+                                Set(model.filter { $0.committed != nil && !$0.deleted && $0.current != $0.committed }.map { ObjectIdentifier($0.object) }),
+                                Set(model.filter { $0.committed != nil && $0.deleted }.map { ObjectIdentifier($0.object) }))
+                let captured = CapturedInfo()
+                let observer = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification,
+                                                                      object: context, queue: nil) { captured.store($0) }
+                defer { NotificationCenter.default.removeObserver(observer) }
                 try context.save()
+                if !(expected.0.isEmpty && expected.1.isEmpty && expected.2.isEmpty) {
+                    func posted(_ key: String) -> Set<ObjectIdentifier> { Set((captured.objects[key] ?? []).map(ObjectIdentifier.init)) }
+                    XCTAssertEqual(posted("inserted"), expected.0, "didSave inserted, \(trace)")
+                    XCTAssertEqual(posted("updated"), expected.1, "didSave updated, \(trace)")
+                    XCTAssertEqual(posted("deleted"), expected.2, "didSave deleted, \(trace)")
+                }
                 for entry in model where entry.deleted { stored[entry.object.code] = nil }
                 model.removeAll { $0.deleted }
                 for index in model.indices {

@@ -36,6 +36,31 @@ final class NotificationTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(log.entries.filter { $0.hasSuffix("ObjectsDidChange") }.count, 2)
     }
 
+    /// A save that changes more objects after objectsDidChange (a derived aggregate over a
+    /// changed member) names them all in didSave: objectsDidChange's sets are reused only while
+    /// they hold exactly the saved objects.
+    func testDidSaveNamesObjectsChangedByTheSaveItself() throws {
+        let model = try TestModels.posts()
+        let ratingSum = DerivedAttributeDescription(name: "ratingSum", type: .integer64, derivationExpression: "posts.@sum.rating")
+        model.entitiesByName["Tag"]!.properties.append(ratingSum)
+        let (_, context) = try TestModels.stack(model)
+        let captured = CapturedInfo()
+        let center = NotificationCenter.default
+        let token = center.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification, object: context, queue: nil) { captured.store($0) }
+        defer { center.removeObserver(token) }
+        try context.performAndWait {
+            let post = Post(context: context)
+            let tag = Tag(context: context)
+            tag.posts = [post]
+            try context.save()
+            post.rating = 5
+            try context.save()
+            XCTAssertEqual(tag.value(forKey: "ratingSum") as? Int64, 5)
+            XCTAssertEqual(captured.objects["updated"].map { Set($0.map(ObjectIdentifier.init)) },
+                           Set([ObjectIdentifier(post), ObjectIdentifier(tag)]), "the tag the save recomputed is saved too")
+        }
+    }
+
     func testMergeChangesFromContextDidSaveRefreshesAndRemoves() throws {
         let (coordinator, context) = try TestModels.stack(TestModels.earthquakes())
         let (a, b): (Quake, Quake) = try context.performAndWait {
