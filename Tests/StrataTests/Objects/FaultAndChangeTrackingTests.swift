@@ -409,4 +409,22 @@ final class FaultAndChangeTrackingTests: XCTestCase {
             XCTAssertLessThanOrEqual(ManagedObject.liveInstanceCount - baseline, 0)
         }
     }
+
+    /// Objects a save deletes, updates or inserts are released once the context lets go of them
+    /// (after `reset()`): nothing of the save (change sets, notification sets) keeps them.
+    func testSavedAndDeletedObjectsAreReleasedAfterReset() throws {
+        let (coordinator, _) = try savedRegionWithQuakes(500)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        let baseline = ManagedObject.liveInstanceCount     // starts counting
+        try context.performAndWait {
+            let quakes = try context.fetch(FetchRequest<Quake>(entityName: "Quake"))
+            for quake in quakes.prefix(200) { context.delete(quake) }
+            for quake in quakes.suffix(200) { quake.magnitude += 1 }
+            for index in 0..<100 { Quake(context: context).code = "new\(index)" }
+            try context.save()
+            context.reset()
+        }
+        XCTAssertLessThanOrEqual(ManagedObject.liveInstanceCount - baseline, 0, "every object is released")
+    }
 }
