@@ -10,6 +10,10 @@
 //   strata-test-helper object-save-loop PATH FIRST BATCH   saves batches FIRST, FIRST+1, … of BATCH
 //                                                 quakes into a native store (CrashModel) forever,
 //                                                 printing "saved N" after each save returns
+//   strata-test-helper batch-loop PATH FIRST SIZE   forever: batch-inserts batch N (SIZE quakes of
+//                                                 CrashModel, no relationships), printing "inserted N"
+//                                                 when the request returns; after each odd N also
+//                                                 batch-deletes batch N-1, printing "deleted N-1"
 // With STRATA_HELPER_ABANDON=1 it exits without closing the store (commits stay in the WAL).
 // Prints "ok" on success, "error: …" and exits 1 on failure.
 
@@ -54,6 +58,38 @@ if arguments.first == "object-save-loop" {
                 context.reset()
             }
             FileHandle.standardOutput.write(Data("saved \(batch)\n".utf8))
+            batch += 1
+        }
+    } catch {
+        print("error: \(error)")
+        exit(1)
+    }
+}
+
+if arguments.first == "batch-loop" {
+    // Killed with SIGKILL by the test: every request that returned must survive whole, none
+    // may be partial.
+    do {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: CrashModel.make())
+        try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: argument(1)))
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        let size = Int(argument(3))!
+        var batch = Int64(argument(2))!
+        while true {
+            try context.performAndWait {
+                let rows: [[String: Any]] = (0..<size).map { ["code": "b\(batch).\($0)", "batch": batch, "magnitude": Double($0) / 10] }
+                try context.execute(BatchInsertRequest(entityName: "Quake", objects: rows))
+            }
+            FileHandle.standardOutput.write(Data("inserted \(batch)\n".utf8))
+            if batch % 2 == 1 {
+                try context.performAndWait {
+                    let doomed = FetchRequest<ManagedObject>(entityName: "Quake")
+                    doomed.predicate = try FetchPredicate(format: "batch == %@", batch - 1)
+                    try context.execute(BatchDeleteRequest(fetchRequest: doomed))
+                }
+                FileHandle.standardOutput.write(Data("deleted \(batch - 1)\n".utf8))
+            }
             batch += 1
         }
     } catch {
