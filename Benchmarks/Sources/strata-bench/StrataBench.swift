@@ -4,6 +4,7 @@
 //       [--systems strata,sqlite,lmdb] [--repeat R]
 //   swift run -c release --package-path Benchmarks strata-bench fetch [--records N] [--json]
 //   swift run -c release --package-path Benchmarks strata-bench objects [--records N] [--json] [--dir PATH] [--repeat R]
+//   swift run -c release --package-path Benchmarks strata-bench batch [--records N] [--json] [--dir PATH] [--repeat R]
 //
 // With --repeat R every phase (objects: every system's whole run, the systems taking turns) runs R
 // times and the table shows the median of each workload.
@@ -24,7 +25,7 @@ enum StrataBench {
     static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let suite = arguments.first, !suite.hasPrefix("-") else {
-            fail("usage: strata-bench engine|fetch|objects [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
+            fail("usage: strata-bench engine|fetch|objects|batch [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
         }
         arguments.removeFirst()
         var records = 1_000_000
@@ -51,7 +52,7 @@ enum StrataBench {
             }
             index += 1
         }
-        guard ["engine", "fetch", "objects"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects)") }
+        guard ["engine", "fetch", "objects", "batch"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch)") }
         if suite == "fetch" {
             // In one process: the in-memory store against SQLite :memory: (no files, no fsync).
             if !json { FileHandle.standardError.write(Data("running fetch suite (\(records) records)…\n".utf8)) }
@@ -63,8 +64,8 @@ enum StrataBench {
             return
         }
         if directory.hasSuffix("/") { directory.removeLast() }
-        if suite == "objects" {
-            runObjects(records: records, directory: directory, child: child, phase: phase, json: json, repeats: repeats)
+        if suite == "objects" || suite == "batch" {
+            runObjects(suite: suite, records: records, directory: directory, child: child, phase: phase, json: json, repeats: repeats)
             return
         }
 
@@ -128,13 +129,18 @@ enum StrataBench {
         }
     }
 
-    /// The objects suite: each system's workloads in a child process of its own.
-    static func runObjects(records: Int, directory: String, child: String?, phase: String, json: Bool, repeats: Int = 1) {
+    /// The objects and batch suites: each system's workloads in a child process of its own.
+    static func runObjects(suite: String, records: Int, directory: String, child: String?, phase: String, json: Bool, repeats: Int = 1) {
         if let child {
             do {
-                try ObjectsSuite.run(system: child, records: records, directory: directory, phase: phase) { m in
+                let emit: (Measurement) -> Void = { m in
                     let line = String(decoding: try! JSONEncoder().encode(m), as: UTF8.self)
                     FileHandle.standardOutput.write(Data("RESULT \(line)\n".utf8))
+                }
+                if suite == "batch" {
+                    try BatchSuite.run(system: child, records: records, directory: directory, report: emit)
+                } else {
+                    try ObjectsSuite.run(system: child, records: records, directory: directory, phase: phase, report: emit)
                 }
             } catch {
                 FileHandle.standardOutput.write(Data("SKIP \(error)\n".utf8))
@@ -146,8 +152,8 @@ enum StrataBench {
         var samples: [String: [String: [Measurement]]] = [:]
         for round in 1...repeats {
             for system in ["strata", "sqlite"] {
-                if !json { FileHandle.standardError.write(Data("running \(system) objects (\(records) records, round \(round) of \(repeats))…\n".utf8)) }
-                let (lines, status) = runChild(system, phase: "all", records: records, directory: directory, suite: "objects")
+                if !json { FileHandle.standardError.write(Data("running \(system) \(suite) (\(records) records, round \(round) of \(repeats))…\n".utf8)) }
+                let (lines, status) = runChild(system, phase: "all", records: records, directory: directory, suite: suite)
                 for line in lines {
                     if line.hasPrefix("RESULT "), let m = try? JSONDecoder().decode(Measurement.self, from: Data(line.dropFirst(7).utf8)) {
                         samples[system, default: [:]][m.workload, default: []].append(m)
@@ -163,7 +169,7 @@ enum StrataBench {
                 results.append(workload == "peak RSS" ? sorted[sorted.count - 1] : sorted[sorted.count / 2])
             }
         }
-        let order = ObjectsSuite.workloads
+        let order = suite == "batch" ? BatchSuite.workloads : ObjectsSuite.workloads
         results.sort { (order.firstIndex(of: $0.workload) ?? 99) < (order.firstIndex(of: $1.workload) ?? 99) }
         report(results, records: records, json: json)
     }
