@@ -6,9 +6,8 @@
 // transaction: a reader sees the generation before or after, never half). The commit checks the
 // versions of the rows read, so a request that raced another writer is read and built again
 // (at most `attempts` times). Uniqueness constraints make an insert an upsert: rows matching a
-// stored row update its given attributes, found by a lookup before the commit and, for what the
-// lookup cannot see (compound constraints, rows stored meanwhile), from the conflicts the store
-// reports. Never touches a context's objects: contexts merge the returned IDs themselves.
+// stored row update its given attributes; which rows match, the store's unique indexes say, in
+// the conflicts a commit reports. Never touches a context's objects: contexts merge the returned IDs themselves.
 
 import Foundation
 @_spi(StrataInternal) import StrataCore
@@ -50,10 +49,11 @@ struct BatchExecutor {
             for (index, dictionary) in dictionaries.enumerated() { supplied.append(try builder.row(from: dictionary, index: index)) }
         case .dictionaryHandler(let handler):
             let dictionary = NSMutableDictionary()
+            let read = builder.dictionaryReader()
             while true {
                 dictionary.removeAllObjects()
                 if handler(dictionary) { break }
-                supplied.append(try builder.row(from: dictionary, index: supplied.count))
+                supplied.append(try read(dictionary, supplied.count))
             }
         case .managedObjectHandler(let handler):
             while true {
@@ -67,16 +67,14 @@ struct BatchExecutor {
         let ids = try store.permanentIDs(for: [EntityDescription](repeating: entity, count: supplied.count))
         let positionOfKey = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1.primaryKey ?? -1, $0) })
         /// The stored row each supplied row updates instead of inserting (upserts).
+        // Found from the conflicts the store reports: its unique indexes answer for every
+        // constraint, compound ones and rows stored meanwhile included, at no cost for rows
+        // that are new (an import's usual case); an upsert costs one refused attempt.
         var targets = [ManagedObjectID?](repeating: nil, count: supplied.count)
-        var lookedUp = false
         for _ in 1...Self.attempts {
             var work: BatchWorkingSet!
             var written: [ManagedObjectID] = []
             try store.read { view in
-                if !lookedUp {
-                    try findStoredMatches(supplied, targets: &targets, view: view)
-                    lookedUp = true
-                }
                 work = BatchWorkingSet(view: view, model: coordinator.managedObjectModel)
                 for (position, row) in supplied.enumerated() {
                     if let target = targets[position], let stored = try view.row(for: target) {
@@ -120,35 +118,24 @@ struct BatchExecutor {
         guard !constraints.isEmpty, rows.count > 1 else { return rows }
         var keep = [Bool](repeating: true, count: rows.count)
         for slots in constraints {
-            var seen: [[RowValue]: Int] = [:]
+            if slots.count == 1, let slot = slots.first {
+                // One attribute (the usual constraint): its values are the keys.
+                var seen = Set<RowValue>(minimumCapacity: rows.count)
+                for position in rows.indices.reversed() where keep[position] {
+                    let value = rows[position].values[slot]
+                    if value.isNull { continue }
+                    if !seen.insert(value).inserted { keep[position] = false }
+                }
+                continue
+            }
+            var seen = Set<[RowValue]>(minimumCapacity: rows.count)
             for position in rows.indices.reversed() where keep[position] {
                 let values = slots.map { rows[position].values[$0] }
                 if values.contains(where: \.isNull) { continue }
-                if seen[values] != nil { keep[position] = false } else { seen[values] = position }
+                if !seen.insert(values).inserted { keep[position] = false }
             }
         }
         return rows.indices.filter { keep[$0] }.map { rows[$0] }
-    }
-
-    /// Finds, for rows whose single-attribute uniqueness constraint values are already stored,
-    /// the stored row (one indexed `IN` lookup per constraint).
-    private func findStoredMatches(_ rows: [SuppliedRow], targets: inout [ManagedObjectID?], view: any StoreReadView) throws {
-        for names in entity.uniquenessConstraints where names.count == 1 {
-            guard let slot = entity.slotIndex[names[0]], let attribute = entity.slots[slot] as? AttributeDescription else { continue }
-            var positions: [RowValue: [Int]] = [:]
-            for (position, row) in rows.enumerated() where !row.values[slot].isNull && targets[position] == nil {
-                positions[row.values[slot], default: []].append(position)
-            }
-            guard !positions.isEmpty else { continue }
-            let constants = positions.keys.map { $0.swiftValue(for: attribute) }
-            let predicate = FetchPredicate(leftExpression: FetchExpression(forKeyPath: names[0]),
-                                           rightExpression: try FetchExpression(forConstantValue: constants), type: .in)
-            var root = entity
-            while let parent = root.superentity, parent.uniquenessConstraints.contains(names) { root = parent }
-            for stored in try view.rows(matching: FetchPlan(entity: root, includesSubentities: true, predicate: predicate)) {
-                for position in positions[stored.values[root.slotIndex[names[0]]!]] ?? [] { targets[position] = stored.id }
-            }
-        }
     }
 
     private func constraintError(_ conflict: RowConstraintConflict, _ what: String) -> StrataError {

@@ -33,16 +33,41 @@ struct BatchRowBuilder {
         return row
     }
 
-    /// The row a handler wrote into a Foundation dictionary.
-    func row(from dictionary: NSDictionary, index: Int) throws -> SuppliedRow {
-        var row = SuppliedRow(values: entity.defaultRow, given: [])
-        for (key, value) in dictionary {
-            guard let name = key as? String ?? (key as? NSString).map({ String(describing: $0) }) else {
-                throw StrataError(.invalidArgument, "batch insert into \(entity.name), row \(index): key \(key) is not a string")
-            }
-            try set(value is NSNull ? nil : value, forKey: name, in: &row, index: index)
+    /// The attributes a dictionary row may give, with their names as Foundation strings: a
+    /// handler's dictionary is read by looking each one up (no key of it is bridged to a Swift
+    /// string unless it names nothing the entity has).
+    private var storedAttributes: [(slot: Int, key: NSString)] {
+        entity.slots.indices.compactMap { slot in
+            guard let attribute = entity.slots[slot] as? AttributeDescription, !attribute.isTransient,
+                  !(attribute is DerivedAttributeDescription) else { return nil }
+            return (slot, NSString(string: attribute.name))
         }
-        return row
+    }
+
+    /// A reader of handler-filled dictionaries (build once per request).
+    func dictionaryReader() -> (NSDictionary, Int) throws -> SuppliedRow {
+        let attributes = storedAttributes
+        return { dictionary, index in
+            var row = SuppliedRow(values: self.entity.defaultRow, given: [])
+            var found = 0
+            for (slot, key) in attributes {
+                guard let value = dictionary.object(forKey: key) else { continue }
+                found += 1
+                try self.set(value is NSNull ? nil : value, slot: slot, key: self.entity.slots[slot].name, in: &row, index: index)
+            }
+            // A key that is not a stored attribute: name it.
+            if found < dictionary.count {
+                for case let key in dictionary.allKeys {
+                    guard let name = key as? String ?? (key as? NSString).map({ String(describing: $0) }) else {
+                        throw StrataError(.invalidArgument, "batch insert into \(self.entity.name), row \(index): key \(key) is not a string")
+                    }
+                    if !attributes.contains(where: { $0.key.isEqual(to: name) }) {
+                        try self.set(dictionary.object(forKey: key), forKey: name, in: &row, index: index)
+                    }
+                }
+            }
+            return row
+        }
     }
 
     /// The row a `managedObjectHandler` filled in `object` (a fresh object of the entity in no
@@ -70,8 +95,13 @@ struct BatchRowBuilder {
         }
         if attribute is DerivedAttributeDescription { throw refuse("it is a derived attribute; the store computes it") }
         if attribute.isTransient { throw refuse("it is transient; transient attributes are not stored") }
+        try set(value is NSNull ? nil : value, slot: slot, key: key, in: &row, index: index)
+    }
+
+    /// Sets a stored attribute's slot from a supplied value.
+    private func set(_ value: Any?, slot: Int, key: String, in row: inout SuppliedRow, index: Int) throws {
         do {
-            row.values[slot] = try RowValue.attributeValue(value is NSNull ? nil : value, for: attribute)
+            row.values[slot] = try RowValue.attributeValue(value, for: entity.slots[slot] as! AttributeDescription)
         } catch let error as StrataError {
             throw StrataError(.typeMismatch, "batch insert into \(entity.name), row \(index): \(error.message)")
         }

@@ -59,7 +59,19 @@ public enum RowValue: Sendable, Hashable {
     /// Converts a Swift value for an attribute, checking its type. Integers are accepted for
     /// every numeric type when they fit; floating-point values for double, float and decimal.
     static func attributeValue(_ value: Any?, for attribute: AttributeDescription) throws -> RowValue {
-        guard let value = unwrapOptional(value) else { return .null }
+        guard let given = value else { return .null }
+        // The usual case first: a value of the attribute's own Swift type needs one cast, not the
+        // optional-unwrapping conformance lookup and the conversions below (the same first cast
+        // they would make, so the answer is the same).
+        switch attribute.attributeType {
+        case .double: if let d = given as? Double { return .double(d) }
+        case .string: if let s = given as? String { return .string(s) }
+        case .integer64: if let i = given as? Int { return .integer(Int64(i)) }
+        case .boolean: if let b = given as? Bool { return .boolean(b) }
+        case .date: if let d = given as? Date { return .date(d) }
+        default: break
+        }
+        guard let value = unwrapOptional(given) else { return .null }
         let type = attribute.attributeType
         func mismatch() -> StrataError {
             StrataError(.typeMismatch, "\(attribute.qualifiedName) is \(type) (\(type.swiftTypeName)); got \(Swift.type(of: value)) \(String(describing: value).prefix(60))")
