@@ -48,16 +48,21 @@ struct BatchExecutor {
             supplied.reserveCapacity(dictionaries.count)
             for (index, dictionary) in dictionaries.enumerated() { supplied.append(try builder.row(from: dictionary, index: index)) }
         case .dictionaryHandler(let handler):
-            let dictionary = NSMutableDictionary()
-            let read = builder.dictionaryReader()
+            let dictionary = BatchRowDictionary(builder: builder)
             while true {
-                dictionary.removeAllObjects()
+                dictionary.begin(index: supplied.count)
                 if handler(dictionary) { break }
-                supplied.append(try read(dictionary, supplied.count))
+                if let problem = dictionary.problem { throw problem }
+                supplied.append(dictionary.row)
             }
         case .managedObjectHandler(let handler):
+            // One object, set back to the defaults before each call (an object per row would be
+            // allocated and freed a hundred thousand times per request).
+            let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+            let defaults = entity.defaultRow
             while true {
-                let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+                object.values = defaults
+                object.changedSlots = []
                 if handler(object) { break }
                 supplied.append(try builder.row(from: object, index: supplied.count))
             }

@@ -95,8 +95,9 @@ public final class BatchInsertRequest: PersistentStoreRequest {
         super.init(requestType: .batchInsertRequestType)
     }
 
-    /// Rows from a handler called until it returns `true`: each call sets the attributes of a
-    /// fresh object of the entity (not in any context), or returns `true` to stop.
+    /// Rows from a handler called until it returns `true`: each call sets the attributes of an
+    /// object of the entity (in no context; the same object every call, set back to the
+    /// entity's defaults before it: do not keep it), or returns `true` to stop.
     public init(entity: EntityDescription, managedObjectHandler: @escaping (ManagedObject) -> Bool) {
         self.entityName = entity.name
         self.entity = entity

@@ -26,48 +26,16 @@ struct BatchRowBuilder {
         self.entity = entity
     }
 
+    /// A builder that does not check the entity (for a dictionary of no entity).
+    init(unchecked entity: EntityDescription) {
+        self.entity = entity
+    }
+
     /// The row a dictionary describes (`index`: its position in the request, for messages).
     func row(from dictionary: [String: Any], index: Int) throws -> SuppliedRow {
         var row = SuppliedRow(values: entity.defaultRow, given: [])
         for (key, value) in dictionary { try set(value, forKey: key, in: &row, index: index) }
         return row
-    }
-
-    /// The attributes a dictionary row may give, with their names as Foundation strings: a
-    /// handler's dictionary is read by looking each one up (no key of it is bridged to a Swift
-    /// string unless it names nothing the entity has).
-    private var storedAttributes: [(slot: Int, key: NSString)] {
-        entity.slots.indices.compactMap { slot in
-            guard let attribute = entity.slots[slot] as? AttributeDescription, !attribute.isTransient,
-                  !(attribute is DerivedAttributeDescription) else { return nil }
-            return (slot, NSString(string: attribute.name))
-        }
-    }
-
-    /// A reader of handler-filled dictionaries (build once per request).
-    func dictionaryReader() -> (NSDictionary, Int) throws -> SuppliedRow {
-        let attributes = storedAttributes
-        return { dictionary, index in
-            var row = SuppliedRow(values: self.entity.defaultRow, given: [])
-            var found = 0
-            for (slot, key) in attributes {
-                guard let value = dictionary.object(forKey: key) else { continue }
-                found += 1
-                try self.set(value is NSNull ? nil : value, slot: slot, key: self.entity.slots[slot].name, in: &row, index: index)
-            }
-            // A key that is not a stored attribute: name it.
-            if found < dictionary.count {
-                for case let key in dictionary.allKeys {
-                    guard let name = key as? String ?? (key as? NSString).map({ String(describing: $0) }) else {
-                        throw StrataError(.invalidArgument, "batch insert into \(self.entity.name), row \(index): key \(key) is not a string")
-                    }
-                    if !attributes.contains(where: { $0.key.isEqual(to: name) }) {
-                        try self.set(dictionary.object(forKey: key), forKey: name, in: &row, index: index)
-                    }
-                }
-            }
-            return row
-        }
     }
 
     /// The row a `managedObjectHandler` filled in `object` (a fresh object of the entity in no
@@ -85,7 +53,7 @@ struct BatchRowBuilder {
         return SuppliedRow(values: object.values, given: given)
     }
 
-    private func set(_ value: Any?, forKey key: String, in row: inout SuppliedRow, index: Int) throws {
+    func set(_ value: Any?, forKey key: String, in row: inout SuppliedRow, index: Int) throws {
         func refuse(_ why: String) -> StrataError {
             StrataError(.invalidArgument, "batch insert into \(entity.name), row \(index), key \"\(key)\": \(why)")
         }

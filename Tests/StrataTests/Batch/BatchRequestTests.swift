@@ -98,6 +98,47 @@ final class BatchRequestTests: XCTestCase {
         }
     }
 
+    /// The handler's dictionary answers like a dictionary (reads, counts, removals) and refuses
+    /// a bad key or value with the row's index; nothing of such a request is written.
+    func testDictionaryHandlerRowsBehaveAsDictionariesAndRefuseBadKeys() throws {
+        let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes())
+        let entity = coordinator.managedObjectModel.entitiesByName["Quake"]!
+        try context.performAndWait {
+            var calls = 0
+            let request = BatchInsertRequest(entity: entity, dictionaryHandler: { row in
+                defer { calls += 1 }
+                guard calls < 3 else { return true }
+                row["code"] = "k\(calls)"
+                row["place"] = "first"
+                XCTAssertEqual(row["code"] as? String, "k\(calls)")
+                XCTAssertEqual(row.count, 2)
+                row.removeObject(forKey: "place")
+                XCTAssertNil(row["place"])
+                row.setObject(1.5, forKey: "magnitude" as NSString)
+                return false
+            })
+            try context.execute(request)
+            let rows = try stored(coordinator)
+            XCTAssertEqual(rows.map(\.code), ["k0", "k1", "k2"])
+            XCTAssertEqual(rows.map(\.place), ["", "", ""], "a removed key takes the default")
+            XCTAssertEqual(rows.map(\.magnitude), [1.5, 1.5, 1.5])
+
+            var made = 0
+            let bad = BatchInsertRequest(entity: entity, dictionaryHandler: { row in
+                defer { made += 1 }
+                guard made < 5 else { return true }
+                row["code"] = "bad\(made)"
+                if made == 3 { row["magnitude"] = "loud" }
+                return false
+            })
+            XCTAssertThrowsError(try context.execute(bad)) { error in
+                XCTAssertTrue("\(error)".contains("row 3"), "\(error)")
+                XCTAssertTrue("\(error)".contains("magnitude"), "\(error)")
+            }
+            XCTAssertEqual(try stored(coordinator).count, 3, "nothing of the refused request is written")
+        }
+    }
+
     func testBadInsertsAreRefusedWholeNamingEntityKeyAndRow() throws {
         let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes())
         try context.performAndWait {

@@ -4,7 +4,8 @@
 //
 // Each system runs in a child process of its own. Workloads: insert N quakes in requests of
 // 100,000 (`BatchInsertRequest(entity:dictionaryHandler:)`; SQLite: prepared INSERTs, one
-// transaction per 100,000); upsert 100,000 existing codes (SQLite: INSERT … ON CONFLICT(ZCODE)
+// transaction per 100,000); the same N again under new codes through `managedObjectHandler` and
+// typed properties (SQLite: the same INSERTs again); upsert 100,000 existing codes (SQLite: INSERT … ON CONFLICT(ZCODE)
 // DO UPDATE); update 10% by the indexed time (`BatchUpdateRequest` with an expression; SQLite:
 // one UPDATE … WHERE); delete 10% (`BatchDeleteRequest`; SQLite: one DELETE … WHERE); peak RSS.
 import Foundation
@@ -13,8 +14,8 @@ import CSQLite
 
 enum BatchSuite {
     static let workloads = [
-        "batch insert (requests of 100,000)", "upsert 100,000 existing codes", "batch update 10% (indexed)",
-        "batch delete 10% (indexed)", "peak RSS",
+        "batch insert (requests of 100,000)", "batch insert, typed objects", "upsert 100,000 existing codes",
+        "batch update 10% (indexed)", "batch delete 10% (indexed)", "peak RSS",
     ]
     static let requestSize = 100_000
 
@@ -64,8 +65,31 @@ enum BatchSuite {
                 }
             }
             report(measurement(workloads[0], "strata", Double(records) / load, "rows/s"))
+            // The same rows again under new codes, set through typed properties.
+            let typed = try Clock.time {
+                var start = 0
+                while start < records {
+                    var next = start
+                    let end = min(records, start + requestSize)
+                    let request = BatchInsertRequest(entity: entity, managedObjectHandler: { object in
+                        guard next < end else { return true }
+                        let q = ObjectsSuite.quake(next)
+                        let quake = object as! ObjectQuake
+                        quake.code = "t" + q.code
+                        quake.magnitude = q.magnitude
+                        quake.depth = q.magnitude
+                        quake.place = q.place
+                        quake.time = Date(timeIntervalSinceReferenceDate: q.time)
+                        next += 1
+                        return false
+                    })
+                    try context.execute(request)
+                    start = end
+                }
+            }
+            report(measurement(workloads[1], "strata", Double(records) / typed, "rows/s"))
             let upsert = try Clock.time { try insert(0..<requestSize, magnitudeShift: 0.25) }
-            report(measurement(workloads[1], "strata", Double(requestSize) / upsert, "rows/s"))
+            report(measurement(workloads[2], "strata", Double(requestSize) / upsert, "rows/s"))
             let tenth = Double(records / 10)
             let update = try Clock.time {
                 let request = BatchUpdateRequest(entity: entity)
@@ -73,14 +97,14 @@ enum BatchSuite {
                 request.propertiesToUpdate = ["magnitude": try FetchExpression(format: "magnitude + 0.5")]
                 try context.execute(request)
             }
-            report(measurement(workloads[2], "strata", tenth / update, "rows/s"))
+            report(measurement(workloads[3], "strata", 2 * tenth / update, "rows/s"))     // two rows per time
             let delete = try Clock.time {
                 let doomed = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
                 doomed.predicate = try FetchPredicate(format: "time >= %@ AND time < %@",
                                                       Date(timeIntervalSinceReferenceDate: tenth), Date(timeIntervalSinceReferenceDate: 2 * tenth))
                 try context.execute(BatchDeleteRequest(fetchRequest: doomed))
             }
-            report(measurement(workloads[3], "strata", tenth / delete, "rows/s"))
+            report(measurement(workloads[4], "strata", 2 * tenth / delete, "rows/s"))
         }
     }
 
@@ -93,11 +117,11 @@ enum BatchSuite {
         try db.exec("CREATE TABLE ZQUAKE (Z_PK INTEGER PRIMARY KEY, Z_OPT INTEGER, ZCODE TEXT, ZMAGNITUDE REAL, ZDEPTH REAL, ZPLACE TEXT, ZTIME REAL)")
         try db.exec("CREATE UNIQUE INDEX ZQUAKE_ZCODE ON ZQUAKE (ZCODE); CREATE INDEX ZQUAKE_ZTIME ON ZQUAKE (ZTIME); CREATE INDEX ZQUAKE_ZMAGNITUDE ON ZQUAKE (ZMAGNITUDE)")
         let insert = try db.prepare("INSERT INTO ZQUAKE (Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME) VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT(ZCODE) DO UPDATE SET ZMAGNITUDE = excluded.ZMAGNITUDE, ZDEPTH = excluded.ZDEPTH, ZPLACE = excluded.ZPLACE, ZTIME = excluded.ZTIME, Z_OPT = Z_OPT + 1")
-        func insertRange(_ range: Range<Int>, magnitudeShift: Double = 0) throws {
+        func insertRange(_ range: Range<Int>, magnitudeShift: Double = 0, codePrefix: String = "") throws {
             try db.exec("BEGIN")
             for i in range {
                 let q = ObjectsSuite.quake(i)
-                sqlite3_bind_text(insert, 1, q.code, -1, csqlite_transient())
+                sqlite3_bind_text(insert, 1, codePrefix + q.code, -1, csqlite_transient())
                 sqlite3_bind_double(insert, 2, q.magnitude + magnitudeShift)
                 sqlite3_bind_double(insert, 3, q.magnitude)
                 sqlite3_bind_text(insert, 4, q.place, -1, csqlite_transient())
@@ -115,8 +139,16 @@ enum BatchSuite {
             }
         }
         report(measurement(workloads[0], "sqlite", Double(records) / load, "rows/s"))
+        let again = try Clock.time {
+            var start = 0
+            while start < records {
+                try insertRange(start..<min(records, start + requestSize), codePrefix: "t")
+                start += requestSize
+            }
+        }
+        report(measurement(workloads[1], "sqlite", Double(records) / again, "rows/s"))
         let upsert = try Clock.time { try insertRange(0..<requestSize, magnitudeShift: 0.25) }
-        report(measurement(workloads[1], "sqlite", Double(requestSize) / upsert, "rows/s"))
+        report(measurement(workloads[2], "sqlite", Double(requestSize) / upsert, "rows/s"))
         sqlite3_finalize(insert)
         let tenth = Double(records / 10)
         let update = try Clock.time {
@@ -127,7 +159,7 @@ enum BatchSuite {
             try db.exec("COMMIT")
             sqlite3_finalize(statement)
         }
-        report(measurement(workloads[2], "sqlite", tenth / update, "rows/s"))
+        report(measurement(workloads[3], "sqlite", 2 * tenth / update, "rows/s"))     // two rows per time
         let delete = try Clock.time {
             let statement = try db.prepare("DELETE FROM ZQUAKE WHERE ZTIME >= ? AND ZTIME < ?")
             sqlite3_bind_double(statement, 1, tenth)
@@ -137,7 +169,7 @@ enum BatchSuite {
             try db.exec("COMMIT")
             sqlite3_finalize(statement)
         }
-        report(measurement(workloads[3], "sqlite", tenth / delete, "rows/s"))
+        report(measurement(workloads[4], "sqlite", 2 * tenth / delete, "rows/s"))
         db.close()
     }
 }

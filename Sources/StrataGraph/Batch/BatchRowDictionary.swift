@@ -1,0 +1,85 @@
+// BatchRowDictionary: the dictionary a batch insert's `dictionaryHandler` fills, one row at a
+// time.
+//
+// Owns: taking each value the handler sets straight into the row being built (through
+// BatchRowBuilder: type checks and conversions), and answering reads of what was set. It exists
+// because Foundation's own NSMutableDictionary bridges every key and value to an object and
+// hashes keys as NSStrings: on Linux that cost three times what the rest of a batch insert did.
+// Setting through the subscript reaches `setObject(_:forKey:)` with the Swift key and value, so
+// nothing is bridged here. A problem (an unknown key, a wrong type) is kept and thrown by the
+// executor after the handler returns, naming the key and the row. Never stores a value it did
+// not check, and never outlives its request.
+
+import Foundation
+
+final class BatchRowDictionary: NSMutableDictionary {
+    private let builder: BatchRowBuilder
+    /// The row so far, and its position in the request (for messages).
+    private(set) var row: SuppliedRow
+    private(set) var index = 0
+    /// The first problem of the current row.
+    private(set) var problem: (any Error)?
+
+    init(builder: BatchRowBuilder) {
+        self.builder = builder
+        self.row = SuppliedRow(values: builder.entity.defaultRow, given: [])
+        super.init(objects: nil, forKeys: nil, count: 0)
+    }
+
+    required init?(coder: NSCoder) { nil }
+
+    // Foundation's other initializers make a dictionary of no entity: every key is refused
+    // (only a copy Foundation makes of the handler's dictionary could be one).
+    required convenience init() {
+        self.init(builder: BatchRowBuilder(unchecked: EntityDescription(name: "(no entity)")))
+    }
+
+    required convenience init(objects: UnsafePointer<AnyObject>!, forKeys keys: UnsafePointer<NSObject>!, count: Int) {
+        self.init()
+        for position in 0..<count { setObject(objects[position], forKey: AnyHashable(keys[position])) }
+    }
+
+    /// Starts row `index` (empty: the entity's defaults).
+    func begin(index: Int) {
+        self.index = index
+        row = SuppliedRow(values: builder.entity.defaultRow, given: [])
+        problem = nil
+    }
+
+    override func setObject(_ anObject: Any, forKey aKey: AnyHashable) {
+        guard problem == nil else { return }
+        guard let key = aKey.base as? String ?? (aKey.base as? NSString).map({ String(describing: $0) }) else {
+            problem = StrataError(.invalidArgument, "batch insert into \(builder.entity.name), row \(index): key \(aKey) is not a string")
+            return
+        }
+        do {
+            try builder.set(anObject is NSNull ? nil : anObject, forKey: key, in: &row, index: index)
+        } catch {
+            problem = error
+        }
+    }
+
+    override func removeObject(forKey aKey: Any) {
+        guard let key = (aKey as? AnyHashable)?.base as? String, let slot = builder.entity.slotIndex[key] else { return }
+        row.values[slot] = builder.entity.defaultRow[slot]
+        row.given.remove(slot)
+    }
+
+    override func removeAllObjects() {
+        begin(index: index)
+    }
+
+    override var count: Int {
+        row.given.reduce(0) { count, _ in count + 1 }
+    }
+
+    override func object(forKey aKey: Any) -> Any? {
+        guard let key = (aKey as? AnyHashable)?.base as? String, let slot = builder.entity.slotIndex[key],
+              row.given.contains(slot), let attribute = builder.entity.slots[slot] as? AttributeDescription else { return nil }
+        return row.values[slot].swiftValue(for: attribute)
+    }
+
+    override func keyEnumerator() -> NSEnumerator {
+        NSArray(array: row.given.map { builder.entity.slots[$0].name }).objectEnumerator()
+    }
+}
