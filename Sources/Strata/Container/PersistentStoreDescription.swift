@@ -26,10 +26,19 @@ public final class PersistentStoreDescription: CustomStringConvertible {
     public var timeout: TimeInterval = 240
     /// Whether `loadPersistentStores` adds the store off the calling thread.
     public var shouldAddStoreAsynchronously = false
-    /// Whether a store of an older model is migrated when loaded.
-    public var shouldMigrateStoreAutomatically = true
-    /// Whether the migration's mapping is inferred from the two models.
-    public var shouldInferMappingModelAutomatically = true
+    /// Whether a store of an older model is migrated when loaded (default true). The same
+    /// setting as the option ``MigratePersistentStoresAutomaticallyOption``: each spelling sets
+    /// the other.
+    public var shouldMigrateStoreAutomatically: Bool {
+        get { (options[MigratePersistentStoresAutomaticallyOption] as? NSNumber)?.boolValue ?? true }
+        set { options[MigratePersistentStoresAutomaticallyOption] = NSNumber(value: newValue) }
+    }
+    /// Whether the migration's mapping is inferred from the two models (default true); the
+    /// same setting as ``InferMappingModelAutomaticallyOption``.
+    public var shouldInferMappingModelAutomatically: Bool {
+        get { (options[InferMappingModelAutomaticallyOption] as? NSNumber)?.boolValue ?? true }
+        set { options[InferMappingModelAutomaticallyOption] = NSNumber(value: newValue) }
+    }
     /// Store options by key (see the `…Key` constants).
     public private(set) var options: [String: NSObject] = [:]
 
@@ -49,6 +58,8 @@ public final class PersistentStoreDescription: CustomStringConvertible {
     /// Options as the coordinator takes them, including the description's own settings.
     var coordinatorOptions: [String: Any] {
         var result: [String: Any] = options
+        result[MigratePersistentStoresAutomaticallyOption] = shouldMigrateStoreAutomatically
+        result[InferMappingModelAutomaticallyOption] = shouldInferMappingModelAutomatically
         result[ReadOnlyPersistentStoreOption] = isReadOnly
         result[PersistentStoreTimeoutOption] = timeout
         return result

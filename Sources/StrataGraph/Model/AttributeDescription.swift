@@ -62,6 +62,13 @@ public class AttributeDescription: PropertyDescription, @unchecked Sendable {
         super.init(name: name)
     }
 
+    /// An attribute to be described by its setters, as Core Data code builds one
+    /// (`let a = AttributeDescription(); a.name = "magnitude"; a.attributeType = .double`). It
+    /// starts as an unnamed string attribute; a model refuses it while it has no name.
+    public convenience init() {
+        self.init(name: "", type: .string)
+    }
+
     /// Checks one value against the rules; returns a description of each violation.
     func violations(of value: RowValue) -> [String] {
         var found: [String] = []

@@ -32,6 +32,11 @@ public final class DerivedAttributeDescription: AttributeDescription, @unchecked
         self.derivationExpression = derivationExpression
         super.init(name: name, type: type)
     }
+
+    /// A derived attribute to be described by its setters (name, type, derivation expression).
+    public convenience init() {
+        self.init(name: "", type: .string, derivationExpression: "")
+    }
 }
 
 /// A parsed derivation expression.

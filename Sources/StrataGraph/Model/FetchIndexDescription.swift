@@ -19,6 +19,11 @@ public final class FetchIndexDescription: @unchecked Sendable {
     /// Accepted for compatibility; predicates on indexes are not used by Strata's stores.
     @exclusivity(unchecked) public var partialIndexPredicate: String?
 
+    /// An index to be described by its setters (``name``, ``elements``).
+    public convenience init() {
+        self.init(name: "", elements: [])
+    }
+
     public init(name: String, elements: [FetchIndexElementDescription]) {
         self.name = name
         self.elements = elements

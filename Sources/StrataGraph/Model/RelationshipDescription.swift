@@ -61,6 +61,12 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
         super.init(name: name)
     }
 
+    /// A relationship to be described by its setters, as Core Data code builds one
+    /// (`let r = RelationshipDescription(); r.name = "region"; r.destinationEntity = region`).
+    public convenience init() {
+        self.init(name: "")
+    }
+
     /// A relationship to `destination`; `toMany` sets ``maxCount`` to 0 (unbounded).
     public convenience init(name: String, destination: EntityDescription?, toMany: Bool = false,
                             deleteRule: DeleteRule = .nullifyDeleteRule) {

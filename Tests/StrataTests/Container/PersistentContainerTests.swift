@@ -125,4 +125,45 @@ final class PersistentContainerTests: XCTestCase {
         missing.loadPersistentStores { _, error in reported = error }
         XCTAssertEqual((reported as? StrataError)?.code, .modelFile)
     }
+
+    /// A description the user makes migrates a store written with an older model, as its flags
+    /// say (they are the migration options); with the flag off the store is refused.
+    func testUserMadeDescriptionsMigrateByTheirFlags() async throws {
+        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("migrate-\(UUID().uuidString).strata")
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) } }
+        func model(withDepth: Bool) -> ManagedObjectModel {
+            var properties = [AttributeDescription(name: "code", type: .string)]
+            if withDepth { properties.append(AttributeDescription(name: "depth", type: .double)) }
+            return ManagedObjectModel(entities: [EntityDescription(name: "Quake", properties: properties)])
+        }
+        let first = PersistentContainer(name: "Quakes", managedObjectModel: model(withDepth: false))
+        first.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try await first.loadPersistentStores()
+        try await first.performBackgroundTask { context in
+            let quake = ManagedObject(entity: context.persistentStoreCoordinator!.managedObjectModel.entitiesByName["Quake"]!, insertInto: context)
+            quake.setValue("q1", forKey: "code")
+            try context.save()
+        }
+        for store in first.persistentStoreCoordinator.persistentStores { try first.persistentStoreCoordinator.remove(store) }
+
+        let refusing = PersistentContainer(name: "Quakes", managedObjectModel: model(withDepth: true))
+        let off = PersistentStoreDescription(url: url)
+        off.shouldMigrateStoreAutomatically = false
+        XCTAssertEqual(off.options[MigratePersistentStoresAutomaticallyOption] as? NSNumber, false, "the flag is the option")
+        refusing.persistentStoreDescriptions = [off]
+        do {
+            try await refusing.loadPersistentStores()
+            XCTFail("a store of an older model loaded without migration")
+        } catch {
+            XCTAssertEqual((error as? StrataError)?.code, .incompatibleModel, "\(error)")
+        }
+
+        let second = PersistentContainer(name: "Quakes", managedObjectModel: model(withDepth: true))
+        second.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        try await second.loadPersistentStores()
+        let codes = try await second.viewContext.perform {
+            try second.viewContext.fetch(FetchRequest<ManagedObject>(entityName: "Quake")).map { $0.value(forKey: "code") as? String }
+        }
+        XCTAssertEqual(codes, ["q1"], "the store was migrated and kept its rows")
+    }
 }
