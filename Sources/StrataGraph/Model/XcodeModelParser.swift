@@ -416,10 +416,27 @@ final class XcodeModelParser: NSObject, XMLParserDelegate {
             warn(line, "\(place): the default value of a \(type) attribute was ignored")
             return nil
         }
-        guard let value else {
-            throw StrataError(.modelFile, at(line, "\(place): default value \"\(text)\" is not a valid \(type.swiftTypeName)"))
+        if let value { return value }
+        // Core Data reads defaults as Foundation's string conversions do ("NO" is 0 for a
+        // number, "0.0" is false for a Boolean): so does Strata, with a warning. A value that
+        // nothing converts (a date, UUID or URL that is not one) drops the default.
+        let lenient: Any?
+        switch type {
+        case .integer16: lenient = Int16(clamping: FoundationNumberText.integer(trimmed))
+        case .integer32: lenient = Int32(clamping: FoundationNumberText.integer(trimmed))
+        case .integer64: lenient = FoundationNumberText.integer(trimmed)
+        case .double: lenient = FoundationNumberText.double(trimmed)
+        case .float: lenient = Float(FoundationNumberText.double(trimmed))
+        case .decimal: lenient = Decimal(FoundationNumberText.double(trimmed))
+        case .boolean: lenient = FoundationNumberText.bool(trimmed)
+        default: lenient = nil
         }
-        return value
+        guard let lenient else {
+            warn(line, "\(place): default value \"\(text)\" is not a valid \(type.swiftTypeName); the attribute has no default")
+            return nil
+        }
+        warn(line, "\(place): default value \"\(text)\" is not a \(type.swiftTypeName); read as \(lenient), as Core Data reads it")
+        return lenient
     }
 
     /// Minimum and maximum: values for numbers and dates, lengths for strings and data.

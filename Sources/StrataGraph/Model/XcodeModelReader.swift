@@ -17,7 +17,10 @@ extension ManagedObjectModel {
     /// Entities keep the class name Xcode records in ``EntityDescription/managedObjectClassName``;
     /// their ``EntityDescription/managedObjectClass`` stays ``ManagedObject`` (set it, or register
     /// classes, before the model is used). Parts of the file Strata does not use (fetch request
-    /// templates, fetched properties…) are skipped and described in ``warnings``.
+    /// templates, fetched properties…) are skipped and described in ``warnings``. Default values
+    /// are read as Core Data reads them: text that is not of the attribute's type converts as
+    /// Foundation's string conversions do ("NO" is 0, "0.0" is false), with a warning; text that
+    /// nothing converts (a malformed UUID, URL or date) leaves no default, with a warning.
     ///
     /// ```swift
     /// let url = Bundle.module.url(forResource: "Earthquakes", withExtension: "xcdatamodeld")!

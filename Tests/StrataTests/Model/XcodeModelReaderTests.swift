@@ -7,6 +7,8 @@
 import Foundation
 import XCTest
 import Strata
+@testable import StrataGraph
+import _StrataTestSupport
 
 final class XcodeModelReaderTests: XCTestCase {
     private var temporaryDirectory: URL!
@@ -369,9 +371,7 @@ final class XcodeModelReaderTests: XCTestCase {
 
     func testBadValuesThrowNamingEntityAttributeAndLine() throws {
         let cases: [(String, [String])] = [
-            (#"<attribute name="size" attributeType="Integer 16" defaultValueString="40000"/>"#, ["Thing", "size", "40000", "line 4"]),
             (#"<attribute name="size" attributeType="Integer 128"/>"#, ["Thing", "size", "Integer 128"]),
-            (#"<attribute name="on" attributeType="Boolean" defaultValueString="maybe"/>"#, ["Thing", "on", "maybe"]),
             (#"<relationship name="owner" maxCount="1" deletionRule="Explode" destinationEntity="Thing"/>"#, ["owner", "Explode"]),
             (#"<attribute name="tally" attributeType="Integer 64" derived="YES"/>"#, ["tally", "derivationExpression"]),
         ]
@@ -384,6 +384,58 @@ final class XcodeModelReaderTests: XCTestCase {
                 </model>
                 """)
             assertThrows(.modelFile, mentioning: words) { _ = try ManagedObjectModel(contentsOf: directory) }
+        }
+    }
+
+    /// Default values Core Data reads with Foundation's string conversions load the same way,
+    /// each with a warning naming the entity, attribute, text and line; a value nothing converts
+    /// drops the default with a warning.
+    func testDefaultValuesAreReadAsLenientlyAsCoreDataReadsThem() throws {
+        let cases: [(attribute: String, expected: Any?)] = [
+            (#"<attribute name="flag" attributeType="Boolean" defaultValueString="0.0"/>"#, false),
+            (#"<attribute name="flag" attributeType="Boolean" defaultValueString="2"/>"#, true),
+            (#"<attribute name="flag" attributeType="Boolean" defaultValueString="maybe"/>"#, false),
+            (#"<attribute name="flag" attributeType="Integer 64" defaultValueString="NO"/>"#, Int64(0)),
+            (#"<attribute name="flag" attributeType="Integer 32" defaultValueString="12abc"/>"#, Int32(12)),
+            (#"<attribute name="flag" attributeType="Integer 16" defaultValueString="40000"/>"#, Int16.max),
+            (#"<attribute name="flag" attributeType="Double" defaultValueString="YES"/>"#, 0.0),
+            (#"<attribute name="flag" attributeType="Float" defaultValueString="2.5kg"/>"#, Float(2.5)),
+            (#"<attribute name="flag" attributeType="UUID" defaultValueString="not-a-uuid"/>"#, nil),
+        ]
+        for (index, (element, expected)) in cases.enumerated() {
+            let directory = try writeModel("Lenient\(index).xcdatamodel", Self.header + """
+
+                <entity name="Thing">
+                \(element)
+                </entity>
+                </model>
+                """)
+            let model = try ManagedObjectModel(contentsOf: directory)
+            let attribute = try XCTUnwrap(model.entitiesByName["Thing"]?.attributesByName["flag"])
+            XCTAssertEqual(model.warnings.count, 1, "\(element): \(model.warnings)")
+            let warning = model.warnings.first ?? ""
+            for word in ["Thing", "flag", "line 4"] { XCTAssertTrue(warning.contains(word), "\(warning) names \(word)") }
+            XCTAssertEqual(attribute.defaultValue.map { "\($0)" }, expected.map { "\($0)" }, element)
+            if let expected { XCTAssertEqual("\(type(of: attribute.defaultValue!))", "\(type(of: expected))", element) }
+        }
+    }
+
+    /// The lenient readings agree with the C library's `strtoll` and `strtod`, which Darwin's
+    /// NSString `longLongValue` and `doubleValue` follow (swift-corelibs-foundation differs on
+    /// text like "8e" and "+t", so it is not the oracle), and with the documented `boolValue`.
+    func testLenientNumberReadingsAgreeWithTheCLibrary() {
+        var random = SeededRandom(seed: SeededRandom.environmentSeed())
+        let alphabet = Array(" \t+-.0123456789eEyYtTo")
+        for _ in 0..<iterations(5_000, stress: 200_000) {
+            let text = String((0..<random.next(below: 9)).map { _ in alphabet[random.next(below: alphabet.count)] })
+            let (integer, double): (Int64, Double) = text.withCString { (Int64(strtoll($0, nil, 10)), strtod($0, nil)) }
+            XCTAssertEqual(FoundationNumberText.integer(text), integer, "strtoll of \"\(text)\", seed \(random.seed)")
+            XCTAssertEqual(FoundationNumberText.double(text), double, "strtod of \"\(text)\", seed \(random.seed)")
+        }
+        for (text, expected) in [("YES", true), ("yes", true), ("true", true), ("T", true), ("1", true), ("9x", true),
+                                 ("  +0007", true), ("-t", true), ("00y", true), ("NO", false), ("0", false),
+                                 ("0.0", false), ("", false), ("  ", false), ("-0", false), ("x1", false), ("+", false)] {
+            XCTAssertEqual(FoundationNumberText.bool(text), expected, "boolValue of \"\(text)\"")
         }
     }
 
