@@ -10,6 +10,20 @@ import StrataCore
 extension ManagedObjectContext {
     /// The results of `request`: objects (of the request's `Result` type), IDs or counts.
     public func fetch<T: FetchRequestResult>(_ request: FetchRequest<T>) throws -> [T] {
+        try fetchResults(request) { $0 as? T }
+    }
+
+    /// The results of `request` for a managed object class: the same as the general `fetch`,
+    /// with each object typed by its class (an object of exactly `T` needs no runtime cast: a
+    /// fetch of 50 objects spent 4% of its time in the generic one).
+    public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws -> [T] {
+        try fetchResults(request) { object in
+            type(of: object) == T.self ? unsafeDowncast(object, to: T.self) : object as? T
+        }
+    }
+
+    /// `fetch`, with `typed` turning each fetched object into a result (nil: not one).
+    private func fetchResults<T: FetchRequestResult>(_ request: FetchRequest<T>, typed: (ManagedObject) -> T?) throws -> [T] {
         assertOnQueue("fetch(_:)")
         sweepCandidates()
         let entity = try resolveEntity(of: request)
@@ -44,10 +58,10 @@ extension ManagedObjectContext {
             if rows.count > 64 { registry.reserveCapacity(registry.count + rows.count) }
             for row in rows {
                 let object = materialize(row, asFault: asFaults, prefetch: prefetch, modelSerial: modelSerial)
-                guard let typed = object as? T else {
+                guard let result = typed(object) else {
                     throw StrataError(.typeMismatch, "fetch of \(entity.name) returned a \(type(of: object)), not \(T.self)")
                 }
-                results.append(typed)
+                results.append(result)
             }
             try prefetchRelationships(for: request, entity: entity, rows: rows)
             return results
