@@ -86,6 +86,13 @@ public final class BatchInsertRequest: PersistentStoreRequest {
         super.init(requestType: .batchInsertRequestType)
     }
 
+    /// A request for the entity named `entityName` with rows from `source`.
+    init(entityName: String, source: Source) {
+        self.entityName = entityName
+        self.source = source
+        super.init(requestType: .batchInsertRequestType)
+    }
+
     /// Rows from a handler called until it returns `true`: each call fills the (emptied)
     /// dictionary with one row, or returns `true` without filling it to stop.
     public init(entity: EntityDescription, dictionaryHandler: @escaping (NSMutableDictionary) -> Bool) {

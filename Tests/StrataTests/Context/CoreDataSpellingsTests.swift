@@ -1,0 +1,68 @@
+// CoreDataSpellingsTests: code written with Core Data's own names compiles and means the same:
+// concurrency types, merge policy constants, attribute type names, context undo/redo, and batch
+// inserts by entity name with handlers.
+
+import Foundation
+import Strata
+import XCTest
+import _StrataTestSupport
+
+final class CoreDataSpellingsTests: XCTestCase {
+    func testCoreDataNamesMeanTheSame() throws {
+        XCTAssertEqual(ManagedObjectContext.ConcurrencyType.privateQueueConcurrencyType, .privateQueue)
+        XCTAssertEqual(ManagedObjectContext.ConcurrencyType.mainQueueConcurrencyType, .mainQueue)
+        XCTAssertEqual(MergeByPropertyObjectTrumpMergePolicy, .mergeByPropertyObjectTrump)
+        XCTAssertEqual(MergeByPropertyStoreTrumpMergePolicy, .mergeByPropertyStoreTrump)
+        XCTAssertEqual(OverwriteMergePolicy, .overwrite)
+        XCTAssertEqual(RollbackMergePolicy, .rollback)
+        XCTAssertEqual(ErrorMergePolicy, .error)
+        let pairs: [(AttributeDescription.AttributeType, AttributeDescription.AttributeType)] = [
+            (.integer16AttributeType, .integer16), (.integer32AttributeType, .integer32), (.integer64AttributeType, .integer64),
+            (.decimalAttributeType, .decimal), (.doubleAttributeType, .double), (.floatAttributeType, .float),
+            (.stringAttributeType, .string), (.booleanAttributeType, .boolean), (.dateAttributeType, .date),
+            (.binaryDataAttributeType, .binaryData), (.UUIDAttributeType, .uuid), (.URIAttributeType, .uri),
+            (.transformableAttributeType, .transformable), (.objectIDAttributeType, .objectID),
+        ]
+        for (coreData, strata) in pairs { XCTAssertEqual(coreData, strata) }
+        XCTAssertEqual(Set(pairs.map(\.1)).count, AttributeDescription.AttributeType.allCases.count, "every type has its Core Data name")
+    }
+
+    func testContextUndoAndBatchInsertByEntityName() throws {
+        let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes())
+        try context.performAndWait {
+            context.mergePolicy = MergeByPropertyObjectTrumpMergePolicy
+            context.undoManager = UndoManager()
+            let quake = Quake(context: context)
+            quake.code = "u"
+            context.processPendingChanges()
+            quake.magnitude = 3
+            context.processPendingChanges()
+            context.undo()
+            XCTAssertEqual(quake.magnitude, 0, "undo reverts the last change")
+            context.redo()
+            XCTAssertEqual(quake.magnitude, 3, "redo applies it again")
+
+            var next = 0
+            let byName = BatchInsertRequest(entityName: "Quake", dictionaryHandler: { row in
+                guard next < 3 else { return true }
+                row["code"] = "n\(next)"
+                next += 1
+                return false
+            })
+            byName.resultType = .count
+            XCTAssertEqual((try context.execute(byName) as! BatchInsertResult).result as? Int, 3)
+            var made = 0
+            let byObject = BatchInsertRequest(entityName: "Quake", managedObjectHandler: { object in
+                guard made < 2 else { return true }
+                (object as! Quake).code = "m\(made)"
+                made += 1
+                return false
+            })
+            byObject.resultType = .count
+            XCTAssertEqual((try context.execute(byObject) as! BatchInsertResult).result as? Int, 2)
+        }
+        let reader = ManagedObjectContext(.privateQueueConcurrencyType)
+        reader.persistentStoreCoordinator = coordinator
+        XCTAssertEqual(try reader.performAndWait { try reader.count(for: FetchRequest<Quake>(entityName: "Quake")) }, 5)
+    }
+}
