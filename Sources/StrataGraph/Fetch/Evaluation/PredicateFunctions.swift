@@ -18,6 +18,11 @@ enum PredicateFunctions {
             }
             return .scalar(.double(operation(a, b)))
         }
+        /// Integer operands for bitwise operators (nil operands give nil, as arithmetic does).
+        func bitwise(_ operation: (Int64, Int64) -> Int64) throws -> EvaluatedValue {
+            guard arguments.count == 2, !arguments[0].isNull, !arguments[1].isNull else { return .null }
+            return .scalar(.integer(operation(try integer(arguments[0], of: name), try integer(arguments[1], of: name))))
+        }
         switch name {
         case "count:": return aggregate(.count, arguments.first?.elements ?? [])
         case "sum:": return aggregate(.sum, arguments.first?.elements ?? [])
@@ -30,6 +35,26 @@ enum PredicateFunctions {
         case "multiply:by:": return arithmetic(*)
         case "divide:by:": return arithmetic(/)
         case "raise:toPower:": return arithmetic { pow($0, $1) }
+        case "bitwiseAnd:with:": return try bitwise { $0 & $1 }
+        case "bitwiseOr:with:": return try bitwise { $0 | $1 }
+        case "bitwiseXor:with:": return try bitwise { $0 ^ $1 }
+        case "leftshift:by:": return try bitwise { $1 < 0 || $1 > 63 ? 0 : $0 << $1 }
+        case "rightshift:by:": return try bitwise { $1 < 0 || $1 > 63 ? ($0 < 0 ? -1 : 0) : $0 >> $1 }
+        case "onesComplement:":
+            guard let first = arguments.first, !first.isNull else { return .null }
+            return .scalar(.integer(~(try integer(first, of: name))))
+        case "first:":
+            return arguments.first?.elements.first ?? .null
+        case "last:":
+            return arguments.first?.elements.last ?? .null
+        case "objectFrom:withIndex:":
+            guard arguments.count == 2, !arguments[1].isNull else { return .null }
+            let elements = arguments[0].elements
+            let position = try integer(arguments[1], of: name)
+            guard position >= 0 && position < Int64(elements.count) else {
+                throw StrataError(.invalidArgument, "index \(position) is out of range for a collection of \(elements.count)")
+            }
+            return elements[Int(position)]
         case "abs:":
             guard let value = numbers(0) else { return .null }
             if case .scalar(.integer(let x)) = arguments[0] { return .scalar(.integer(abs(x))) }
@@ -40,6 +65,17 @@ enum PredicateFunctions {
         default:
             throw StrataError(.invalidArgument, "the predicate function \(name) is not supported")
         }
+    }
+
+    /// An integer operand: an integer, a whole number, or a Boolean (0 or 1).
+    private static func integer(_ value: EvaluatedValue, of function: String) throws -> Int64 {
+        switch value.scalar {
+        case .integer(let v)?: return v
+        case .bool(let v)?: return v ? 1 : 0
+        case .double(let v)? where v.rounded() == v: if let exact = Int64(exactly: v) { return exact }
+        default: break
+        }
+        throw StrataError(.typeMismatch, "\(function) takes integers; got \(value.scalar.map { "\($0)" } ?? "a collection")")
     }
 
     /// A collection operator over values (nil elements are skipped, as Core Data does).

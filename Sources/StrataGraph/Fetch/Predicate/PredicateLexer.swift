@@ -32,6 +32,7 @@ enum PredicateSymbol: String {
     case plus = "+", minus = "-", star = "*", slash = "/", power = "**"
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case bang = "!", doubleAmpersand = "&&", doublePipe = "||"
+    case ampersand = "&", pipe = "|", caret = "^", tilde = "~", shiftLeft = "<<", shiftRight = ">>"
 }
 
 /// A `%` specifier and the kind of argument it takes.
@@ -204,6 +205,8 @@ struct PredicateLexer {
         case ("!", "="): return pair(.notEqual)
         case ("<", "="): return pair(.lessOrEqual)
         case ("<", ">"): return pair(.notEqual)
+        case ("<", "<"): return pair(.shiftLeft)
+        case (">", ">"): return pair(.shiftRight)
         case (">", "="): return pair(.greaterOrEqual)
         case ("&", "&"): return pair(.doubleAmpersand)
         case ("|", "|"): return pair(.doublePipe)

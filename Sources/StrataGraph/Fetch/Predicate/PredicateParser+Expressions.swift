@@ -80,8 +80,35 @@ extension PredicateParser {
         return items
     }
 
-    /// `.key`, `.#key`, `.@op` and `.%K` steps after `base`.
+    /// `.key`, `.#key`, `.@op` and `.%K` steps after `base`, and index subscripts (`[FIRST]`,
+    /// `[LAST]`, `[SIZE]`, `[n]`), each of which ends the path so far and starts a new one.
     mutating func postfix(_ base: FetchExpression) throws -> FetchExpression {
+        var expression = try keyPathSteps(after: base)
+        while current.kind == .symbol(.openBracket) {
+            advance()
+            let token = current
+            switch token.kind {
+            case .name(let name) where name.uppercased() == "FIRST":
+                advance()
+                expression = .function(PredicateIndexFunction.first, [expression])
+            case .name(let name) where name.uppercased() == "LAST":
+                advance()
+                expression = .function(PredicateIndexFunction.last, [expression])
+            case .name(let name) where name.uppercased() == "SIZE":
+                advance()
+                expression = .function(PredicateIndexFunction.size, [expression])
+            default:
+                let index = try self.expression()
+                expression = .function(PredicateIndexFunction.index, [expression, index])
+            }
+            try expect(.closeBracket)
+            expression = try keyPathSteps(after: expression)
+        }
+        return expression
+    }
+
+    /// `.key`, `.#key`, `.@op` and `.%K` steps after `base`.
+    private mutating func keyPathSteps(after base: FetchExpression) throws -> FetchExpression {
         var path: [KeyPathComponent] = []
         var baseBase = base
         if case .keyPath(let inner, let innerPath) = base {
@@ -267,4 +294,14 @@ extension PredicateParser {
         }
         return path
     }
+}
+
+/// The functions index subscripts stand for (`x[FIRST]`, `x[LAST]`, `x[SIZE]`, `x[n]`; Core
+/// Data's `objectFrom:withIndex:` with a symbolic or numeric index).
+enum PredicateIndexFunction {
+    static let first = "first:"
+    static let last = "last:"
+    /// `x[SIZE]` is the number of elements: Core Data's `count:`.
+    static let size = "count:"
+    static let index = "objectFrom:withIndex:"
 }

@@ -227,27 +227,16 @@ struct PredicateParser {
     // MARK: Arithmetic
 
     mutating func expression() throws -> FetchExpression {
-        var left = try term()
-        while let op = PredicateArithmetic(additive: current.kind) {
-            advance()
-            left = .function(op.functionName, [left, try term()])
-        }
-        return left
+        try binary(above: 0)
     }
 
-    private mutating func term() throws -> FetchExpression {
-        var left = try power()
-        while let op = PredicateArithmetic(multiplicative: current.kind) {
-            advance()
-            left = .function(op.functionName, [left, try power()])
-        }
-        return left
-    }
-
-    private mutating func power() throws -> FetchExpression {
+    /// Operators binding tighter than `precedence`, each associating to the left (`|` loosest,
+    /// then `^`, `&`, the shifts, `+ -`, `* /`, `**`).
+    private mutating func binary(above precedence: Int) throws -> FetchExpression {
         var left = try unary()
-        while accept(.symbol(.power)) {
-            left = .function(PredicateArithmetic.power.functionName, [left, try unary()])
+        while let op = PredicateArithmetic(token: current.kind), op.precedence > precedence {
+            advance()
+            left = .function(op.functionName, [left, try binary(above: op.precedence)])
         }
         return left
     }
@@ -257,6 +246,7 @@ struct PredicateParser {
         try enter()
         defer { depth -= 1 }
         if accept(.symbol(.plus)) { return try unary() }
+        if accept(.symbol(.tilde)) { return .function(PredicateArithmetic.onesComplementFunction, [try unary()]) }
         guard current.kind == .symbol(.minus) else { return try postfix(try primary()) }
         if case .number(let literal) = token(after: 1).kind {
             advance()
@@ -275,12 +265,21 @@ struct PredicateParser {
     }
 }
 
-/// The arithmetic operators of the format language and the Core Data functions they stand for.
+/// The arithmetic and bitwise operators of the format language and the Core Data functions they
+/// stand for.
 enum PredicateArithmetic: CaseIterable {
-    case add, subtract, multiply, divide, power
+    case bitwiseOr, bitwiseXor, bitwiseAnd, shiftLeft, shiftRight, add, subtract, multiply, divide, power
+
+    /// `~x`, Core Data's `onesComplement:`.
+    static let onesComplementFunction = "onesComplement:"
 
     var functionName: String {
         switch self {
+        case .bitwiseOr: return "bitwiseOr:with:"
+        case .bitwiseXor: return "bitwiseXor:with:"
+        case .bitwiseAnd: return "bitwiseAnd:with:"
+        case .shiftLeft: return "leftshift:by:"
+        case .shiftRight: return "rightshift:by:"
         case .add: return "add:to:"
         case .subtract: return "from:subtract:"
         case .multiply: return "multiply:by:"
@@ -291,6 +290,11 @@ enum PredicateArithmetic: CaseIterable {
 
     var symbol: String {
         switch self {
+        case .bitwiseOr: return "|"
+        case .bitwiseXor: return "^"
+        case .bitwiseAnd: return "&"
+        case .shiftLeft: return "<<"
+        case .shiftRight: return ">>"
         case .add: return "+"
         case .subtract: return "-"
         case .multiply: return "*"
@@ -299,12 +303,17 @@ enum PredicateArithmetic: CaseIterable {
         }
     }
 
-    /// Binding strength: 1 for + -, 2 for * /, 3 for **; all associate to the left.
+    /// Binding strength, as in C: 1 for |, 2 for ^, 3 for &, 4 for << >>, 5 for + -, 6 for * /,
+    /// 7 for **; all associate to the left.
     var precedence: Int {
         switch self {
-        case .add, .subtract: return 1
-        case .multiply, .divide: return 2
-        case .power: return 3
+        case .bitwiseOr: return 1
+        case .bitwiseXor: return 2
+        case .bitwiseAnd: return 3
+        case .shiftLeft, .shiftRight: return 4
+        case .add, .subtract: return 5
+        case .multiply, .divide: return 6
+        case .power: return 7
         }
     }
 
@@ -313,18 +322,18 @@ enum PredicateArithmetic: CaseIterable {
         self = op
     }
 
-    init?(additive kind: PredicateToken.Kind) {
+    init?(token kind: PredicateToken.Kind) {
         switch kind {
+        case .symbol(.pipe): self = .bitwiseOr
+        case .symbol(.caret): self = .bitwiseXor
+        case .symbol(.ampersand): self = .bitwiseAnd
+        case .symbol(.shiftLeft): self = .shiftLeft
+        case .symbol(.shiftRight): self = .shiftRight
         case .symbol(.plus): self = .add
         case .symbol(.minus): self = .subtract
-        default: return nil
-        }
-    }
-
-    init?(multiplicative kind: PredicateToken.Kind) {
-        switch kind {
         case .symbol(.star): self = .multiply
         case .symbol(.slash): self = .divide
+        case .symbol(.power): self = .power
         default: return nil
         }
     }

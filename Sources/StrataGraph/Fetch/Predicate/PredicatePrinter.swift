@@ -118,6 +118,15 @@ enum PredicatePrinter {
             if arguments.count == 2, let op = PredicateArithmetic(functionName: name) {
                 return arithmetic(op, arguments[0], arguments[1])
             }
+            if arguments.count == 1, name == PredicateArithmetic.onesComplementFunction {
+                return "~" + operand(arguments[0])
+            }
+            if arguments.count == 1, name == PredicateIndexFunction.first || name == PredicateIndexFunction.last {
+                return subscriptBase(arguments[0]) + (name == PredicateIndexFunction.first ? "[FIRST]" : "[LAST]")
+            }
+            if arguments.count == 2, name == PredicateIndexFunction.index {
+                return subscriptBase(arguments[0]) + "[" + self.expression(arguments[1]) + "]"
+            }
             return name + "(" + arguments.map { self.expression($0) }.joined(separator: ", ") + ")"
         case .subquery(let collection, let variable, let predicate):
             return "SUBQUERY(\(self.expression(collection)), $\(variable), \(self.predicate(predicate)))"
@@ -145,10 +154,27 @@ enum PredicatePrinter {
         switch base {
         case .constant:
             return "(\(expression(base)))"
-        case .function(let name, let arguments) where arguments.count == 2 && PredicateArithmetic(functionName: name) != nil:
+        case .function(let name, let arguments) where (arguments.count == 2 && PredicateArithmetic(functionName: name) != nil)
+            || name == PredicateArithmetic.onesComplementFunction:
             return "(\(expression(base)))"
         default:
             return expression(base)
+        }
+    }
+
+    /// An operand of a prefix operator: anything but a constant, key path or call in parentheses.
+    private static func operand(_ value: FetchExpression) -> String {
+        precedence(of: value) < 8 ? "(\(expression(value)))" : expression(value)
+    }
+
+    /// What a subscript follows: arithmetic and constants in parentheses.
+    private static func subscriptBase(_ base: FetchExpression) -> String {
+        switch base {
+        case .constant: return "(\(expression(base)))"
+        case .function(let name, let arguments) where (arguments.count == 2 && PredicateArithmetic(functionName: name) != nil)
+            || name == PredicateArithmetic.onesComplementFunction:
+            return "(\(expression(base)))"
+        default: return expression(base)
         }
     }
 
@@ -158,13 +184,14 @@ enum PredicatePrinter {
         return "\(leftText) \(op.symbol) \(rightText)"
     }
 
-    /// How tightly an expression binds as an operand: arithmetic by its operator, the rest 4.
+    /// How tightly an expression binds as an operand: binary operators by their precedence
+    /// (1–7), `~x` 8, the rest 9.
     private static func precedence(of expression: FetchExpression) -> Int {
-        if case .function(let name, let arguments) = expression, arguments.count == 2,
-           let op = PredicateArithmetic(functionName: name) {
-            return op.precedence
+        if case .function(let name, let arguments) = expression {
+            if arguments.count == 2, let op = PredicateArithmetic(functionName: name) { return op.precedence }
+            if name == PredicateArithmetic.onesComplementFunction { return 8 }
         }
-        return 4
+        return 9
     }
 
     // MARK: Constants
