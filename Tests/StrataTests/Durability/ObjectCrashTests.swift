@@ -123,29 +123,18 @@ final class ObjectCrashTests: XCTestCase {
         var next: Int64 = 0
         for round in 0..<iterations(3, stress: 30) {
             let reported = try runAndKill(path: path, first: next, batch: batch, saves: 2 + random.next(below: 8), random: &random)
+            let counts = try countsPerBatch(path: path)
             let coordinator = PersistentStoreCoordinator(managedObjectModel: Self.model())
             try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: path))
             let context = ManagedObjectContext(.privateQueue)
             context.persistentStoreCoordinator = coordinator
-            let counts: [Int64: Int] = try context.performAndWait {
-                let request = FetchRequest<NSDictionary>(entityName: "Quake")
-                let count = ExpressionDescription()
-                count.name = "n"
-                count.expression = FetchExpression(forFunction: "count:", arguments: [FetchExpression(forKeyPath: "code")])
-                count.expressionResultType = .integer64
-                request.propertiesToFetch = ["batch", count]
-                request.propertiesToGroupBy = ["batch"]
-                var result: [Int64: Int] = [:]
-                for row in try context.fetch(request) {
-                    result[(row["batch"] as? Int64) ?? -1] = (row["n"] as? NSNumber)?.intValue ?? (row["n"] as? Int) ?? -1
-                }
+            try context.performAndWait {
                 // Relationships: every quake of a batch belongs to its batch's region.
                 let regions = try context.fetch(FetchRequest<ManagedObject>(entityName: "Region"))
                 for region in regions {
                     let members = region.value(forKey: "quakes") as? Set<ManagedObject> ?? []
                     XCTAssertEqual(members.count, batch, "seed \(seed) round \(round): \(region.value(forKey: "name") ?? "?")")
                 }
-                return result
             }
             let context2 = "seed \(seed), round \(round), last reported save \(reported.map(String.init) ?? "none")"
             XCTAssertNotNil(reported, "the helper reported no save: " + context2)

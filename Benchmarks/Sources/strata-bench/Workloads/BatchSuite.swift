@@ -111,11 +111,7 @@ enum BatchSuite {
     // MARK: SQLite
 
     static func runSQLite(records: Int, path: String, report: (Measurement) -> Void) throws {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        var db = try SQLiteConnection(path: path)
-        try db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
-        try db.exec("CREATE TABLE ZQUAKE (Z_PK INTEGER PRIMARY KEY, Z_OPT INTEGER, ZCODE TEXT, ZMAGNITUDE REAL, ZDEPTH REAL, ZPLACE TEXT, ZTIME REAL)")
-        try db.exec("CREATE UNIQUE INDEX ZQUAKE_ZCODE ON ZQUAKE (ZCODE); CREATE INDEX ZQUAKE_ZTIME ON ZQUAKE (ZTIME); CREATE INDEX ZQUAKE_ZMAGNITUDE ON ZQUAKE (ZMAGNITUDE)")
+        var db = try ObjectsSuite.createQuakeTable(path: path)
         let insert = try db.prepare("INSERT INTO ZQUAKE (Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME) VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT(ZCODE) DO UPDATE SET ZMAGNITUDE = excluded.ZMAGNITUDE, ZDEPTH = excluded.ZDEPTH, ZPLACE = excluded.ZPLACE, ZTIME = excluded.ZTIME, Z_OPT = Z_OPT + 1")
         func insertRange(_ range: Range<Int>, magnitudeShift: Double = 0, codePrefix: String = "") throws {
             try db.exec("BEGIN")

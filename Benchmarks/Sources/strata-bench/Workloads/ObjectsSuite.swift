@@ -203,12 +203,19 @@ enum ObjectsSuite {
 
     // MARK: SQLite
 
-    static func runSQLite(records: Int, path: String, report: (Measurement) -> Void) throws {
+    /// A new SQLite database at `path` with the Core Data-shaped ZQUAKE table and its indexes,
+    /// in WAL mode with synchronous=FULL (the objects and batch suites' SQLite side).
+    static func createQuakeTable(path: String) throws -> SQLiteConnection {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        var db = try SQLiteConnection(path: path)
+        let db = try SQLiteConnection(path: path)
         try db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
         try db.exec("CREATE TABLE ZQUAKE (Z_PK INTEGER PRIMARY KEY, Z_OPT INTEGER, ZCODE TEXT, ZMAGNITUDE REAL, ZDEPTH REAL, ZPLACE TEXT, ZTIME REAL)")
         try db.exec("CREATE UNIQUE INDEX ZQUAKE_ZCODE ON ZQUAKE (ZCODE); CREATE INDEX ZQUAKE_ZTIME ON ZQUAKE (ZTIME); CREATE INDEX ZQUAKE_ZMAGNITUDE ON ZQUAKE (ZMAGNITUDE)")
+        return db
+    }
+
+    static func runSQLite(records: Int, path: String, report: (Measurement) -> Void) throws {
+        var db = try createQuakeTable(path: path)
         let insert = try db.prepare("INSERT INTO ZQUAKE (Z_PK, Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME) VALUES (?, 1, ?, ?, ?, ?, ?)")
         func insertRange(_ range: Range<Int>) throws {
             try db.exec("BEGIN")
