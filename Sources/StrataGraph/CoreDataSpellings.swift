@@ -1,9 +1,10 @@
 // CoreDataSpellings: Core Data's own names for things Strata names more briefly, so code written
 // from memory of Core Data compiles: `.privateQueueConcurrencyType`, `MergeByPropertyObjectTrumpMergePolicy`,
-// `.stringAttributeType`, `context.undo()`.
+// `.stringAttributeType`, `context.undo()`, `EntityDescription.insertNewObject(forEntityName:into:)`,
+// `value(forKeyPath:)`.
 //
-// Owns: aliases only. Each forwards to the one Strata name; nothing here has behaviour of its
-// own, and nothing else may be declared here.
+// Owns: aliases and thin forwards only: each goes to the one Strata API that does the work;
+// nothing here has rules of its own.
 
 import Foundation
 
@@ -64,4 +65,58 @@ extension BatchInsertRequest {
     public convenience init(entityName: String, managedObjectHandler: @escaping (ManagedObject) -> Bool) {
         self.init(entityName: entityName, source: .managedObjectHandler(managedObjectHandler))
     }
+}
+
+extension EntityDescription {
+    /// The entity named `entityName` in the model of `context`'s coordinator (Core Data's
+    /// `entity(forEntityName:in:)`); nil when there is none.
+    public static func entity(forEntityName entityName: String, in context: ManagedObjectContext) -> EntityDescription? {
+        context.persistentStoreCoordinator?.managedObjectModel.entitiesByName[entityName]
+    }
+
+    /// A new object of the entity named `entityName`, inserted into `context` (Core Data's
+    /// `insertNewObject(forEntityName:into:)`). An unknown name is a programming error and traps
+    /// naming it, as in Core Data.
+    public static func insertNewObject(forEntityName entityName: String, into context: ManagedObjectContext) -> ManagedObject {
+        guard let entity = entity(forEntityName: entityName, in: context) else {
+            preconditionFailure("Strata: the model of \(context.debugName) has no entity named \(entityName)")
+        }
+        return entity.managedObjectClass.init(entity: entity, insertInto: context)
+    }
+}
+
+extension ManagedObject {
+    /// The value at a dotted key path through to-one relationships (`"region.name"`); nil when a
+    /// relationship on the way is nil (Core Data's `value(forKeyPath:)`). An unknown key traps,
+    /// as `value(forKey:)` does.
+    public func value(forKeyPath keyPath: String) -> Any? {
+        var current: ManagedObject = self
+        let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for key in keys.dropLast() {
+            guard let next = current.value(forKey: key) as? ManagedObject else { return nil }
+            current = next
+        }
+        return current.value(forKey: keys.last ?? keyPath)
+    }
+}
+
+extension FetchPredicate {
+    /// Whether `object` (a managed object) satisfies the predicate, reading related objects
+    /// through its context as a fetch with pending changes would (Core Data's
+    /// `evaluate(with:)`). Throws for a value that is not a managed object, and for what a fetch
+    /// would refuse (an unknown key, a type mismatch).
+    public func evaluate(with object: Any?) throws -> Bool {
+        guard let object = object as? ManagedObject else {
+            throw StrataError(.invalidArgument, "evaluate(with:) takes a managed object; got \(object.map { "\(type(of: $0))" } ?? "nil")")
+        }
+        try object.fireFaultIfNeeded()
+        let row = StoreRow(id: object.objectID, version: object.rowVersion, values: object.values)
+        let source: any PredicateRowSource = object.managedObjectContext.map { ContextRowSource(context: $0) } ?? EmptyRowSource()
+        return try PredicateEvaluator(source: source).evaluate(self, on: row)
+    }
+}
+
+/// Related rows of an object in no context: none.
+private struct EmptyRowSource: PredicateRowSource {
+    func row(for id: ManagedObjectID) throws -> StoreRow? { nil }
 }

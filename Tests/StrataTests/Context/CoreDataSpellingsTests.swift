@@ -65,4 +65,46 @@ final class CoreDataSpellingsTests: XCTestCase {
         reader.persistentStoreCoordinator = coordinator
         XCTAssertEqual(try reader.performAndWait { try reader.count(for: FetchRequest<Quake>(entityName: "Quake")) }, 5)
     }
+
+    func testEntityLookupInsertNewObjectAndKeyPaths() throws {
+        let (_, context) = try TestModels.stack(try TestModels.earthquakes())
+        try context.performAndWait {
+            XCTAssertEqual(EntityDescription.entity(forEntityName: "Quake", in: context)?.name, "Quake")
+            XCTAssertNil(EntityDescription.entity(forEntityName: "Nope", in: context))
+            let quake = EntityDescription.insertNewObject(forEntityName: "Quake", into: context)
+            XCTAssertTrue(quake is Quake, "the entity's class is instantiated")
+            XCTAssertTrue(context.insertedObjects.contains(quake))
+            let region = EntityDescription.insertNewObject(forEntityName: "Region", into: context) as! Region
+            region.name = "Alaska"
+            XCTAssertNil(quake.value(forKeyPath: "region.name"), "a nil relationship on the way gives nil")
+            quake.setValue(region, forKey: "region")
+            XCTAssertEqual(quake.value(forKeyPath: "region.name") as? String, "Alaska")
+            XCTAssertEqual(quake.value(forKeyPath: "magnitude") as? Double, 0)
+        }
+    }
+
+    func testPredicateEvaluateWithAnObjectAgreesWithAFetch() throws {
+        let (_, context) = try TestModels.stack(try TestModels.earthquakes())
+        try context.performAndWait {
+            let region = Region(context: context)
+            region.name = "Alaska"
+            for (index, magnitude) in [1.0, 4.5, 6.2].enumerated() {
+                let quake = Quake(context: context)
+                quake.code = "q\(index)"
+                quake.magnitude = magnitude
+                quake.region = magnitude > 4 ? region : nil
+            }
+            try context.save()
+            let all = try context.fetch(FetchRequest<Quake>(entityName: "Quake"))
+            for format in ["magnitude > 4", "region.name == 'Alaska'", "region == nil", "code BEGINSWITH 'q' AND magnitude < 5"] {
+                let predicate = try FetchPredicate(format: format)
+                let request = FetchRequest<Quake>(entityName: "Quake")
+                request.predicate = predicate
+                let fetched = Set(try context.fetch(request).map(\.code))
+                let evaluated = Set(try all.filter { try predicate.evaluate(with: $0) }.map(\.code))
+                XCTAssertEqual(evaluated, fetched, format)
+            }
+            XCTAssertThrowsError(try FetchPredicate(format: "magnitude > 1").evaluate(with: "not an object"))
+        }
+    }
 }
