@@ -120,3 +120,28 @@ extension FetchPredicate {
 private struct EmptyRowSource: PredicateRowSource {
     func row(for id: ManagedObjectID) throws -> StoreRow? { nil }
 }
+
+extension FetchSortDescriptor {
+    /// A descriptor sorting by the `@Managed` property at `keyPath` (Core Data's
+    /// `NSSortDescriptor(keyPath:ascending:)`). Throws when the key path is not a stored
+    /// property of `Root`.
+    public init<Root: ManagedObject, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool = true) throws {
+        let key = try ManagedObjectModel.propertyName(of: keyPath, on: Root.self, from: "FetchSortDescriptor(keyPath:)")
+        self.init(key: key, ascending: ascending)
+    }
+}
+
+/// Core Data's store type names as strings (`addPersistentStore(ofType: InMemoryStoreType, …)`).
+public let InMemoryStoreType = StoreType.inMemory.rawValue
+public let BinaryStoreType = StoreType.binary.rawValue
+public let XMLStoreType = StoreType.xml.rawValue
+
+extension PersistentStoreCoordinator {
+    /// Core Data's string-typed `addPersistentStore(ofType:configurationName:at:options:)`: the
+    /// same as ``addPersistentStore(type:configuration:at:options:)`` with `StoreType(rawValue:)`.
+    @discardableResult
+    public func addPersistentStore(ofType storeType: String, configurationName: String?, at url: URL,
+                                   options: [String: Any]? = nil) throws -> any PersistentStore {
+        try addPersistentStore(type: StoreType(rawValue: storeType), configuration: configurationName, at: url, options: options)
+    }
+}

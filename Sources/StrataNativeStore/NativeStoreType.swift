@@ -20,6 +20,11 @@ extension StoreType {
     }()
 }
 
+/// The native store type as a string, for Core Data's string-typed calls
+/// (`addPersistentStore(ofType: NativeStoreType, …)`, in place of `NSSQLiteStoreType`). Reading it
+/// registers the store type, as naming `StoreType.native` does.
+public let NativeStoreType = StoreType.native.rawValue
+
 /// Opens native stores and manages their files (`.strata`, `-wal`, `-shm`).
 struct NativeStoreFactory: PersistentStoreFactory {
     /// The files of a store at `url`: the store file, its write-ahead log and its shared memory.

@@ -107,4 +107,27 @@ final class CoreDataSpellingsTests: XCTestCase {
             XCTAssertThrowsError(try FetchPredicate(format: "magnitude > 1").evaluate(with: "not an object"))
         }
     }
+
+    func testKeyPathSortDescriptorsAndStringStoreTypes() throws {
+        let model = try TestModels.earthquakes()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(ofType: InMemoryStoreType, configurationName: nil, at: URL(fileURLWithPath: "/dev/null"))
+        let path = TestStores.freshFile("string-type").path
+        try coordinator.addPersistentStore(ofType: NativeStoreType, configurationName: nil, at: URL(fileURLWithPath: path))
+        XCTAssertEqual(coordinator.persistentStores.map(\.type), [.inMemory, .native])
+        XCTAssertEqual(try FetchSortDescriptor(keyPath: \Quake.magnitude, ascending: false).key, "magnitude")
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            for magnitude in [2.0, 5.0, 3.0] {
+                let quake = Quake(context: context)
+                quake.code = "m\(magnitude)"
+                quake.magnitude = magnitude
+            }
+            try context.save()
+            let request = FetchRequest<Quake>(entityName: "Quake")
+            request.sortDescriptors = [try FetchSortDescriptor(keyPath: \Quake.magnitude, ascending: false)]
+            XCTAssertEqual(try context.fetch(request).map(\.magnitude), [5, 3, 2])
+        }
+    }
 }
