@@ -116,4 +116,26 @@ final class KeyEncodingTests: XCTestCase {
             XCTAssertEqual(mine.bytes.count, kept.reduce(0) { $0 + $1.count }, "removed keys leave no bytes behind, seed \(seed)")
         }
     }
+
+    /// FORMAT.md §19.4: text is NFC'd, then cut at the cap and moved back over bytes 10xxxxxx
+    /// (a scalar boundary: a combining mark can be cut off), data likewise; escaping comes after.
+    func testCutsAtTheCapAsFormatSays() {
+        func encoded(_ value: RowValue, _ kind: KeyElementKind, cap: Int) -> [UInt8] {
+            var key: [UInt8] = []
+            let cut = KeyEncoding.append(value, kind: kind, cap: cap, to: &key)
+            return key + [cut ? 1 : 0]     // the last byte says whether it cut
+        }
+        // "e" + U+0301 is NFC'd to U+00E9 (C3 A9) before anything else.
+        XCTAssertEqual(encoded(.string("e\u{301}"), .text, cap: 16), [0x10, 0xC3, 0xA9, 0x00, 0])
+        // A cap inside U+00E9 moves back before its lead byte.
+        XCTAssertEqual(encoded(.string("abcé"), .text, cap: 4), [0x10, 0x61, 0x62, 0x63, 0x00, 1])
+        // A letter with a combining mark that has no precomposed form: the mark (CC 81 after "q")
+        // is cut off at a scalar boundary.
+        XCTAssertEqual(encoded(.string("q\u{301}"), .text, cap: 2), [0x10, 0x71, 0x00, 1])
+        // Data: the same rule. The byte after a cut at 3 (0x81) and then the one after a cut at 2
+        // (0x80) are 10xxxxxx, so the cut moves back to 1.
+        XCTAssertEqual(encoded(.data(Data([0x01, 0x02, 0x80, 0x81])), .bytes, cap: 3), [0x10, 0x01, 0x00, 1])
+        // Escaping comes after the cut: a 00 inside the kept part is written 00 FF.
+        XCTAssertEqual(encoded(.data(Data([0x00, 0x05, 0x06])), .bytes, cap: 2), [0x10, 0x00, 0xFF, 0x05, 0x00, 1])
+    }
 }
