@@ -104,6 +104,7 @@ public final class StorageEngine: Sendable {
     public convenience init(path: String, options: StorageOptions = StorageOptions()) throws {
         let opened = try StorageEngine.openFiles(path: path, options: options)
         try self.init(path: path, options: options, opened: opened)
+        OpenEngines.add(self)
     }
 
     // MARK: Reading

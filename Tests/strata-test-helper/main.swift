@@ -14,7 +14,8 @@
 //                                                 CrashModel, no relationships), printing "inserted N"
 //                                                 when the request returns; after each odd N also
 //                                                 batch-deletes batch N-1, printing "deleted N-1"
-// With STRATA_HELPER_ABANDON=1 it exits without closing the store (commits stay in the WAL).
+// With STRATA_HELPER_ABANDON=1 it ends without closing the store or running exit handlers
+// (commits stay in the WAL); with STRATA_HELPER_EXIT=1 it exits normally without closing it.
 // Prints "ok" on success, "error: …" and exits 1 on failure.
 
 import Foundation
@@ -158,7 +159,13 @@ do {
         exit(2)
     }
     if ProcessInfo.processInfo.environment["STRATA_HELPER_ABANDON"] == "1" {
-        // Exit without closing: the WAL keeps its commits (as after a crash).
+        // End without closing and without exit handlers: the WAL keeps its commits (as after a
+        // crash).
+        FileHandle.standardOutput.write(Data("ok\n".utf8))
+        _exit(0)
+    }
+    if ProcessInfo.processInfo.environment["STRATA_HELPER_EXIT"] == "1" {
+        // A normal exit without closing the store (as an app that returns from main).
         FileHandle.standardOutput.write(Data("ok\n".utf8))
         exit(0)
     }

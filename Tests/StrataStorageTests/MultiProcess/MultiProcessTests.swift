@@ -119,4 +119,33 @@ final class MultiProcessTests: XCTestCase {
         try expectSound(reader, "end")
         reader.close()
     }
+
+    /// A process that exits normally without closing its store leaves it as `close()` does: the
+    /// data checkpointed into the store file (its WAL cut to the header block), and no reader
+    /// slot marked with its process ID (FORMAT.md §10, §15).
+    func testANormalExitWithoutCloseLeavesOneFileAndNoSlot() throws {
+        func run(_ arguments: [String]) throws -> String {
+            let process = Process()
+            process.executableURL = Self.helperURL
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(["STRATA_HELPER_EXIT": "1"]) { $1 }
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        XCTAssertTrue(try run(["write", path, "t", "0", "200"]).hasSuffix("ok\n"))
+        XCTAssertTrue(try run(["get", path, "t", "7"]).contains("#7"), "the reader saw the rows")
+        let walSize = (try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? -1
+        XCTAssertEqual(walSize, 4096, "the WAL holds its header block only")
+        let engine = try StorageEngine(path: path)
+        let dump = try engine.dump()
+        let others = dump.readerSlots.filter { $0.processID != getpid() }     // the dump's own read holds one
+        XCTAssertEqual(others.count, 0, "no slot of the helpers is left marked: \(others)")
+        XCTAssertEqual(try engine.read { try $0.tree("t").count }, 200)
+        try expectSound(engine, "after the helpers exited")
+        engine.close()
+    }
 }
