@@ -13,8 +13,9 @@ import Foundation
 struct BatchWorkingSet {
     let view: any StoreReadView
     let model: ManagedObjectModel
-    /// Inserted rows in insertion order, by position.
+    /// Inserted rows in insertion order, by position, and each one's position by key.
     private(set) var inserts: [StoreRow] = []
+    private var insertedPositions: [Int64: Int] = [:]
     /// Changed stored rows: new values, and the row as read.
     private var updates: [Int64: (read: StoreRow, values: [RowValue])] = [:]
     private var updateOrder: [Int64] = []
@@ -38,14 +39,10 @@ struct BatchWorkingSet {
         return try view.row(for: id)
     }
 
-    private var insertedPositions: [Int64: Int] = [:]
-
     func isDeleted(_ id: ManagedObjectID) -> Bool { id.primaryKey.map { deletes[$0] != nil } ?? false }
 
     /// The IDs of the rows this attempt deletes, in deletion order.
     var deletedIDs: [ManagedObjectID] { deleteOrder.map { deletes[$0]!.id } }
-    /// The IDs of the stored rows this attempt changes, in the order first changed.
-    var updatedIDs: [ManagedObjectID] { updateOrder.map { updates[$0]!.read.id } }
 
     // MARK: Changing
 
@@ -192,7 +189,7 @@ struct BatchWorkingSet {
         var owners: [ManagedObjectID] = []
         for entity in model.entities {
             for case let derived as DerivedAttributeDescription in entity.slots {
-                guard case .aggregate = derived.derivation, case .aggregate(_, let name, _) = derived.derivation,
+                guard case .aggregate(_, let name, _) = derived.derivation,
                       let relationship = entity.relationshipsByName[name], let destination = relationship.destinationEntity,
                       id.entity.isKindOf(entity: destination), let inverse = relationship.inverseRelationship,
                       let inverseSlot = id.entity.slotIndex[inverse.name] else { continue }
