@@ -4,8 +4,9 @@
 // Owns: `synchronize()` (compare the shared header with the view; scan the WAL frames other
 // writers appended, or rebuild the WAL index after another process reset the WAL) and
 // `publish(...)` (make a commit visible: WAL index and cache first, then the view, then the
-// shared header). Both run under `syncLock`. Must never move the view to a generation whose
-// frames are not all in the WAL index.
+// shared header; then, outside the lock, a poke of this engine's commit watcher). Both run
+// under `syncLock`. Must never move the view to a generation whose frames are not all in the
+// WAL index.
 
 import Foundation
 @_spi(StrataInternal) import StrataCore
@@ -109,6 +110,8 @@ extension StorageEngine {
                 throw poison(error)
             }
         }
+        // Other processes' watchers wake on the header write; this engine's on a poke.
+        commitWatcher.load()?.poke()
     }
 
     func sharedHeader(from v: View) -> SharedHeader {

@@ -8,6 +8,7 @@
 // write after a failed sync (the engine is then poisoned until reopened).
 
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,6 +73,9 @@ public final class StorageEngine: Sendable {
     /// The thread running this engine's write transaction, to refuse a nested `write` at once
     /// (it would otherwise wait for itself until the busy timeout).
     let writerThread = Lock<UInt?>(nil)
+    /// Delivers commit notifications (`observeCommits`); created at the first observation, so a
+    /// commit without observers costs one atomic load.
+    let commitWatcher = AtomicLazyReference<CommitWatcher>()
 
     struct StoreFiles: Sendable {
         let main: any FileIO
@@ -243,13 +247,15 @@ public final class StorageEngine: Sendable {
     }
 
     /// Closes the store: checkpoints if no other writer is active, releases locks and files.
-    /// Transactions still open afterwards throw `.closed`.
+    /// Transactions still open afterwards throw `.closed`; commit observations stop (no call
+    /// begins afterwards) and their thread ends.
     public func close() {
         let alreadyClosed = view.withLock { v -> Bool in
             defer { v.closed = true }
             return v.closed
         }
         if alreadyClosed { return }
+        commitWatcher.load()?.engineClosed()
         if !options.readOnly, writerGate.wait(timeout: .now()) == .success {
             if (try? files.shared.tryLock(byte: SharedState.writerLockByte, exclusive: true)) == true {
                 if view.withLock({ $0.poisoned == nil }) {
