@@ -34,6 +34,10 @@ final class NativeStore: RowStore {
     let model: ManagedObjectModel
     let rowCache: RowCache
     let pool: ConnectionPool
+    /// Whether commits record persistent history (PersistentHistoryTrackingKey).
+    let recordsHistory: Bool
+    /// This handle's own commits, while remote changes are observed (NativeStore+History.swift).
+    let ownCommits = Lock(OwnCommits()) // guards the observing flag and the generations noted
 
     static let schemaKey = Array("schema".utf8)
     static var metadataKey: [UInt8] { NativeStoreFile.metadataKey }
@@ -89,6 +93,7 @@ final class NativeStore: RowStore {
             objectID: { url in Self.objectID(from: url, model: model) })
         self.rowCache = RowCache(budgetBytes: StoreOptionValues.integer(options[RowCacheSizeOptionKey]) ?? 32 << 20)
         self.pool = ConnectionPool(size: max(1, StoreOptionValues.integer(options[PersistentStoreConnectionPoolMaxSizeKey]) ?? 4))
+        self.recordsHistory = StoreOptionValues.flag(options[PersistentHistoryTrackingKey])
     }
 
     /// Creates the layout of a new store, or checks (and if allowed migrates) an existing one.
@@ -238,15 +243,30 @@ final class NativeStore: RowStore {
         try pool.withWriter {
             var invalidated: [Int64] = []
             var committedAt = Generation.zero
-            let versions = try engine.write { tx in
-                var committer = NativeCommitter(store: self, tx: tx)
-                let versions = try committer.apply(changes)
-                invalidated = committer.touchedKeys
-                committedAt = tx.generation
+            var noted: UInt64?
+            do {
+                let versions = try engine.write { tx in
+                    var committer = NativeCommitter(store: self, tx: tx)
+                    committer.keepsReplacedValues = recordsHistory
+                    let versions = try committer.apply(changes)
+                    if recordsHistory {
+                        // In the same transaction as the data: both commit, or neither.
+                        try NativeHistory.record(changes, replacedByUpdate: committer.replacedByUpdate,
+                                                 replacedByDelete: committer.replacedByDelete, store: self, tx: tx)
+                    }
+                    invalidated = committer.touchedKeys
+                    committedAt = tx.generation
+                    // Noted before the commit is published: a watcher may report it at once.
+                    noted = tx.generation.rawValue
+                    noteOwnCommit(tx.generation.rawValue)
+                    return versions
+                }
+                rowCache.didCommit(at: committedAt.rawValue, changedKeys: invalidated)
                 return versions
+            } catch {
+                if let noted { forgetOwnCommit(noted) }
+                throw error
             }
-            rowCache.didCommit(at: committedAt.rawValue, changedKeys: invalidated)
-            return versions
         }
     }
 

@@ -28,6 +28,11 @@ final class NativeStoreFile: Sendable {
     /// The metadata and the generation it was read at; only `metadata()` and `setMetadata` set it.
     private let cachedMetadata = Lock<(generation: Generation, metadata: [String: any Sendable])?>(nil) // guards the cache
 
+    /// The latest generations this process committed for the file's own bookkeeping (key
+    /// blocks, metadata): not changes another coordinator needs to hear about. Newest last, at
+    /// most 64.
+    private let bookkeeping = Lock<[UInt64]>([]) // guards the list
+
     static let nextKeyName = Array("nextKey".utf8)
     static let metadataKey = Array("metadata".utf8)
 
@@ -112,9 +117,24 @@ final class NativeStoreFile: Sendable {
             let current = try MetadataCodec.decode(bytes, store: path)
             for key in StoreMetadataKey.storeOwned { merged[key] = current[key] }
             try meta.put(Self.metadataKey, try MetadataCodec.encode(merged))
+            noteBookkeeping(tx.generation.rawValue)
             return (tx.generation, merged)
         }
         cachedMetadata.withLock { $0 = (generation, stored) }
+    }
+
+    // MARK: Bookkeeping commits
+
+    private func noteBookkeeping(_ generation: UInt64) {
+        bookkeeping.withLock { list in
+            list.append(generation)
+            if list.count > 64 { list.removeFirst(list.count - 64) }
+        }
+    }
+
+    /// How many of the generations in `range` were this process's bookkeeping commits.
+    func bookkeepingCommits(in range: ClosedRange<UInt64>) -> Int {
+        bookkeeping.withLock { list in list.reduce(0) { $0 + (range.contains($1) ? 1 : 0) } }
     }
 
     // MARK: Keys
@@ -131,6 +151,7 @@ final class NativeStoreFile: Sendable {
                     let meta = try tx.openTree(NativeSchema.metaTree)
                     let stored = try meta.get(Self.nextKeyName).map { try Self.decodeKey($0, path: path) } ?? 1
                     try meta.put(Self.nextKeyName, Self.encodeKey(stored + block))
+                    noteBookkeeping(tx.generation.rawValue)
                     return stored
                 }
                 keys.next = first

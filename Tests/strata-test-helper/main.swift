@@ -5,8 +5,14 @@
 //   strata-test-helper hold PATH SECONDS               holds the write lock for SECONDS
 //   strata-test-helper get PATH TREE KEY               prints the value of a u64 key as text
 //   strata-test-helper big PATH TREE KEY BYTES         stores a value of BYTES bytes (overflow)
+//   strata-test-helper timed-writes PATH TREE COUNT INTERVAL_MS   COUNT commits, INTERVAL_MS apart,
+//                                                 printing "committed G T" after each returns
+//                                                 (G its generation, T seconds since 1970)
 //   strata-test-helper concurrency-violation object|context   touches an object (or a context) off
 //                                                 its queue; traps when STRATA_CONCURRENCY_DEBUG=1
+//   strata-test-helper tracked-saves PATH COUNT INTERVAL_MS   COUNT saves of one quake (CrashModel) into a
+//                                                 store recording history, author "import", printing
+//                                                 "saved GENERATION SECONDS" after each returns
 //   strata-test-helper object-save-loop PATH FIRST BATCH   saves batches FIRST, FIRST+1, … of BATCH
 //                                                 quakes into a native store (CrashModel) forever,
 //                                                 printing "saved N" after each save returns
@@ -14,6 +20,7 @@
 //                                                 CrashModel, no relationships), printing "inserted N"
 //                                                 when the request returns; after each odd N also
 //                                                 batch-deletes batch N-1, printing "deleted N-1"
+// With STRATA_HELPER_TRACKING=1, object-save-loop's store records persistent history.
 // With STRATA_HELPER_ABANDON=1 it ends without closing the store or running exit handlers
 // (commits stay in the WAL); with STRATA_HELPER_EXIT=1 it exits normally without closing it.
 // Prints "ok" on success, "error: …" and exits 1 on failure.
@@ -33,13 +40,49 @@ func argument(_ index: Int) -> String {
     return arguments[index]
 }
 
+/// Options of the helper's native stores: with STRATA_HELPER_TRACKING=1, persistent history.
+let helperStoreOptions: [String: Any] = ProcessInfo.processInfo.environment["STRATA_HELPER_TRACKING"] == "1"
+    ? [PersistentHistoryTrackingKey: true as NSNumber] : [:]
+
+if arguments.first == "tracked-saves" {
+    // COUNT saves of one quake each into a native store recording history, INTERVAL_MS apart,
+    // under the author "import"; after each: "saved GENERATION SECONDS" (the save's history
+    // token position and the wall-clock time it returned).
+    do {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: CrashModel.make())
+        let store = try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: argument(1)),
+                                                       options: [PersistentHistoryTrackingKey: true as NSNumber])
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        context.transactionAuthor = "import"
+        let count = Int(argument(2))!, interval = Double(argument(3))! / 1000
+        for index in 0..<count {
+            try context.performAndWait {
+                let quake = ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Quake"]!, insertInto: context)
+                quake.setValue("t\(ProcessInfo.processInfo.processIdentifier).\(index)", forKey: "code")
+                quake.setValue(Int64(index), forKey: "batch")
+                try context.save()
+            }
+            let token = coordinator.currentPersistentHistoryToken(fromStores: [store])?.generation(inStore: store.identifier) ?? 0
+            FileHandle.standardOutput.write(Data("saved \(token) \(Date().timeIntervalSince1970)\n".utf8))
+            Thread.sleep(forTimeInterval: interval)
+        }
+        print("ok")
+        exit(0)
+    } catch {
+        print("error: \(error)")
+        exit(1)
+    }
+}
+
 if arguments.first == "object-save-loop" {
     // Killed with SIGKILL by the test: every save that printed must survive, none may be partial.
     do {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: CrashModel.make())
-        try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: argument(1)))
+        try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: argument(1)), options: helperStoreOptions)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
+        context.transactionAuthor = "import"
         let batchSize = Int(argument(3))!
         var batch = Int64(argument(2))!
         while true {
@@ -80,14 +123,14 @@ if arguments.first == "batch-loop" {
         while true {
             try context.performAndWait {
                 let rows: [[String: Any]] = (0..<size).map { ["code": "b\(batch).\($0)", "batch": batch, "magnitude": Double($0) / 10] }
-                try context.execute(BatchInsertRequest(entityName: "Quake", objects: rows))
+                _ = try context.execute(BatchInsertRequest(entityName: "Quake", objects: rows))
             }
             FileHandle.standardOutput.write(Data("inserted \(batch)\n".utf8))
             if batch % 2 == 1 {
                 try context.performAndWait {
                     let doomed = FetchRequest<ManagedObject>(entityName: "Quake")
                     doomed.predicate = try FetchPredicate(format: "batch == %@", batch - 1)
-                    try context.execute(BatchDeleteRequest(fetchRequest: doomed))
+                    _ = try context.execute(BatchDeleteRequest(fetchRequest: doomed))
                 }
                 FileHandle.standardOutput.write(Data("deleted \(batch - 1)\n".utf8))
             }
@@ -138,6 +181,18 @@ do {
                 let t = try tx.openTree(tree)
                 for i in 0..<count { try t.put(bigEndianKey(i), Array("round \(round) #\(i) ".utf8) + [UInt8](repeating: UInt8(round), count: 40)) }
             }
+        }
+    case "timed-writes":
+        let tree = TreeName(argument(2))
+        let count = UInt64(argument(3))!
+        let interval = UInt32(argument(4))!
+        for i in 0..<count {
+            let generation = try engine.write { tx in
+                try tx.openTree(tree).put(bigEndianKey(i), Array("timed #\(i)".utf8))
+                return tx.generation
+            }
+            FileHandle.standardOutput.write(Data("committed \(generation.rawValue) \(Date().timeIntervalSince1970)\n".utf8))
+            usleep(interval * 1000)
         }
     case "hold":
         let seconds = Double(argument(2))!

@@ -159,7 +159,10 @@ extension ManagedObjectContext {
     func mergeSaved(_ changes: SavedChanges) {
         advanceGeneration()
         for id in changes.updated {
-            guard let object = registry[id], !object.state.isFault else { continue }
+            guard let object = registry[id] else { continue }
+            // A fault holding its fetch's values would fire into the old ones: it reads again.
+            if object.state == .prefetchedFault { object.state = .fault }
+            if object.state.isFault { continue }
             refresh(object, mergeChanges: true)
             changeTracker.notePending(updated: object)
         }

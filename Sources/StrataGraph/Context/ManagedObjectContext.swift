@@ -101,6 +101,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         get { settings.withLock { $0.automaticallyMergesChangesFromParent } }
         set { settings.withLock { $0.automaticallyMergesChangesFromParent = newValue } }
     }
+    /// Remote-change merging through history (`automaticallyMergesRemoteChanges`; see
+    /// ManagedObjectContext+RemoteMerge.swift), set from any thread.
+    let remoteMerge = Lock(RemoteMergeState()) // guards the switch, the last merged token and the listener
     /// Whether a fault whose row was deleted elsewhere turns into a deleted object (true) instead
     /// of failing.
     @exclusivity(unchecked) public var shouldDeleteInaccessibleFaults = true
@@ -171,6 +174,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     deinit {
         handle.isAlive.store(false, ordering: .releasing)
         coordinatorStorage?.unregister(self)
+        stopRemoteMerging()
         // Many objects go in address order (see putInAddressOrder), not the registry's hash order.
         if registry.count >= 1024 {
             var objects = Array(registry.objects)

@@ -31,6 +31,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         var contexts: [WeakContext] = []
     }
     private let state = Lock(State()) // guards the store list and the context list
+    /// Remote-change observations of the stores, and who hears about them.
+    let remoteChangeHub = RemoteChangeHub()
     /// Counts commits and store-list changes made through this coordinator (see `changeStamp`);
     /// context handles hold it too, to check prefetched faults without reaching their context.
     let changeCounter = ChangeCounter()
@@ -86,6 +88,15 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
         state.withLock { $0.stores.append(store) }
         noteChange()
+        if StoreOptionValues.flag(options?[PersistentStoreRemoteChangeNotificationPostOptionKey]) {
+            do {
+                try remoteChangeHub.observe(store, for: self)
+            } catch {
+                state.withLock { $0.stores.removeAll { $0 === store } }
+                store.close()
+                throw error
+            }
+        }
         return store
     }
 
@@ -96,9 +107,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             return state.stores.remove(at: index)
         }
         guard let removed else { throw StrataError(.invalidArgument, "the store \(store.identifier) is not added to this coordinator") }
+        remoteChangeHub.stopObserving(removed)
         noteChange()
         removed.close()
     }
+
+    /// The stores added so far, as the coordinator speaks to them.
+    var rowStores: [any RowStore] { state.withLock { $0.stores } }
 
     /// The store at `url`, if added.
     public func persistentStore(for url: URL) -> (any PersistentStore)? {

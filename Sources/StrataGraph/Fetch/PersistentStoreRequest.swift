@@ -22,6 +22,8 @@ public enum PersistentStoreRequestType: Sendable, Hashable {
     case batchUpdateRequestType
     /// A batch delete.
     case batchDeleteRequestType
+    /// A persistent history fetch or deletion (``PersistentHistoryChangeRequest``).
+    case persistentHistoryRequestType
 }
 
 /// A request a context runs with ``ManagedObjectContext/execute(_:)``: asynchronous fetches now,

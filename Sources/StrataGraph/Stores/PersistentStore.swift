@@ -211,6 +211,21 @@ public protocol RowStore: PersistentStore {
     func close()
     /// Replaces the application part of the metadata.
     func setMetadata(_ metadata: [String: any Sendable]) throws
+
+    // Persistent history (StoreHistory.swift has the defaults: no history).
+
+    /// Whether commits record persistent history (``PersistentHistoryTrackingKey``), each in
+    /// the same store transaction as its data.
+    var recordsHistory: Bool { get }
+    /// The token of the store's latest commit, when it records history.
+    func currentHistoryToken() throws -> PersistentHistoryToken?
+    /// The transactions `query` selects, in token order.
+    func fetchHistory(_ query: StoreHistoryQuery) throws -> [PersistentHistoryTransaction]
+    /// Deletes the transactions `deletion` selects; returns how many.
+    func deleteHistory(_ deletion: StoreHistoryDeletion) throws -> Int
+    /// Calls `handler` (on any thread) after other coordinators, in this process or others,
+    /// commit to the store; nil when the store cannot tell.
+    func observeRemoteChanges(_ handler: @escaping @Sendable (PersistentStoreRemoteChange) -> Void) throws -> (any StoreObservation)?
 }
 
 extension RowStore {

@@ -52,6 +52,11 @@ struct NativeCommitter {
     private var changes = StoreChangeSet()
     /// The most index entries one index may gain or lose in this commit (lists are sized to it).
     private var expectedEntries = 0
+    /// Whether the stored values each update and delete replaced are kept (for history).
+    var keepsReplacedValues = false
+    /// With `keepsReplacedValues`: the values each update (by position) and delete replaced.
+    private(set) var replacedByUpdate: [[RowValue]?] = []
+    private(set) var replacedByDelete: [[RowValue]?] = []
 
     init(store: NativeStore, tx: WriteTransaction) {
         self.store = store
@@ -90,6 +95,10 @@ struct NativeCommitter {
         let deleteOrder = Self.keyOrder(changes.deletes) { $0.id }
         let total = changes.updates.count + changes.inserts.count + changes.deletes.count
         versions = [Int64](repeating: 0, count: changes.updates.count)
+        if keepsReplacedValues {
+            replacedByUpdate = [[RowValue]?](repeating: nil, count: changes.updates.count)
+            replacedByDelete = [[RowValue]?](repeating: nil, count: changes.deletes.count)
+        }
         touchedKeys.reserveCapacity(total)
         expectedEntries = total
         self.changes = changes
@@ -100,13 +109,18 @@ struct NativeCommitter {
         var conflicts: [RowVersionConflict] = []
         for position in updateOrder {
             let row = changes.updates[position]
-            if conflicts.isEmpty, try rewriteInPlace(row, position: position, base: changes.base(ofUpdate: position), changes: changes) { continue }
+            if conflicts.isEmpty, try rewriteInPlace(row, position: position, base: changes.base(ofUpdate: position), changes: changes) {
+                if keepsReplacedValues { replacedByUpdate[position] = changes.base(ofUpdate: position) }
+                continue
+            }
             let stored = try check(row.id, row.version, base: changes.base(ofUpdate: position), changes: changes, conflicts: &conflicts)
+            if keepsReplacedValues { replacedByUpdate[position] = stored?.values }
             if conflicts.isEmpty { try update(row, stored: stored, position: position) }
         }
         for position in deleteOrder {
             let (id, version) = changes.deletes[position]
             let stored = try check(id, version, base: changes.base(ofDelete: position), changes: changes, conflicts: &conflicts)
+            if keepsReplacedValues { replacedByDelete[position] = stored?.values }
             if conflicts.isEmpty { try delete(id, stored: stored) }
         }
         if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }

@@ -37,7 +37,7 @@ enum RowCodec {
         }
     }
 
-    private static func append(_ value: RowValue, isRelationship: Bool, numberOf: (EntityDescription) -> UInt16, to writer: ByteWriter) {
+    static func append(_ value: RowValue, isRelationship: Bool, numberOf: (EntityDescription) -> UInt16, to writer: ByteWriter) {
         switch value {
         case .null, .objectIDs: writer.append(Tag.null.rawValue)
         case .integer(let v):

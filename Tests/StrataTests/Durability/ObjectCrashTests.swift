@@ -35,10 +35,12 @@ final class ObjectCrashTests: XCTestCase {
 
     /// Runs the helper with `arguments`, kills it with SIGKILL a random moment after it printed
     /// `events` lines, and returns every line it printed.
-    private func runUntilKilled(_ arguments: [String], after events: Int, random: inout SeededRandom) throws -> [String] {
+    private func runUntilKilled(_ arguments: [String], after events: Int, random: inout SeededRandom,
+                                environment: [String: String] = [:]) throws -> [String] {
         let process = Process()
         process.executableURL = Self.helperURL
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
@@ -113,6 +115,44 @@ final class ObjectCrashTests: XCTestCase {
         let engine = try StorageEngine(path: path, options: options)
         XCTAssertEqual(try engine.check().map { "\($0)" }, [], "seed \(seed)")
         engine.close()
+    }
+
+    /// Saves recording persistent history, killed at random moments: every save that returned
+    /// has its transaction, and every transaction's data is there (the quakes it inserted are
+    /// exactly the stored ones, each save one transaction of its batch).
+    func testEveryReturnedSaveHasItsTransactionAndNoTransactionLacksItsData() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let path = TestStores.freshFile("history-crash").path
+        let batch = 20
+        var next: Int64 = 0
+        for round in 0..<iterations(3, stress: 30) {
+            let lines = try runUntilKilled(["object-save-loop", path, "\(next)", "\(batch)"], after: 2 + random.next(below: 8),
+                                           random: &random, environment: ["STRATA_HELPER_TRACKING": "1"])
+            let reported = lines.compactMap { $0.hasPrefix("saved ") ? Int64($0.dropFirst(6)) : nil }
+            let trace = "seed \(seed), round \(round), reported \(reported.suffix(3))"
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: Self.model())
+            try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: path),
+                                               options: [PersistentHistoryTrackingKey: true as NSNumber])
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                let stored = try context.fetch(FetchRequest<ManagedObject>(entityName: "Quake"))
+                let batches = Dictionary(grouping: stored) { $0.value(forKey: "batch") as? Int64 ?? -1 }
+                let history = (try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)) as! PersistentHistoryResult)
+                    .result as! [PersistentHistoryTransaction]
+                let inserted = history.flatMap { $0.changes ?? [] }.filter { $0.changeType == .insert && $0.changedObjectID.entity.name == "Quake" }
+                XCTAssertEqual(Set(inserted.map(\.changedObjectID)), Set(stored.map(\.objectID)), "transactions and data differ: " + trace)
+                XCTAssertEqual(history.count, batches.count, "one transaction per stored batch: " + trace)
+                for transaction in history {
+                    XCTAssertEqual(transaction.author, "import", trace)
+                    XCTAssertEqual(transaction.changes?.count, batch + 1, "a transaction is whole: " + trace)
+                }
+                for number in reported { XCTAssertEqual(batches[number]?.count, batch, "batch \(number) returned but is missing: " + trace) }
+                next = (batches.keys.max() ?? -1) + 1
+            }
+        }
+        try TestStores.assertSound(URL(fileURLWithPath: path))
     }
 
     func testEveryReturnedSaveSurvivesAKillAndNoSaveIsPartial() throws {

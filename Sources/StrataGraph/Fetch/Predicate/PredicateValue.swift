@@ -115,6 +115,9 @@ enum PredicateArgumentConversion {
         case let v as URL: return .url(URL(string: v.absoluteString) ?? v)
         case let v as ManagedObjectID: return .objectID(v)
         case let v as ManagedObject: return .objectID(v.objectID)
+        // An entity compares as its name (history's `changedEntity == %@`).
+        case let v as EntityDescription: return .string(v.name)
+        case let v as PersistentHistoryChangeType: return .integer(Int64(v.rawValue))
         case is NSNull: return .null
         case let v as NSNumber: return foundationNumber(v)
         case let v as NSString: return .string(v.description)

@@ -21,8 +21,11 @@ final class InMemoryStore: RowStore {
     /// This coordinator's entities: rows already bound to them need no rebinding (the common case).
     private let ownEntities: Set<ObjectIdentifier>
 
+    let recordsHistory: Bool
+
     /// Opens the store at `url`: `/dev/null` (or nil) is private, `/dev/null/<name>` is shared.
-    init(url: URL?, configurationName: String?, entities: [EntityDescription], readOnly: Bool) throws {
+    init(url: URL?, configurationName: String?, entities: [EntityDescription], readOnly: Bool, recordsHistory: Bool = false) throws {
+        self.recordsHistory = recordsHistory
         let path = url?.path ?? "/dev/null"
         if path == "/dev/null" || path.isEmpty {
             data = MemoryStoreData()
@@ -90,10 +93,50 @@ final class InMemoryStore: RowStore {
         if isReadOnly {
             throw StrataError(.readOnly, "in-memory store \(url?.path ?? "") was added read-only")
         }
-        return try data.commit(changes)
+        return try data.commit(changes, recordsHistory: recordsHistory, committer: ObjectIdentifier(self))
     }
 
     func close() {}
+
+    // MARK: History and remote changes
+
+    func currentHistoryToken() throws -> PersistentHistoryToken? {
+        recordsHistory ? PersistentHistoryToken(storeIdentifier: identifier, generation: data.historyPosition()) : nil
+    }
+
+    func fetchHistory(_ query: StoreHistoryQuery) throws -> [PersistentHistoryTransaction] {
+        let recorded = data.withLock { Array(data.historyUnlocked(query.start)) }
+        return recorded.map { transaction in
+            var copy = transaction
+            if query.includesChanges {
+                copy.changes = transaction.changes?.map { change in
+                    var rebound = change
+                    rebound.objectID = rebind(change.objectID)
+                    return rebound
+                }
+            } else {
+                copy.changes = nil
+            }
+            return copy.transaction(storeID: identifier)
+        }
+    }
+
+    func deleteHistory(_ deletion: StoreHistoryDeletion) throws -> Int {
+        if isReadOnly { throw StrataError(.readOnly, "in-memory store \(url?.path ?? "") was added read-only") }
+        return data.deleteHistory(deletion)
+    }
+
+    /// Commits through other handles on the same data (other coordinators sharing the named
+    /// store) are reported; this handle's own are not.
+    func observeRemoteChanges(_ handler: @escaping @Sendable (PersistentStoreRemoteChange) -> Void) throws -> (any StoreObservation)? {
+        let identifier = self.identifier, url = self.url, records = recordsHistory
+        let id = data.addObserver(owner: ObjectIdentifier(self)) { generation in
+            handler(PersistentStoreRemoteChange(
+                storeIdentifier: identifier, storeURL: url,
+                historyToken: records ? PersistentHistoryToken(storeIdentifier: identifier, generation: generation) : nil))
+        }
+        return MemoryStoreObservation(data: data, id: id)
+    }
 
     /// Reads rows straight from the shared data, rebinding IDs to this coordinator's entities.
     private struct View: StoreReadView {
@@ -142,7 +185,8 @@ final class InMemoryStore: RowStore {
 struct InMemoryStoreFactory: PersistentStoreFactory {
     func openStore(_ request: StoreOpenRequest) throws -> any RowStore {
         try InMemoryStore(url: request.url, configurationName: request.configurationName, entities: request.entities,
-                          readOnly: request.isReadOnly)
+                          readOnly: request.isReadOnly,
+                          recordsHistory: StoreOptionValues.flag(request.options[PersistentHistoryTrackingKey]))
     }
 
     func metadataForStore(at url: URL, options: [String: Any]) throws -> [String: any Sendable] {
@@ -158,4 +202,19 @@ struct InMemoryStoreFactory: PersistentStoreFactory {
     }
 
     func destroyStore(at url: URL, options: [String: Any]) throws {}
+}
+
+/// A handle's registration for commits of other handles on the same in-memory data.
+final class MemoryStoreObservation: StoreObservation {
+    private let data: MemoryStoreData
+    private let id: UUID
+
+    init(data: MemoryStoreData, id: UUID) {
+        self.data = data
+        self.id = id
+    }
+
+    func cancel() { data.removeObserver(id) }
+
+    deinit { cancel() }
 }

@@ -11,6 +11,8 @@ import Foundation
 final class MemoryStoreData: @unchecked Sendable {
     let identifier: String
     let lock = NSLock()
+    /// Runs observers' handlers, one commit after another.
+    private let notifications = DispatchQueue(label: "strata.memory-store.notifications")
     private var rowsByEntity: [String: [Int64: StoreRow]] = [:] // guarded by lock
     /// Each entity's rows in key order, dropped by every commit that changes the entity.
     private var orderedRows: [String: [StoreRow]] = [:] // guarded by lock
@@ -19,6 +21,14 @@ final class MemoryStoreData: @unchecked Sendable {
     var metadata: [String: any Sendable] = [:] // guarded by lock
     /// The slot names of each entity as first opened; later openers must match.
     var layouts: [String: [String]] = [:] // guarded by lock
+    /// Commits so far (the in-memory store's generations: history tokens are positions in it).
+    private(set) var generation: UInt64 = 0 // guarded by lock
+    /// Recorded transactions in generation order (only commits with history recording on).
+    private(set) var history: [RecordedTransaction] = [] // guarded by lock
+    /// The change ID the next recorded change gets.
+    private var nextChangeID: Int64 = 1 // guarded by lock
+    /// Who hears about commits: each store handle's remote-change handler, by registration.
+    private var observers: [UUID: (owner: ObjectIdentifier, handler: @Sendable (UInt64) -> Void)] = [:] // guarded by lock
 
     init(identifier: String = UUID().uuidString) {
         self.identifier = identifier
@@ -65,11 +75,73 @@ final class MemoryStoreData: @unchecked Sendable {
 
     // MARK: Commit
 
-    /// Checks versions and constraints, then applies every change; all under the lock.
-    func commit(_ changes: StoreChangeSet) throws -> [Int64] {
+    /// Checks versions and constraints, then applies every change (recording the transaction
+    /// in the history when `recordsHistory`); all under the lock. Then tells the observers of
+    /// other handles than `committer` about the commit (outside the lock).
+    func commit(_ changes: StoreChangeSet, recordsHistory: Bool, committer: ObjectIdentifier) throws -> [Int64] {
+        let (versions, generation, others) = try commitLocked(changes, recordsHistory: recordsHistory, committer: committer)
+        // On a queue of the data's own, in commit order: never on the committing context's thread.
+        if !others.isEmpty { notifications.async { for handler in others { handler(generation) } } }
+        return versions
+    }
+
+    private func commitLocked(_ changes: StoreChangeSet, recordsHistory: Bool, committer: ObjectIdentifier) throws
+        -> ([Int64], UInt64, [@Sendable (UInt64) -> Void]) {
         lock.lock(); defer { lock.unlock() }
+        let versions = try apply(changes, recordsHistory: recordsHistory)
+        return (versions, generation, observers.values.filter { $0.owner != committer }.map(\.handler))
+    }
+
+    /// Registers `handler` for commits made through other handles than `owner`.
+    func addObserver(owner: ObjectIdentifier, _ handler: @escaping @Sendable (UInt64) -> Void) -> UUID {
+        let id = UUID()
+        withLock { observers[id] = (owner, handler) }
+        return id
+    }
+
+    func removeObserver(_ id: UUID) {
+        _ = withLock { observers.removeValue(forKey: id) }
+    }
+
+    // MARK: History (caller holds the lock through `withLock`)
+
+    /// The latest commit's position, for history tokens.
+    func historyPosition() -> UInt64 { withLock { generation } }
+
+    /// The recorded transactions after `start`, in order (binary search, then the newer ones).
+    func historyUnlocked(_ start: StoreHistoryQuery.Start) -> ArraySlice<RecordedTransaction> {
+        switch start {
+        case .beginning: return history[...]
+        case .afterGeneration(let after):
+            var low = 0, high = history.count
+            while low < high {
+                let mid = (low + high) / 2
+                if history[mid].generation <= after { low = mid + 1 } else { high = mid }
+            }
+            return history[low...]
+        case .afterDate(let date):
+            return history[(history.firstIndex { $0.timestamp > date } ?? history.count)...]
+        }
+    }
+
+    /// Deletes recorded transactions; returns how many.
+    func deleteHistory(_ deletion: StoreHistoryDeletion) -> Int {
+        withLock {
+            let before = history.count
+            switch deletion {
+            case .everything: history.removeAll()
+            case .beforeGeneration(let generation): history.removeAll { $0.generation < generation }
+            case .beforeDate(let date): history.removeAll { $0.timestamp < date }
+            }
+            return before - history.count
+        }
+    }
+
+    private func apply(_ changes: StoreChangeSet, recordsHistory: Bool) throws -> [Int64] {
         try checkVersions(changes)
         try checkConstraints(changes)
+        generation += 1
+        if recordsHistory { record(changes) }
         var versions: [Int64] = []
         versions.reserveCapacity(changes.updates.count)
         for id in changes.deletes.map(\.id) + changes.updates.map(\.id) + changes.inserts.map(\.id) {
@@ -94,6 +166,19 @@ final class MemoryStoreData: @unchecked Sendable {
             addConstraintEntries(of: row)
         }
         return versions
+    }
+
+    /// Appends the transaction `changes` makes (before they are applied: the rows they replace
+    /// are still stored).
+    private func record(_ changes: StoreChangeSet) {
+        func stored(_ id: ManagedObjectID) -> [RowValue]? { id.primaryKey.flatMap { rowsByEntity[id.entity.name]?[$0]?.values } }
+        let recorded = HistoryRecording.changes(of: changes, oldUpdate: { stored(changes.updates[$0].id) },
+                                                oldDelete: { stored(changes.deletes[$0].id) })
+        history.append(RecordedTransaction(
+            generation: generation, timestamp: Date(), author: changes.author, contextName: changes.contextName,
+            bundleID: HistoryRecording.bundleID, processID: HistoryRecording.processID,
+            firstChangeID: nextChangeID, changeCount: recorded.count, changes: recorded))
+        nextChangeID += Int64(recorded.count)
     }
 
     private func checkVersions(_ changes: StoreChangeSet) throws {

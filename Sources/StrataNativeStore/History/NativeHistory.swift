@@ -1,0 +1,306 @@
+// NativeHistory: persistent history in a native store's trees (FORMAT.md §19.6): one record per
+// transaction in `history/transactions`, its changes in chunks in `history/changes`.
+//
+// Owns: the encoding and decoding of both trees, recording a commit's transaction inside that
+// commit's write transaction (so a transaction exists exactly when its data does), reading
+// transactions after a position (one descent, then in key order: O(log n + k)), and deleting
+// them. Change IDs are consecutive across transactions; the next one is kept in the meta tree
+// when a deletion removes the newest transaction. Never decides what changed beyond comparing
+// the values a commit replaced; decoding never traps on file contents.
+
+import Foundation
+import StrataStorage
+@_spi(StrataInternal) import StrataCore
+import StrataGraph
+
+enum NativeHistory {
+    static let transactionsTree: TreeName = "history/transactions"
+    static let changesTree: TreeName = "history/changes"
+    /// Meta tree key: the change ID the next recorded change gets, when no transaction is kept.
+    static let nextChangeIDKey = Array("historyNextChangeID".utf8)
+    /// A chunk of changes is closed once it holds this many bytes.
+    static let chunkBytes = 1024
+    static let formatVersion: UInt8 = 1
+
+    enum ChangeTag: UInt8 { case insert = 0, update = 1, delete = 2 }
+
+    // MARK: Recording
+
+    /// Records the transaction of `changes`, committed by `tx` (its generation is the token).
+    /// `replacedByUpdate[i]` / `replacedByDelete[i]`: the stored values update / delete `i`
+    /// replaced (nil when the row was not found).
+    static func record(_ changes: StoreChangeSet, replacedByUpdate: [[RowValue]?], replacedByDelete: [[RowValue]?],
+                       store: NativeStore, tx: WriteTransaction) throws {
+        let transactions = try tx.openTree(transactionsTree)
+        let chunks = try tx.openTree(changesTree)
+        let firstChangeID = try nextChangeID(transactions: transactions, tx: tx, path: store.file.path)
+        let generation = tx.generation.rawValue
+        let writer = ByteWriter(capacity: chunkBytes + 256)
+        var chunk: UInt32 = 0
+        var count = 0
+        func flush() throws {
+            guard writer.count > 0 else { return }
+            _ = try chunks.put(changeKey(generation, chunk), writer.bytes)
+            chunk += 1
+            writer.reset()
+        }
+        func begin(_ tag: ChangeTag, _ id: ManagedObjectID) throws {
+            if writer.count >= chunkBytes { try flush() }
+            writer.append(tag.rawValue)
+            writer.appendVarint(UInt64(store.numberOf(id.entity)))
+            writer.appendVarint(UInt64(bitPattern: id.primaryKey ?? 0))
+            count += 1
+        }
+        for row in changes.inserts { try begin(.insert, row.id) }
+        for (position, row) in changes.updates.enumerated() {
+            try begin(.update, row.id)
+            let entity = row.id.entity
+            let old = position < replacedByUpdate.count ? replacedByUpdate[position] : nil
+            let slots = HistoryRecording.updatedSlots(row.values, old: old, entity: entity)
+            writer.appendVarint(UInt64(slots.count))
+            for slot in slots { appendText(entity.slots[slot].name, to: writer) }
+        }
+        var tombstoneSlots: [ObjectIdentifier: [Int]] = [:]
+        for (position, delete) in changes.deletes.enumerated() {
+            try begin(.delete, delete.id)
+            let entity = delete.id.entity
+            let slots = tombstoneSlots[ObjectIdentifier(entity)] ?? HistoryRecording.tombstoneSlots(of: entity)
+            tombstoneSlots[ObjectIdentifier(entity)] = slots
+            let old = position < replacedByDelete.count ? replacedByDelete[position] : nil
+            let kept = HistoryRecording.tombstone(of: old, slots: slots, entity: entity)
+            writer.appendVarint(UInt64(kept.count))
+            for (name, value) in kept {
+                appendText(name, to: writer)
+                RowCodec.append(value, isRelationship: false, numberOf: store.numberOf, to: writer)
+            }
+        }
+        try flush()
+        let header = ByteWriter(capacity: 128)
+        header.append(formatVersion)
+        header.appendVarint(UInt64(bitPattern: firstChangeID))
+        header.appendVarint(UInt64(count))
+        header.appendLittleEndian(Date().timeIntervalSinceReferenceDate.bitPattern)
+        appendOptionalText(changes.author, to: header)
+        appendOptionalText(changes.contextName, to: header)
+        appendOptionalText(HistoryRecording.bundleID, to: header)
+        appendOptionalText(HistoryRecording.processID, to: header)
+        _ = try transactions.put(transactionKey(generation), header.bytes)
+    }
+
+    /// The change ID after the newest kept transaction's changes (or as the meta tree keeps it).
+    private static func nextChangeID(transactions: WritableTree, tx: WriteTransaction, path: String) throws -> Int64 {
+        let cursor = try transactions.makeCursor()
+        if try cursor.last(), let key = cursor.key, let value = try cursor.value() {
+            let header = try value.withUnsafeBytes { try decodeHeader($0, generation: generationOf(key), path: path) }
+            return header.firstChangeID + Int64(header.changeCount)
+        }
+        if let bytes = try tx.openTree(NativeSchema.metaTree).get(nextChangeIDKey) {
+            return Int64(bitPattern: try decodeBigEndian(bytes, what: "historyNextChangeID", path: path))
+        }
+        return 1
+    }
+
+    // MARK: Reading
+
+    /// The generation of the newest kept transaction (0: none).
+    static func latestGeneration(_ tx: ReadTransaction) throws -> UInt64 {
+        guard let tree = try tx.treeIfPresent(transactionsTree) else { return 0 }
+        let cursor = try tree.makeCursor()
+        guard try cursor.last(), let key = cursor.key else { return 0 }
+        return generationOf(key)
+    }
+
+    /// The transactions `query` selects, in token order.
+    static func transactions(_ query: StoreHistoryQuery, store: NativeStore, tx: ReadTransaction) throws -> [RecordedTransaction] {
+        guard let tree = try tx.treeIfPresent(transactionsTree) else { return [] }
+        var lower: [UInt8]? = nil
+        if case .afterGeneration(let generation) = query.start {
+            guard generation < UInt64.max else { return [] }
+            lower = transactionKey(generation + 1)
+        }
+        var result: [RecordedTransaction] = []
+        var failure: (any Error)?
+        try tree.forEach(from: lower) { key, value in
+            do {
+                let generation = generationOf(key)
+                let header = try decodeHeader(value, generation: generation, path: store.file.path)
+                if case .afterDate(let date) = query.start, header.timestamp <= date { return true }
+                result.append(header)
+            } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        if let failure { throw failure }
+        if query.includesChanges, let chunks = try tx.treeIfPresent(changesTree) {
+            for index in result.indices {
+                result[index].changes = try changes(of: result[index].generation, in: chunks, store: store)
+            }
+        }
+        return result
+    }
+
+    /// The changes recorded with the transaction at `generation`.
+    private static func changes(of generation: UInt64, in chunks: ReadableTree, store: NativeStore) throws -> [RecordedChange] {
+        var result: [RecordedChange] = []
+        var failure: (any Error)?
+        let lower = changeKey(generation, 0)
+        let upper = generation < UInt64.max ? changeKey(generation + 1, 0) : nil
+        try chunks.forEach(from: lower, to: upper) { _, value in
+            do {
+                var reader = RecordReader(bytes: value, entity: "history/changes", key: Int64(bitPattern: generation))
+                while reader.offset < value.count {
+                    if let change = try decodeChange(&reader, store: store) { result.append(change) }
+                }
+            } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        if let failure { throw failure }
+        return result
+    }
+
+    /// One change; nil for a change of an entity this store's model no longer has (its bytes are
+    /// read all the same).
+    private static func decodeChange(_ reader: inout RecordReader, store: NativeStore) throws -> RecordedChange? {
+        let tagByte = try reader.byte()
+        guard let tag = ChangeTag(rawValue: tagByte) else { throw reader.corrupt("unknown change type \(tagByte)") }
+        let number = try reader.varint()
+        let key = Int64(bitPattern: try reader.varint())
+        var updated: [String] = []
+        var tombstone: [(name: String, value: RowValue)] = []
+        switch tag {
+        case .insert: break
+        case .update:
+            let count = try reader.varint()
+            guard count <= UInt64(reader.bytes.count) else { throw reader.corrupt("\(count) updated properties") }
+            for _ in 0..<count { updated.append(try reader.text()) }
+        case .delete:
+            let count = try reader.varint()
+            guard count <= UInt64(reader.bytes.count) else { throw reader.corrupt("\(count) tombstone values") }
+            for _ in 0..<count {
+                let name = try reader.text()
+                tombstone.append((name, try reader.value(references: store.references)))
+            }
+        }
+        guard number <= UInt64(UInt16.max), let entity = store.layoutsByNumber[UInt16(number)]?.entity else { return nil }
+        let changeType: PersistentHistoryChangeType = tag == .insert ? .insert : tag == .update ? .update : .delete
+        return RecordedChange(changeType: changeType, objectID: ManagedObjectID(entity: entity, store: store.storeIdentity, key: .permanent(key)),
+                              updatedProperties: updated, tombstone: tombstone)
+    }
+
+    private static func decodeHeader(_ bytes: UnsafeRawBufferPointer, generation: UInt64, path: String) throws -> RecordedTransaction {
+        var reader = RecordReader(bytes: bytes, entity: "history/transactions", key: Int64(bitPattern: generation))
+        let version = try reader.byte()
+        guard version == formatVersion else { throw reader.corrupt("transaction format \(version), this Strata reads \(formatVersion)") }
+        let firstChangeID = Int64(bitPattern: try reader.varint())
+        let count = try reader.varint()
+        guard count <= UInt64(Int32.max) else { throw reader.corrupt("\(count) changes") }
+        let timestamp = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.fixed(8)))
+        let author = try optionalText(&reader)
+        let contextName = try optionalText(&reader)
+        let bundleID = try optionalText(&reader) ?? ""
+        let processID = try optionalText(&reader) ?? ""
+        return RecordedTransaction(generation: generation, timestamp: timestamp, author: author, contextName: contextName,
+                                   bundleID: bundleID, processID: processID, firstChangeID: firstChangeID,
+                                   changeCount: Int(count), changes: nil)
+    }
+
+    // MARK: Deleting
+
+    /// Deletes the transactions `deletion` selects and their changes; returns how many.
+    static func delete(_ deletion: StoreHistoryDeletion, tx: WriteTransaction, path: String) throws -> Int {
+        let transactions = try tx.openTree(transactionsTree)
+        let chunks = try tx.openTree(changesTree)
+        var doomed: [UInt64] = []
+        var newest: (generation: UInt64, next: Int64)?
+        var failure: (any Error)?
+        try transactions.forEach { key, value in
+            let generation = generationOf(key)
+            do {
+                let header = try decodeHeader(value, generation: generation, path: path)
+                newest = (generation, header.firstChangeID + Int64(header.changeCount))
+                switch deletion {
+                case .everything: doomed.append(generation)
+                case .beforeGeneration(let limit):
+                    if generation >= limit { return false }
+                    doomed.append(generation)
+                case .beforeDate(let date): if header.timestamp < date { doomed.append(generation) }
+                }
+            } catch {
+                failure = error
+                return false
+            }
+            return true
+        }
+        if let failure { throw failure }
+        guard !doomed.isEmpty else { return 0 }
+        // Keep the change numbering when the newest transaction goes.
+        if case .everything = deletion, let newest {
+            try tx.openTree(NativeSchema.metaTree).put(nextChangeIDKey, bigEndian(UInt64(bitPattern: newest.next)))
+        } else if let newest, doomed.last == newest.generation {
+            try tx.openTree(NativeSchema.metaTree).put(nextChangeIDKey, bigEndian(UInt64(bitPattern: newest.next)))
+        }
+        for generation in doomed {
+            _ = try transactions.delete(transactionKey(generation))
+            var keys: [[UInt8]] = []
+            try chunks.forEach(from: changeKey(generation, 0), to: generation < UInt64.max ? changeKey(generation + 1, 0) : nil) { key, _ in
+                keys.append(Array(key))
+                return true
+            }
+            for key in keys { _ = try chunks.delete(key) }
+        }
+        return doomed.count
+    }
+
+    // MARK: Bytes
+
+    static func transactionKey(_ generation: UInt64) -> [UInt8] { bigEndian(generation) }
+
+    static func changeKey(_ generation: UInt64, _ chunk: UInt32) -> [UInt8] {
+        var key = bigEndian(generation)
+        key.append(contentsOf: withUnsafeBytes(of: chunk.bigEndian) { Array($0) })
+        return key
+    }
+
+    static func generationOf(_ key: some ContiguousBytes) -> UInt64 {
+        key.withUnsafeBytes { $0.count >= 8 ? KeyEncoding.readBigEndian($0, at: 0) : 0 }
+    }
+
+    private static func bigEndian(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+
+    private static func decodeBigEndian(_ bytes: [UInt8], what: String, path: String) throws -> UInt64 {
+        guard bytes.count == 8 else { throw StrataError(.corrupt, "\(path): \(what) in \(NativeSchema.metaTree) has \(bytes.count) bytes, not 8") }
+        return bytes.withUnsafeBytes { KeyEncoding.readBigEndian($0, at: 0) }
+    }
+
+    private static func appendText(_ text: String, to writer: ByteWriter) {
+        var text = text
+        text.withUTF8 { utf8 in
+            writer.appendVarint(UInt64(utf8.count))
+            writer.append(UnsafeRawBufferPointer(utf8))
+        }
+    }
+
+    /// Absent: varint 0; present: varint (length + 1), then the UTF-8 bytes.
+    private static func appendOptionalText(_ text: String?, to writer: ByteWriter) {
+        guard var text else { return writer.appendVarint(0) }
+        text.withUTF8 { utf8 in
+            writer.appendVarint(UInt64(utf8.count) + 1)
+            writer.append(UnsafeRawBufferPointer(utf8))
+        }
+    }
+
+    private static func optionalText(_ reader: inout RecordReader) throws -> String? {
+        let marker = try reader.varint()
+        if marker == 0 { return nil }
+        let length = marker - 1
+        guard length <= UInt64(reader.bytes.count - reader.offset) else { throw reader.corrupt("text runs past the record") }
+        let start = reader.offset
+        reader.offset += Int(length)
+        return String(decoding: UnsafeRawBufferPointer(rebasing: reader.bytes[start..<reader.offset]), as: UTF8.self)
+    }
+}
