@@ -30,8 +30,26 @@ enum DumpCommand: Command {
             print(String(decoding: try encoder.encode(dump), as: UTF8.self))
         } else {
             print(render(dump, walDetail: walDetail))
+            if let history = try historySummary(engine) { print(history) }
         }
         return 0
+    }
+
+    /// A native store's persistent history in one line (FORMAT.md §19.6), nil without one.
+    static func historySummary(_ engine: StorageEngine) throws -> String? {
+        try engine.read { tx in
+            guard let transactions = try tx.treeIfPresent("history/transactions") else { return nil }
+            let chunks = try tx.treeIfPresent("history/changes")?.count ?? 0
+            func generation(_ last: Bool) throws -> UInt64? {
+                let cursor = try transactions.makeCursor()
+                guard try (last ? cursor.last() : cursor.first()), let key = cursor.key, key.count == 8 else { return nil }
+                return key.reduce(0) { $0 << 8 | UInt64($1) }
+            }
+            guard let first = try generation(false), let last = try generation(true) else {
+                return "history: no transactions kept (\(chunks) change chunks)"
+            }
+            return "history: \(transactions.count) transactions, G\(first) … G\(last), changes in \(chunks) chunks (storectl history lists them)"
+        }
     }
 
     static func render(_ dump: StoreDump, walDetail: Bool) -> String {

@@ -1,0 +1,85 @@
+import Foundation
+import XCTest
+import Strata
+import _StrataTestSupport
+
+/// `storectl history` lists a native store's persistent history (text and JSON, after a token,
+/// by author), and `storectl dump` summarizes it.
+final class HistoryCommandTests: XCTestCase {
+    /// Three saves: an import of three quakes, an update by "editor", a delete by "editor".
+    private func makeStore() throws -> (path: String, tokens: [UInt64]) {
+        let path = temporaryStorePath("history")
+        let quake = EntityDescription(name: "Quake")
+        quake.properties = [AttributeDescription(name: "code", type: .string), AttributeDescription(name: "magnitude", type: .double)]
+        quake.uniquenessConstraints = [["code"]]
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ManagedObjectModel(entities: [quake]))
+        let store = try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: path),
+                                                       options: [PersistentHistoryTrackingKey: true as NSNumber])
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        var tokens: [UInt64] = []
+        try context.performAndWait {
+            context.transactionAuthor = "import"
+            context.name = "importer"
+            let objects = (0..<3).map { index -> ManagedObject in
+                let object = ManagedObject(entity: quake, insertInto: context)
+                object.setValue("c\(index)", forKey: "code")
+                return object
+            }
+            try context.save()
+            tokens.append(coordinator.currentPersistentHistoryToken(fromStores: nil)!.generation(inStore: store.identifier)!)
+            context.transactionAuthor = "editor"
+            objects[0].setValue(4.5, forKey: "magnitude")
+            try context.save()
+            tokens.append(coordinator.currentPersistentHistoryToken(fromStores: nil)!.generation(inStore: store.identifier)!)
+            context.delete(objects[2])
+            try context.save()
+            tokens.append(coordinator.currentPersistentHistoryToken(fromStores: nil)!.generation(inStore: store.identifier)!)
+        }
+        try coordinator.remove(store)
+        return (path, tokens)
+    }
+
+    func testHistoryListsTransactionsAndChanges() throws {
+        let (path, tokens) = try makeStore()
+        defer { removeStore(at: path) }
+        let result = try storectl(["history", path])
+        XCTAssertEqual(result.status, 0, result.error)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines[0].hasSuffix("3 transactions"), result.output)
+        let transactions = lines.filter { $0.hasPrefix("T") }
+        XCTAssertEqual(transactions.count, 3, result.output)
+        XCTAssertTrue(transactions[0].hasPrefix("T\(tokens[0]) "), result.output)
+        XCTAssertTrue(transactions[0].contains("author \"import\" context \"importer\""), result.output)
+        XCTAssertTrue(transactions[0].hasSuffix("3 changes"), result.output)
+        XCTAssertEqual(lines.filter { $0.contains(" insert Quake p") }.count, 3, result.output)
+        XCTAssertTrue(lines.contains { $0.contains(" update Quake p") && $0.hasSuffix("[magnitude]") }, result.output)
+        XCTAssertTrue(lines.contains { $0.contains(" delete Quake p") && $0.hasSuffix("{code: \"c2\"}") }, result.output)
+    }
+
+    func testHistoryAfterATokenByAuthorAsJSON() throws {
+        let (path, tokens) = try makeStore()
+        defer { removeStore(at: path) }
+        let after = try storectl(["history", path, "--after", "\(tokens[0])", "--json"])
+        XCTAssertEqual(after.status, 0, after.error)
+        let entries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(after.output.utf8)) as? [[String: Any]])
+        XCTAssertEqual(entries.map { $0["transactionNumber"] as? Int }, [Int(tokens[1]), Int(tokens[2])])
+        let changes = try XCTUnwrap(entries[0]["changes"] as? [[String: Any]])
+        XCTAssertEqual(changes.first?["type"] as? String, "update")
+        XCTAssertEqual(changes.first?["updatedProperties"] as? [String], ["magnitude"])
+        let byAuthor = try storectl(["history", path, "--author", "import"])
+        XCTAssertEqual(byAuthor.output.split(separator: "\n").filter { $0.hasPrefix("T") }.count, 1, byAuthor.output)
+        let bad = try storectl(["history", path, "--after", "soon"])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.error.contains("--after takes a token"), bad.error)
+    }
+
+    func testDumpSummarizesTheHistory() throws {
+        let (path, tokens) = try makeStore()
+        defer { removeStore(at: path) }
+        let result = try storectl(["dump", path])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertTrue(result.output.contains("history: 3 transactions, G\(tokens[0]) … G\(tokens[2])"), result.output)
+        XCTAssertTrue(result.output.contains("history/transactions"), result.output)
+    }
+}
