@@ -3,8 +3,9 @@
 // Owns: the two import loops. By default, as Apple's Earthquakes sample: one
 // `BatchInsertRequest(entity:dictionaryHandler:)` per batch, written by the store without
 // objects; the uniqueness constraint on `code` makes a quake already stored (a re-run, or a later
-// feed) update that row instead of adding a duplicate; the written IDs are merged into the view
-// context. With `objects: true`, object by object: `.mergeByPropertyObjectTrump` folds known
+// feed) update that row instead of adding a duplicate. Every batch and save is a transaction of
+// the author "import" in the persistent history, where the view context finds it (HistoryMerge).
+// With `objects: true`, object by object: `.mergeByPropertyObjectTrump` folds known
 // codes, one save per batch, the context reset between batches so memory stays flat. Both call
 // `progress` per batch and count new and updated quakes. Never prints.
 
@@ -34,9 +35,7 @@ enum Importer {
             if objects {
                 try await context.perform { try saveObjects(batch, in: context) }
             } else {
-                let written = try await context.perform { try insertBatch(batch, in: context) }
-                let viewContext = container.viewContext
-                ManagedObjectContext.mergeChanges(fromRemoteContextSave: [InsertedObjectsKey: written], into: [viewContext])
+                _ = try await context.perform { try insertBatch(batch, in: context) }
             }
             done += batch.count
             progress(done, quakes.count)

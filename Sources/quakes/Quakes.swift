@@ -73,13 +73,22 @@ enum QuakesCommand {
         if let storePath {
             container.persistentStoreDescriptions = [PersistentStoreDescription(url: URL(fileURLWithPath: storePath))]
         }
+        // Persistent history: the view context picks up the importer's transactions from it.
+        for description in container.persistentStoreDescriptions {
+            description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+        }
         try await container.loadPersistentStores()
+        let viewContext = container.viewContext
+        viewContext.transactionAuthor = "app"
+        let lastToken = container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
         let store = container.persistentStoreDescriptions.first?.url?.path ?? "?"
         note("importing \(feed.quakes.count) quakes from \(feedPath ?? "the sample feed") into \(store)" + (objects ? " object by object" : " by batch insert requests"))
         let summary = try await Importer.run(feed, into: container, batchSize: batchSize, objects: objects) { done, total in
             note("  \(done)/\(total) (\(done * 100 / max(total, 1))%)")
         }
         print("imported \(feed.quakes.count) quakes in \(String(format: "%.2f", summary.seconds)) s: \(summary.inserted) new, \(summary.updated) updated" + (summary.skipped > 0 ? ", \(summary.skipped) skipped (no code)" : ""))
+        let (merged, _) = try await HistoryMerge.mergeNewTransactions(into: viewContext, after: lastToken)
+        print("the view context merged \(merged.changes) changes from \(merged.transactions) transaction\(merged.transactions == 1 ? "" : "s") of persistent history")
         print(try await Report.make(from: container))
     }
 

@@ -65,7 +65,10 @@ enum StrataBench {
         }
         if directory.hasSuffix("/") { directory.removeLast() }
         if suite == "objects" || suite == "batch" {
-            runObjects(suite: suite, records: records, directory: directory, child: child, phase: phase, json: json, repeats: repeats)
+            // These suites compare strata (and strata+history: with persistent history) and sqlite.
+            let chosen = selected == systems.map(\.0) ? ["strata", "sqlite"] : selected.filter { ["strata", "strata+history", "sqlite"].contains($0) }
+            runObjects(suite: suite, records: records, directory: directory, child: child, phase: phase, json: json, repeats: repeats,
+                       systems: chosen)
             return
         }
 
@@ -130,7 +133,8 @@ enum StrataBench {
     }
 
     /// The objects and batch suites: each system's workloads in a child process of its own.
-    static func runObjects(suite: String, records: Int, directory: String, child: String?, phase: String, json: Bool, repeats: Int = 1) {
+    static func runObjects(suite: String, records: Int, directory: String, child: String?, phase: String, json: Bool, repeats: Int = 1,
+                           systems: [String] = ["strata", "sqlite"]) {
         if let child {
             do {
                 let emit: (Measurement) -> Void = { m in
@@ -151,7 +155,7 @@ enum StrataBench {
         // machine falls on both; each workload shows its median, peak RSS its largest.
         var samples: [String: [String: [Measurement]]] = [:]
         for round in 1...repeats {
-            for system in ["strata", "sqlite"] {
+            for system in systems {
                 if !json { FileHandle.standardError.write(Data("running \(system) \(suite) (\(records) records, round \(round) of \(repeats))…\n".utf8)) }
                 let (lines, status) = runChild(system, phase: "all", records: records, directory: directory, suite: suite)
                 for line in lines {

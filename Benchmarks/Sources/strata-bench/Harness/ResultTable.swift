@@ -1,26 +1,39 @@
 // ResultTable: the human-readable table: one row per workload, one column per system, and the
-// Strata/peer ratios (>1 means Strata is better: higher rates, or smaller sizes and RSS).
+// Strata/peer ratios (>1 means Strata is better: higher rates, or smaller sizes and RSS); with
+// Strata recording history too, its ratio to Strata without (the cost of history).
 import Foundation
 
 enum ResultTable {
     static func render(_ results: [Measurement], records: Int) -> String {
         var workloads: [String] = []
         for m in results where !workloads.contains(m.workload) { workloads.append(m.workload) }
-        let systems = ["strata", "sqlite", "lmdb"]
-        var rows: [[String]] = [["workload (\(records) records)", "strata", "sqlite", "lmdb", "unit", "strata/sqlite", "strata/lmdb"]]
+        // Columns for the systems measured, in this order; "strata+history" is Strata with
+        // persistent history recorded (`--systems strata,strata+history,sqlite`).
+        let present = Set(results.map(\.system))
+        var systems = ["strata", "strata+history", "sqlite", "lmdb"].filter { present.contains($0) }
+        if systems.isEmpty { systems = ["strata", "sqlite", "lmdb"] }
+        let peers = ["sqlite", "lmdb"].filter { systems.contains($0) }
+        let history = systems.contains("strata+history")
+        var header = ["workload (\(records) records)"] + systems + ["unit"] + peers.map { "strata/\($0)" }
+        if history { header.append("history/strata") }
+        var rows: [[String]] = [header]
         for workload in workloads {
             let value = { (system: String) in results.first { $0.workload == workload && $0.system == system } }
             let unit = results.first { $0.workload == workload }!.unit
             let lowerIsBetter = unit == "bytes"
-            func ratio(_ peer: String) -> String {
-                guard let s = value("strata")?.value, let p = value(peer)?.value, s > 0, p > 0 else { return "-" }
+            func ratio(_ system: String, _ peer: String) -> String {
+                guard let s = value(system)?.value, let p = value(peer)?.value, s > 0, p > 0 else { return "-" }
                 return String(format: "%.2fx", lowerIsBetter ? p / s : s / p)
             }
-            rows.append([workload] + systems.map { value($0).map { format($0.value, unit: unit) } ?? "-" } + [unit, ratio("sqlite"), ratio("lmdb")])
+            var row = [workload] + systems.map { value($0).map { format($0.value, unit: unit) } ?? "-" } + [unit]
+            row += peers.map { ratio("strata", $0) }
+            if history { row.append(ratio("strata+history", "strata")) }
+            rows.append(row)
         }
+        let unitColumn = systems.count + 1
         let widths = rows[0].indices.map { c in rows.map { $0[c].count }.max()! }
         return rows.map { row in
-            row.enumerated().map { c, cell in c == 0 || c == 4 ? cell.padding(toLength: widths[c], withPad: " ", startingAt: 0) : String(repeating: " ", count: widths[c] - cell.count) + cell }
+            row.enumerated().map { c, cell in c == 0 || c == unitColumn ? cell.padding(toLength: widths[c], withPad: " ", startingAt: 0) : String(repeating: " ", count: widths[c] - cell.count) + cell }
                 .joined(separator: "  ")
         }.joined(separator: "\n")
     }

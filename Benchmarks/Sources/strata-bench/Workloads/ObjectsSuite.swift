@@ -42,6 +42,13 @@ enum ObjectsSuite {
         let records = max(records, 100_000)
         switch system {
         case "strata": try runStrata(records: records, path: directory + "/objects-bench.strata", phase: phase, report: report)
+        case "strata+history":
+            // The same workloads with persistent history recorded, reported under their own name.
+            try runStrata(records: records, path: directory + "/objects-bench-history.strata", phase: phase, history: true) { m in
+                var renamed = m
+                renamed.system = system
+                report(renamed)
+            }
         case "sqlite": try runSQLite(records: records, path: directory + "/objects-bench.sqlite", report: report)
         default: throw BenchError("the objects suite compares strata and sqlite; not \(system)")
         }
@@ -61,13 +68,14 @@ enum ObjectsSuite {
         return model
     }
 
-    static func openStrata(path: String) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
+    static func openStrata(path: String, history: Bool = false) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
         // STRATA_BENCH_PAGE_CACHE_MB sets the page cache (default: the store's own default).
         var options: [String: Any] = [:]
         if let megabytes = ProcessInfo.processInfo.environment["STRATA_BENCH_PAGE_CACHE_MB"].flatMap(Int.init) {
             options[PageCacheSizeOptionKey] = megabytes << 20
         }
+        if history { options[PersistentHistoryTrackingKey] = true as NSNumber }
         try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: path), options: options)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
@@ -78,19 +86,19 @@ enum ObjectsSuite {
     /// store; any other workload keys ("count", "scan", "latest", "faults", "lookup", "update",
     /// "delete", "open"; several separated by commas) run just those, in the usual order, on the
     /// store a "load" left at `path` (for profiling).
-    static func runStrata(records: Int, path: String, phase: String = "all", report: (Measurement) -> Void) throws {
+    static func runStrata(records: Int, path: String, phase: String = "all", history: Bool = false, report: (Measurement) -> Void) throws {
         let phases = Set(phase.split(separator: ",").map(String.init))
         func wants(_ key: String) -> Bool { phase == "all" || phases.contains(key) }
         if phase == "all" || phase == "load" {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-            let (_, context) = try openStrata(path: path)
+            let (_, context) = try openStrata(path: path, history: history)
             try context.performAndWait { try loadStrata(records: records, context: context, report: report) }
             if phase == "load" { return }
         }
         var coordinator: PersistentStoreCoordinator?
         var context: ManagedObjectContext!
         let open = try Clock.time {
-            let (c, ctx) = try openStrata(path: path)
+            let (c, ctx) = try openStrata(path: path, history: history)
             coordinator = c
             context = ctx
             try context.performAndWait { blackHole(try context.count(for: FetchRequest<ObjectQuake>(entityName: "ObjectQuake"))) }
