@@ -25,3 +25,58 @@ final class ReadmeExampleTests: XCTestCase {
         XCTAssertEqual(places, ["10 km N of Cupertino"])
     }
 }
+
+/// The README's persistent history example, kept compiling and running: an importer on another
+/// coordinator saves; the view context merges its transactions, by hand and by the switch.
+final class ReadmeHistoryExampleTests: XCTestCase {
+    func testReadmeHistoryExample() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("readme-history-\(UUID().uuidString).strata")
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) } }
+        let model = try ManagedObjectModel(classes: [Quake.self, Region.self])
+        func coordinator() throws -> PersistentStoreCoordinator {
+            let description = PersistentStoreDescription(url: url)
+            description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+            description.setOption(true as NSNumber, forKey: PersistentStoreRemoteChangeNotificationPostOptionKey)
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            try coordinator.addPersistentStore(type: .native, at: url, options: description.options)
+            return coordinator
+        }
+        let importer = ManagedObjectContext(.privateQueue)
+        importer.persistentStoreCoordinator = try coordinator()
+        importer.transactionAuthor = "import"
+        let viewContext = ManagedObjectContext(.privateQueue)
+        viewContext.persistentStoreCoordinator = try coordinator()
+        viewContext.transactionAuthor = "app"
+        var lastToken = viewContext.persistentStoreCoordinator!.currentPersistentHistoryToken(fromStores: nil)
+        let quake = try viewContext.performAndWait {
+            let quake = Quake(context: viewContext)
+            quake.code = "ci1"
+            try viewContext.save()
+            return quake
+        }
+        try importer.performAndWait {
+            let stored = try importer.fetch(Quake.fetchRequest())[0]
+            stored.magnitude = 4.2
+            try importer.save()
+        }
+        try viewContext.performAndWait {
+            let request = PersistentHistoryChangeRequest.fetchHistory(after: lastToken)
+            let transactions = (try viewContext.execute(request) as! PersistentHistoryResult).result as! [PersistentHistoryTransaction]
+            for transaction in transactions where transaction.author != "app" {
+                viewContext.mergeChanges(fromContextDidSave: transaction.objectIDNotification())
+            }
+            lastToken = transactions.last?.token ?? lastToken
+            XCTAssertEqual(transactions.map(\.author), ["app", "import"])
+            XCTAssertEqual(quake.magnitude, 4.2)
+        }
+        XCTAssertEqual(lastToken, importer.persistentStoreCoordinator!.currentPersistentHistoryToken(fromStores: nil))
+        viewContext.automaticallyMergesRemoteChanges = true
+        try importer.performAndWait {
+            try importer.fetch(Quake.fetchRequest())[0].magnitude = 5.1
+            try importer.save()
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, viewContext.performAndWait({ quake.magnitude }) != 5.1 { usleep(5_000) }
+        XCTAssertEqual(viewContext.performAndWait { quake.magnitude }, 5.1)
+    }
+}
