@@ -206,7 +206,7 @@ extension ManagedObjectContext {
                 guard let values else { return nil }
                 var result: [String: any Sendable] = [:]
                 for (slot, property) in entity.slots.enumerated() where slot < values.count {
-                    result[property.name] = Self.sendableValue(values[slot], property)
+                    result[property.name] = values[slot].sendableValue(null: Optional<Int>.none as any Sendable)
                 }
                 return result
             }
@@ -230,24 +230,6 @@ extension ManagedObjectContext {
         var error = StrataError(.constraintConflict, "save of \(debugName) breaks \(conflicts.count) uniqueness constraint\(conflicts.count == 1 ? "" : "s"): " + details.prefix(3).map(\.message).joined(separator: "; "))
         error.details = details
         return error
-    }
-
-    static func sendableValue(_ value: RowValue, _ property: PropertyDescription) -> any Sendable {
-        switch value {
-        case .null: return Optional<Int>.none as any Sendable
-        case .integer(let v): return v
-        case .double(let v): return v
-        case .float(let v): return v
-        case .decimal(let v): return v
-        case .string(let v): return v
-        case .boolean(let v): return v
-        case .date(let v): return v
-        case .data(let v): return v
-        case .uuid(let v): return v
-        case .uri(let v): return v
-        case .objectID(let v): return v
-        case .objectIDs(let v): return v
-        }
     }
 
     // MARK: Finishing

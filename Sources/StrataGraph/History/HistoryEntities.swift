@@ -27,6 +27,7 @@ final class HistoryEntities: Sendable {
             AttributeDescription(name: "processID", type: .string),
             AttributeDescription(name: "storeID", type: .string),
             AttributeDescription(name: "timestamp", type: .date),
+            AttributeDescription(name: "token", type: .integer64),
             AttributeDescription(name: "transactionNumber", type: .integer64),
         ])
         change = EntityDescription(name: Self.changeEntityName, properties: [
@@ -52,6 +53,7 @@ final class HistoryEntities: Sendable {
         set("processID", .string(transaction.processID))
         set("storeID", .string(transaction.storeID))
         set("timestamp", .date(transaction.timestamp))
+        set("token", .integer(transaction.transactionNumber))
         set("transactionNumber", .integer(transaction.transactionNumber))
         let id = ManagedObjectID(entity: self.transaction, storeIdentifier: transaction.storeID, primaryKey: transaction.transactionNumber)
         return StoreRow(id: id, version: 1, values: values)

@@ -89,7 +89,8 @@ public final class PersistentHistoryTransaction: Sendable, Hashable, FetchReques
 
     /// The entity fetch requests over transactions use (``PersistentHistoryChangeRequest/fetchHistory(withFetch:)``):
     /// attributes `author`, `bundleID`, `contextName`, `processID`, `storeID` (strings),
-    /// `timestamp` (date) and `transactionNumber` (integer).
+    /// `timestamp` (date), `token` (compared with a ``PersistentHistoryToken`` of one store:
+    /// `token > %@`) and `transactionNumber` (integer).
     public static var entityDescription: EntityDescription? { HistoryEntities.shared.transaction }
 
     /// The same entity (Core Data looks it up through a context; it is the same for every context).

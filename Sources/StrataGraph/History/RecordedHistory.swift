@@ -66,7 +66,7 @@ package struct RecordedTransaction: Sendable {
                     changeID: firstChangeID + Int64(offset), changeType: change.changeType, changedObjectID: change.objectID,
                     updatedProperties: change.changeType == .update ? Set(change.updatedProperties.compactMap { entity.slotIndex[$0].map { entity.slots[$0] } }) : nil,
                     tombstone: change.changeType == .delete
-                        ? Dictionary(change.tombstone.map { ($0.name, HistoryRecording.sendableValue($0.value)) }, uniquingKeysWith: { a, _ in a })
+                        ? Dictionary(change.tombstone.map { ($0.name, $0.value.sendableValue(null: NSNull())) }, uniquingKeysWith: { a, _ in a })
                         : nil)
             }
         }
@@ -121,25 +121,6 @@ package enum HistoryRecording {
     package static func tombstone(of values: [RowValue]?, slots: [Int], entity: EntityDescription) -> [(name: String, value: RowValue)] {
         guard let values, !slots.isEmpty else { return [] }
         return slots.compactMap { slot in slot < values.count ? (entity.slots[slot].name, values[slot]) : nil }
-    }
-
-    /// A kept value as a Swift value (nil as `NSNull`, as Core Data's tombstones).
-    package static func sendableValue(_ value: RowValue) -> any Sendable {
-        switch value {
-        case .null: return NSNull()
-        case .integer(let v): return v
-        case .double(let v): return v
-        case .float(let v): return v
-        case .decimal(let v): return v
-        case .string(let v): return v
-        case .boolean(let v): return v
-        case .date(let v): return v
-        case .data(let v): return v
-        case .uuid(let v): return v
-        case .uri(let v): return v
-        case .objectID(let v): return v
-        case .objectIDs(let v): return v
-        }
     }
 
     /// The changes a commit of `changes` records: inserts, then updates, then deletes, each in

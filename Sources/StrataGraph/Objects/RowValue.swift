@@ -56,6 +56,26 @@ public enum RowValue: Sendable, Hashable {
         }
     }
 
+    /// The value as a Sendable Swift value, `null` standing for nil (constraint conflict details
+    /// use an optional, history tombstones `NSNull` as Core Data's).
+    func sendableValue(null: any Sendable) -> any Sendable {
+        switch self {
+        case .null: return null
+        case .integer(let v): return v
+        case .double(let v): return v
+        case .float(let v): return v
+        case .decimal(let v): return v
+        case .string(let v): return v
+        case .boolean(let v): return v
+        case .date(let v): return v
+        case .data(let v): return v
+        case .uuid(let v): return v
+        case .uri(let v): return v
+        case .objectID(let v): return v
+        case .objectIDs(let v): return v
+        }
+    }
+
     /// Converts a Swift value for an attribute, checking its type. Integers are accepted for
     /// every numeric type when they fit; floating-point values for double, float and decimal.
     static func attributeValue(_ value: Any?, for attribute: AttributeDescription) throws -> RowValue {

@@ -193,6 +193,12 @@ final class PersistentHistoryTests: XCTestCase {
                 XCTAssertEqual(imported.map(\.author), ["import", "import"], "\(type)")
                 XCTAssertEqual(imported.map { $0.changes?.count }, [1, 1])
 
+                let all = (try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)) as! PersistentHistoryResult).result as! [PersistentHistoryTransaction]
+                let byToken = PersistentHistoryTransaction.fetchRequest!
+                byToken.predicate = try FetchPredicate(format: "token > %@ AND contextName == nil AND timestamp <= %@", all[1].token, Date())
+                let later = (try context.execute(PersistentHistoryChangeRequest.fetchHistory(withFetch: byToken)) as! PersistentHistoryResult).result as! [PersistentHistoryTransaction]
+                XCTAssertEqual(later.map(\.token), all[2...].map(\.token), "\(type): predicates over token, contextName, timestamp")
+
                 let limited = PersistentHistoryTransaction.fetchRequest!
                 limited.fetchLimit = 2
                 limited.fetchOffset = 1

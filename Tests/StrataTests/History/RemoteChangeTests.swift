@@ -230,18 +230,5 @@ final class RemoteChangeTests: XCTestCase {
     }
 
     /// The helper's CrashModel.
-    private static func crashModel() -> ManagedObjectModel {
-        let quake = EntityDescription(name: "Quake")
-        let region = EntityDescription(name: "Region")
-        let quakes = RelationshipDescription(name: "quakes", destination: quake, toMany: true)
-        let owner = RelationshipDescription(name: "region", destination: region)
-        quakes.inverseRelationship = owner
-        owner.inverseRelationship = quakes
-        quake.properties = [AttributeDescription(name: "code", type: .string), AttributeDescription(name: "batch", type: .integer64),
-                            AttributeDescription(name: "magnitude", type: .double), owner]
-        quake.uniquenessConstraints = [["code"]]
-        quake.indexes = [FetchIndexDescription(name: "byBatch", elements: [FetchIndexElementDescription(property: quake.properties[1])])]
-        region.properties = [AttributeDescription(name: "name", type: .string), quakes]
-        return ManagedObjectModel(entities: [quake, region])
-    }
+    private static func crashModel() -> ManagedObjectModel { TestModels.crashModel() }
 }

@@ -67,6 +67,23 @@ enum TestModels {
         return model
     }
 
+    /// The model of strata-test-helper's CrashModel (Quake with a unique code, a batch index and
+    /// a region; Region with its quakes), built the same way, for tests that share a store with it.
+    static func crashModel() -> ManagedObjectModel {
+        let quake = EntityDescription(name: "Quake")
+        let region = EntityDescription(name: "Region")
+        let quakes = RelationshipDescription(name: "quakes", destination: quake, toMany: true)
+        let owner = RelationshipDescription(name: "region", destination: region)
+        quakes.inverseRelationship = owner
+        owner.inverseRelationship = quakes
+        quake.properties = [AttributeDescription(name: "code", type: .string), AttributeDescription(name: "batch", type: .integer64),
+                            AttributeDescription(name: "magnitude", type: .double), owner]
+        quake.uniquenessConstraints = [["code"]]
+        quake.indexes = [FetchIndexDescription(name: "byBatch", elements: [FetchIndexElementDescription(property: quake.properties[1])])]
+        region.properties = [AttributeDescription(name: "name", type: .string), quakes]
+        return ManagedObjectModel(entities: [quake, region])
+    }
+
     /// A stack on a fresh store of the suites' type (`TestStores.type`): private to the
     /// coordinator unless `url` names one (`/dev/null/<name>`).
     static func stack(_ model: ManagedObjectModel, url: String = "/dev/null",

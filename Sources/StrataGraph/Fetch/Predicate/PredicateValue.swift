@@ -118,6 +118,8 @@ enum PredicateArgumentConversion {
         // An entity compares as its name (history's `changedEntity == %@`).
         case let v as EntityDescription: return .string(v.name)
         case let v as PersistentHistoryChangeType: return .integer(Int64(v.rawValue))
+        // A token of one store compares as its position (history's `token > %@`).
+        case let v as PersistentHistoryToken where v.positions.count == 1: return .integer(Int64(bitPattern: v.positions[0].generation))
         case is NSNull: return .null
         case let v as NSNumber: return foundationNumber(v)
         case let v as NSString: return .string(v.description)
