@@ -246,24 +246,33 @@ final class NativeStore: RowStore {
             var noted: UInt64?
             do {
                 let versions = try engine.write { tx in
-                    var committer = NativeCommitter(store: self, tx: tx)
-                    committer.keepsReplacedValues = recordsHistory
-                    let versions = try committer.apply(changes)
-                    if recordsHistory {
-                        // In the same transaction as the data: both commit, or neither.
-                        try NativeHistory.record(changes, replacedByUpdate: committer.replacedByUpdate,
-                                                 replacedByDelete: committer.replacedByDelete, store: self, tx: tx)
-                    }
-                    invalidated = committer.touchedKeys
-                    committedAt = tx.generation
-                    // Noted before the commit is published: a watcher may report it at once.
+                    // Noted before the commit is published (a watcher may report it at once) and
+                    // forgotten before the writer lock is let go if the transaction rolls back, so
+                    // another writer's commit at this generation is never taken for ours.
                     noted = tx.generation.rawValue
                     noteOwnCommit(tx.generation.rawValue)
-                    return versions
+                    do {
+                        var committer = NativeCommitter(store: self, tx: tx)
+                        committer.keepsReplacedValues = recordsHistory
+                        let versions = try committer.apply(changes)
+                        if recordsHistory {
+                            // In the same transaction as the data: both commit, or neither.
+                            try NativeHistory.record(changes, replacedByUpdate: committer.replacedByUpdate,
+                                                     replacedByDelete: committer.replacedByDelete, store: self, tx: tx)
+                        }
+                        invalidated = committer.touchedKeys
+                        committedAt = tx.generation
+                        return versions
+                    } catch {
+                        forgetOwnCommit(tx.generation.rawValue)
+                        noted = nil
+                        throw error
+                    }
                 }
                 rowCache.didCommit(at: committedAt.rawValue, changedKeys: invalidated)
                 return versions
             } catch {
+                // A commit that failed after its transaction (a failed sync) poisons the engine.
                 if let noted { forgetOwnCommit(noted) }
                 throw error
             }

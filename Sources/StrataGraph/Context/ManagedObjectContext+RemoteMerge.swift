@@ -28,7 +28,8 @@ extension ManagedObjectContext {
     /// ``PersistentHistoryTrackingKey`` and ``PersistentStoreRemoteChangeNotificationPostOptionKey``.
     ///
     /// On each remote change, the context fetches the transactions after
-    /// ``lastMergedHistoryToken``, skips those whose author is its own ``transactionAuthor``,
+    /// ``lastMergedHistoryToken``, skips those whose author is its own ``transactionAuthor`` (give
+    /// it one: with none, its own saves come back as refreshes),
     /// refreshes the objects they updated, removes the objects they deleted, and advances the
     /// token. Turning it on with no token starts from the current one (what is committed later).
     /// ```swift
@@ -58,19 +59,22 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else { return }
         let startToken = coordinator.currentPersistentHistoryToken(fromStores: nil)
         let handle = WeakContext(context: self)
-        let previous = remoteMerge.withLock { state -> (id: UUID, coordinator: PersistentStoreCoordinator)? in
-            let old = state.listener
+        // One critical section: two threads turning it on register one listener between them.
+        remoteMerge.withLock { state in
+            if let old = state.listener { old.coordinator.remoteChangeHub.removeListener(old.id) }
             state.isOn = true
             if state.token == nil { state.token = startToken }
-            state.listener = nil
-            return old
+            let id = coordinator.remoteChangeHub.addListener { _ in
+                guard let context = handle.context else { return }
+                context.perform { context.mergeRemoteHistory() }
+            }
+            state.listener = (id, coordinator)
         }
-        previous.map { $0.coordinator.remoteChangeHub.removeListener($0.id) }
-        let id = coordinator.remoteChangeHub.addListener { _ in
-            guard let context = handle.context else { return }
-            context.perform { context.mergeRemoteHistory() }
+        // What was committed since the token (one resumed from an earlier run, or a commit
+        // between reading the current token and listening) is merged now, not at the next change.
+        perform {
+            handle.context?.mergeRemoteHistory()
         }
-        remoteMerge.withLock { $0.listener = (id, coordinator) }
     }
 
     func stopRemoteMerging() {
@@ -86,11 +90,20 @@ extension ManagedObjectContext {
     /// Returns how many changes it merged.
     @discardableResult
     func mergeRemoteHistory() -> Int {
-        let (isOn, token) = remoteMerge.withLock { ($0.isOn, $0.token) }
-        guard isOn, persistentStoreCoordinator != nil else { return 0 }
+        let (isOn, lastToken) = remoteMerge.withLock { ($0.isOn, $0.token) }
+        guard isOn, let coordinator = persistentStoreCoordinator else { return 0 }
+        // A store without a position in the token (added since) starts at its current token:
+        // its past is not merged.
+        var token = lastToken
+        let current = coordinator.currentPersistentHistoryToken(fromStores: nil)?.positions ?? []
+        let missing = current.filter { token?.generation(inStore: $0.storeIdentifier) == nil }
+        if !missing.isEmpty { token = PersistentHistoryToken(positions: (token?.positions ?? []) + missing) }
         let request = PersistentHistoryChangeRequest.fetchHistory(after: token)
         guard let result = try? request.execute(in: self) as? PersistentHistoryResult,
-              let transactions = result.result as? [PersistentHistoryTransaction], !transactions.isEmpty else { return 0 }
+              let transactions = result.result as? [PersistentHistoryTransaction], !transactions.isEmpty else {
+            if token != lastToken { remoteMerge.withLock { $0.token = token } }
+            return 0
+        }
         var inserted = Set<ManagedObjectID>(), updated = Set<ManagedObjectID>(), deleted = Set<ManagedObjectID>()
         var merged = 0
         for transaction in transactions where transaction.author == nil || transaction.author != transactionAuthor {

@@ -37,7 +37,6 @@ public enum PersistentHistoryResultType: Int, Sendable, Hashable {
 public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
     enum Operation {
         case fetch(StoreHistoryQuery.Start, token: PersistentHistoryToken?)
-        case fetchMatching(transactions: FetchPredicate?, changes: FetchPredicate?, limit: Int, offset: Int)
         case delete(Bound)
     }
     enum Bound {
@@ -58,8 +57,11 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
         default: return nil
         }
     }
-    /// The fetch request it was made with (``fetchHistory(withFetch:)``), if any.
-    public private(set) var fetchRequest: AnyObject?
+    /// A fetch request over ``PersistentHistoryTransaction/fetchRequest`` or
+    /// ``PersistentHistoryChange/fetchRequest`` whose predicate, `fetchLimit` and `fetchOffset`
+    /// filter what the request reads (set by ``fetchHistory(withFetch:)``, or on a request made
+    /// after a token or date, as Core Data's recipes do). Other objects are ignored.
+    public var fetchRequest: AnyObject?
 
     private init(_ operation: Operation) {
         self.operation = operation
@@ -87,13 +89,24 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
     /// transaction carries only the changes the predicate selects, and transactions without one
     /// are left out.
     public static func fetchHistory<Result>(withFetch fetchRequest: FetchRequest<Result>) -> PersistentHistoryChangeRequest {
-        let overChanges = (fetchRequest.entity?.name ?? fetchRequest.entityName) == HistoryEntities.changeEntityName
-        let request = PersistentHistoryChangeRequest(.fetchMatching(
-            transactions: overChanges ? nil : fetchRequest.predicate, changes: overChanges ? fetchRequest.predicate : nil,
-            limit: fetchRequest.fetchLimit, offset: fetchRequest.fetchOffset))
+        let request = PersistentHistoryChangeRequest(.fetch(.beginning, token: nil))
         request.fetchRequest = fetchRequest
-        if overChanges { request.countsChanges = true }
         return request
+    }
+
+    /// What `fetchRequest` filters: transactions or changes, by which predicate, limit and offset.
+    private struct Filter {
+        var transactions: FetchPredicate?
+        var changes: FetchPredicate?
+        var limit = 0
+        var offset = 0
+    }
+
+    private var filter: Filter? {
+        guard let fetch = fetchRequest as? any HistoryFetchDescribing else { return nil }
+        let overChanges = fetch.historyEntityName == HistoryEntities.changeEntityName
+        return Filter(transactions: overChanges ? nil : fetch.predicate, changes: overChanges ? fetch.predicate : nil,
+                      limit: fetch.fetchLimit, offset: fetch.fetchOffset)
     }
 
     /// Deletes the transactions recorded before `token` (that transaction is kept; nil: every
@@ -114,7 +127,9 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
     }
 
     /// Whether `.count` counts changes (a fetch over changes) rather than transactions.
-    private var countsChanges = false
+    private var countsChanges: Bool {
+        (fetchRequest as? any HistoryFetchDescribing)?.historyEntityName == HistoryEntities.changeEntityName
+    }
 
     // MARK: Running
 
@@ -173,9 +188,10 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
 
     private func fetch(from stores: [any RowStore]) throws -> [PersistentHistoryTransaction] {
         // Changes are read unless the result needs none (a transaction filter alone never needs them).
+        let filter = self.filter
         var needsChanges = resultType != .transactionsOnly && resultType != .statusOnly
-        if case .fetchMatching(_, let changes?, _, _) = operation, changes.predicateFormat != "TRUEPREDICATE" { needsChanges = true }
         if resultType == .count && !countsChanges { needsChanges = false }
+        if filter?.changes != nil { needsChanges = true }
         var result: [PersistentHistoryTransaction] = []
         for store in stores {
             let start: StoreHistoryQuery.Start
@@ -191,9 +207,10 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
             }
             result += try store.fetchHistory(StoreHistoryQuery(start: start, includesChanges: needsChanges))
         }
-        guard case .fetchMatching(let transactionPredicate, let changePredicate, let limit, let offset) = operation else { return result }
+        guard let filter else { return result }
+        let changePredicate = filter.changes, limit = filter.limit, offset = filter.offset
         let entities = HistoryEntities.shared
-        let transactionFilter = HistoryPredicateFilter(transactionPredicate)
+        let transactionFilter = HistoryPredicateFilter(filter.transactions)
         let changeFilter = HistoryPredicateFilter(changePredicate)
         var matching: [PersistentHistoryTransaction] = []
         for transaction in result where try transactionFilter.matches(entities.row(of: transaction)) {
@@ -238,4 +255,16 @@ extension PersistentStoreCoordinator {
         let positions = chosen.compactMap { try? $0.currentHistoryToken() }.flatMap(\.positions)
         return positions.isEmpty ? nil : PersistentHistoryToken(positions: positions)
     }
+}
+
+/// A fetch request as a history request reads it (every `FetchRequest`, whatever its result type).
+protocol HistoryFetchDescribing: AnyObject {
+    var historyEntityName: String? { get }
+    var predicate: FetchPredicate? { get }
+    var fetchLimit: Int { get }
+    var fetchOffset: Int { get }
+}
+
+extension FetchRequest: HistoryFetchDescribing {
+    var historyEntityName: String? { entity?.name ?? entityName }
 }

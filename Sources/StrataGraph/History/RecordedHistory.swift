@@ -19,6 +19,9 @@ package struct RecordedChange: Sendable {
     package var updatedProperties: [String]
     /// Deletes: the kept values, by property name.
     package var tombstone: [(name: String, value: RowValue)]
+    /// The change's position among its transaction's recorded changes (its change ID is the
+    /// transaction's first plus this), kept when changes of removed entities are left out.
+    package var position: Int = 0
 
     package init(changeType: PersistentHistoryChangeType, objectID: ManagedObjectID, updatedProperties: [String] = [],
                  tombstone: [(name: String, value: RowValue)] = []) {
@@ -60,10 +63,10 @@ package struct RecordedTransaction: Sendable {
     /// The public transaction (with its changes when they were read).
     package func transaction(storeID: String) -> PersistentHistoryTransaction {
         let changes = self.changes.map { recorded in
-            recorded.enumerated().map { offset, change in
+            recorded.map { change in
                 let entity = change.objectID.entity
                 return PersistentHistoryChange(
-                    changeID: firstChangeID + Int64(offset), changeType: change.changeType, changedObjectID: change.objectID,
+                    changeID: firstChangeID &+ Int64(change.position), changeType: change.changeType, changedObjectID: change.objectID,
                     updatedProperties: change.changeType == .update ? Set(change.updatedProperties.compactMap { entity.slotIndex[$0].map { entity.slots[$0] } }) : nil,
                     tombstone: change.changeType == .delete
                         ? Dictionary(change.tombstone.map { ($0.name, $0.value.sendableValue(null: NSNull())) }, uniquingKeysWith: { a, _ in a })
@@ -146,6 +149,7 @@ package enum HistoryRecording {
             result.append(RecordedChange(changeType: .delete, objectID: delete.id,
                                          tombstone: tombstone(of: slots.isEmpty ? nil : oldDelete(position), slots: slots, entity: entity)))
         }
+        for index in result.indices { result[index].position = index }
         return result
     }
 }

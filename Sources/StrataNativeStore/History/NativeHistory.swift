@@ -95,7 +95,11 @@ enum NativeHistory {
             return header.firstChangeID + Int64(header.changeCount)
         }
         if let bytes = try tx.openTree(NativeSchema.metaTree).get(nextChangeIDKey) {
-            return Int64(bitPattern: try decodeBigEndian(bytes, what: "historyNextChangeID", path: path))
+            let next = Int64(bitPattern: try decodeBigEndian(bytes, what: "historyNextChangeID", path: path))
+            guard next >= 1, next < Int64.max / 2 else {
+                throw StrataError(.corrupt, "\(path): historyNextChangeID in \(NativeSchema.metaTree) is \(next)")
+            }
+            return next
         }
         return 1
     }
@@ -144,6 +148,8 @@ enum NativeHistory {
     /// The changes recorded with the transaction at `generation`.
     private static func changes(of generation: UInt64, in chunks: ReadableTree, store: NativeStore) throws -> [RecordedChange] {
         var result: [RecordedChange] = []
+        /// Every recorded change counts, also those left out (their IDs stay theirs).
+        var position = 0
         var failure: (any Error)?
         let lower = changeKey(generation, 0)
         let upper = generation < UInt64.max ? changeKey(generation + 1, 0) : nil
@@ -151,7 +157,11 @@ enum NativeHistory {
             do {
                 var reader = RecordReader(bytes: value, entity: "history/changes", key: Int64(bitPattern: generation))
                 while reader.offset < value.count {
-                    if let change = try decodeChange(&reader, store: store) { result.append(change) }
+                    if var change = try decodeChange(&reader, store: store) {
+                        change.position = position
+                        result.append(change)
+                    }
+                    position += 1
                 }
             } catch {
                 failure = error
@@ -199,6 +209,7 @@ enum NativeHistory {
         let firstChangeID = Int64(bitPattern: try reader.varint())
         let count = try reader.varint()
         guard count <= UInt64(Int32.max) else { throw reader.corrupt("\(count) changes") }
+        guard firstChangeID >= 1, firstChangeID <= Int64.max - Int64(count) else { throw reader.corrupt("first change ID \(firstChangeID)") }
         let timestamp = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.fixed(8)))
         let author = try optionalText(&reader)
         let contextName = try optionalText(&reader)

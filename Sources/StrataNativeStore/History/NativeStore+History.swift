@@ -47,6 +47,7 @@ extension NativeStore {
         return try pool.withWriter {
             try engine.write { tx in
                 let deleted = try NativeHistory.delete(deletion, tx: tx, path: file.path)
+                // Nothing throws after this inside the transaction (see commitOnce).
                 noteOwnCommit(tx.generation.rawValue)
                 return deleted
             }
@@ -56,9 +57,16 @@ extension NativeStore {
     // MARK: Remote changes
 
     func observeRemoteChanges(_ handler: @escaping @Sendable (PersistentStoreRemoteChange) -> Void) throws -> (any StoreObservation)? {
-        let start = try engine.latestGeneration.rawValue
-        let startToken = try currentHistoryToken()?.generation(inStore: identifier) ?? 0
+        // Counted first: a commit of this handle from now on is noted as its own.
         ownCommits.withLock { $0.observers += 1 }
+        let start: UInt64, startToken: UInt64
+        do {
+            start = try engine.latestGeneration.rawValue
+            startToken = try currentHistoryToken()?.generation(inStore: identifier) ?? 0
+        } catch {
+            ownCommits.withLock { $0.observers -= 1 }
+            throw error
+        }
         let filter = RemoteCommitFilter(seen: start, reportedHistory: startToken)
         let identifier = self.identifier, url = self.url
         let observation = engine.observeCommits { [weak self] generation in

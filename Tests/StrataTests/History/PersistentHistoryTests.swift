@@ -219,6 +219,62 @@ final class PersistentHistoryTests: XCTestCase {
         }
     }
 
+    func testAFetchRequestSetOnARequestAfterATokenFiltersIt() throws {
+        for type in Self.storeTypes {
+            let (_, context) = try stack(type)
+            try context.performAndWait {
+                for (author, code) in [("import", "a"), ("app", "b"), ("import", "c"), ("import", "d")] {
+                    context.transactionAuthor = author
+                    Quake(context: context).code = code
+                    try context.save()
+                }
+            }
+            let all = try transactions(context)
+            try context.performAndWait {
+                // Core Data's recipe: a request after a token, narrowed by a transaction fetch.
+                let request = PersistentHistoryChangeRequest.fetchHistory(after: all[0].token)
+                let byAuthor = PersistentHistoryTransaction.fetchRequest!
+                byAuthor.predicate = try FetchPredicate(format: "author == %@", "import")
+                request.fetchRequest = byAuthor
+                let found = (try context.execute(request) as! PersistentHistoryResult).result as! [PersistentHistoryTransaction]
+                XCTAssertEqual(found.map(\.token), [all[2].token, all[3].token], "\(type)")
+            }
+        }
+    }
+
+    /// A change of an entity a migration removed is left out, and the others keep their IDs.
+    func testChangesOfARemovedEntityAreLeftOutWithoutRenumbering() throws {
+        let url = TestStores.freshFile("history-migration")
+        func model(withRegion: Bool) -> ManagedObjectModel {
+            let quake = EntityDescription(name: "Quake", properties: [AttributeDescription(name: "code", type: .string)])
+            let region = EntityDescription(name: "Region", properties: [AttributeDescription(name: "name", type: .string)])
+            return ManagedObjectModel(entities: withRegion ? [region, quake] : [quake])
+        }
+        var options = Self.tracking
+        var before: [Int64] = []
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model(withRegion: true))
+            try coordinator.addPersistentStore(type: .native, at: url, options: options)
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                _ = ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Region"]!, insertInto: context)
+                ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Quake"]!, insertInto: context).setValue("q", forKey: "code")
+                try context.save()
+            }
+            before = try transactions(context)[0].changes!.filter { $0.changedObjectID.entity.name == "Quake" }.map(\.changeID)
+        }
+        options[MigratePersistentStoresAutomaticallyOption] = true
+        options[InferMappingModelAutomaticallyOption] = true
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model(withRegion: false))
+        try coordinator.addPersistentStore(type: .native, at: url, options: options)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        let after = try transactions(context)[0].changes!
+        XCTAssertEqual(after.map(\.changedObjectID.entity.name), ["Quake"])
+        XCTAssertEqual(after.map(\.changeID), before)
+    }
+
     func testDeleteHistoryKeepsTheBoundAndNumbering() throws {
         for type in Self.storeTypes {
             let (_, context) = try stack(type)
