@@ -58,12 +58,17 @@ extension ManagedObjectContext {
         assertOnQueue("processPendingChanges()")
         undoManager?.closeEventGroup()
         changeTracker.checkIfEnabled(handle: handle, "in processPendingChanges of \(debugName)")
-        guard !changeTracker.hasNoPendingChanges else { return }
+        let reevaluate = observerReevaluations
+        guard !changeTracker.hasNoPendingChanges || !reevaluate.isEmpty else { return }
+        observerReevaluations = []
         let pending = changeTracker.takePending()
-        NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
-            "inserted": pending.inserted, "updated": pending.updated, "deleted": pending.deleted,
-        ])
-        emit(.objectsDidChange, pending.inserted, pending.updated, pending.deleted)
+        if !pending.inserted.isEmpty || !pending.updated.isEmpty || !pending.deleted.isEmpty {
+            NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
+                "inserted": pending.inserted, "updated": pending.updated, "deleted": pending.deleted,
+            ])
+            emit(.objectsDidChange, pending.inserted, pending.updated, pending.deleted)
+        }
+        notifyChangeObservers(inserted: pending.inserted, updated: pending.updated, deleted: pending.deleted, reevaluate: reevaluate)
     }
 
     /// Posts the save notifications for the objects `order` lists (disjoint lists) and `sets`

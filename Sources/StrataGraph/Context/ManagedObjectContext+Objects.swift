@@ -442,6 +442,9 @@ extension ManagedObjectContext {
             throw StrataError(.noStore, "\(debugName) has no coordinator to assign permanent IDs")
         }
         let ids = try coordinator.permanentIDs(for: temporary.map(\.entity))
+        // Fetched results controllers hear of the new IDs (their snapshots name objects by ID).
+        let oldIDs = changeObservers.isEmpty ? [] : temporary.map(\.objectID)
+        defer { if !oldIDs.isEmpty { notifyChangeObservers(ofNewIDs: Array(zip(temporary, oldIDs))) } }
         // Without children (aliases) or objects that can hold IDs, only the registry changes.
         if !hasChildren && (model?.hasReferenceSlots == false || !hasChangedObjectsWithReferences) {
             // Each entry is removed before its replacement goes in, so the table never grows

@@ -68,6 +68,8 @@ extension ManagedObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         assertOnQueue("refresh(_:mergeChanges:)")
         guard object.contextHandle === handle, !object.state.isInserted else { return }
+        // Fetched results controllers look at a refreshed object again.
+        if !changeObservers.isEmpty { observerReevaluations.insert(object.objectID) }
         if !faultErrorsByID.isEmpty { faultErrorsByID[object.objectID] = nil }
         if !mergeChanges || !object.hasChanges || object.state == .unreadable {
             object.willTurnIntoFault()
@@ -158,6 +160,12 @@ extension ManagedObjectContext {
     /// Merges a save of another context: refreshes registered updated objects, deletes deleted ones.
     func mergeSaved(_ changes: SavedChanges) {
         advanceGeneration()
+        if !changeObservers.isEmpty {
+            // Fetched results controllers decide about merged inserts and about changed objects
+            // this context has not loaded (faults) by looking at them.
+            observerReevaluations.formUnion(changes.inserted)
+            for id in changes.updated where registry[id].map({ $0.state.isFault }) ?? true { observerReevaluations.insert(id) }
+        }
         for id in changes.updated {
             guard let object = registry[id] else { continue }
             // A fault holding its fetch's values would fire into the old ones: it reads again.

@@ -138,6 +138,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var faultErrorsByID: [ManagedObjectID: StrataError] = [:]
     @exclusivity(unchecked) var registrySweepThreshold = 1024
     @exclusivity(unchecked) var isSaving = false
+    /// Fetched results controllers following this context (ManagedObjectContext+ChangeObservers.swift).
+    @exclusivity(unchecked) var changeObservers: [WeakChangeObserver] = []
+    /// Objects the observers must look at again with the next batch (merged inserts and
+    /// changes of objects not loaded here, refreshes); filled only while there are observers.
+    @exclusivity(unchecked) var observerReevaluations: Set<ManagedObjectID> = []
     /// Subscribers of `changes()`.
     var changeContinuations: [UUID: AsyncStream<ContextChangeEvent>.Continuation] = [:]
     /// Temporary IDs a child context may still use for objects this context has since saved.
@@ -216,6 +221,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let box = UncheckedSendableBox(value: block)
         queue.async { [self] in
             box.value()
+            // As Core Data's perform: the block's changes are processed (objectsDidChange,
+            // fetched results controllers) when it ends.
+            if !changeTracker.hasNoPendingChanges || !observerReevaluations.isEmpty { processPendingChanges() }
             sweepAfterBlock()
         }
     }

@@ -1,0 +1,257 @@
+// FetchedResultsController+Changes: following the context's changes and telling the delegate.
+//
+// Owns: turning one batch of the context's changes (inserted, updated, deleted objects, and
+// objects to look at again after merges and refreshes) into changes of the results: each
+// candidate is placed again by its current values (membership by the predicate, section by the
+// section key path, position by the sort key) in O(log n); then the delegate hears them in its
+// style: a snapshot, a CollectionDifference over the flat list of object IDs, or per-object and
+// per-section calls with index paths (deletions at the old paths, insertions at the new ones).
+// Requests with a fetch limit or offset are fetched again instead (their window moves). Never
+// changes objects.
+
+import Foundation
+@_spi(StrataInternal) import StrataCore
+
+/// One object's change in the results, with its paths before and after the batch.
+struct ResultsObjectChange {
+    let object: ManagedObject
+    let type: FetchedResultsChangeType
+    let old: IndexPath?
+    var new: IndexPath?
+}
+
+extension FetchedResultsController: ContextChangeObserver {
+    func context(_ context: ManagedObjectContext, didChange inserted: Set<ManagedObject>, updated: Set<ManagedObject>,
+                 deleted: Set<ManagedObject>, reevaluate: Set<ManagedObjectID>) {
+        guard var layout, let plan else { return }
+        if fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 {
+            refetchAndCompare(updated: updated)
+            return
+        }
+        // The objects whose place may have changed, each once.
+        var candidates: [ObjectIdentifier: (object: ManagedObject, updated: Bool)] = [:]
+        func consider(_ object: ManagedObject, updated: Bool) {
+            guard plan.entityNames.contains(object.entity.name) || layout.contains(object) else { return }
+            let id = ObjectIdentifier(object)
+            candidates[id] = (object, (candidates[id]?.updated ?? false) || updated)
+        }
+        for object in deleted { consider(object, updated: false) }
+        for object in inserted { consider(object, updated: false) }
+        for object in updated { consider(object, updated: true) }
+        for id in reevaluate {
+            // Merged inserts and changes of objects not loaded here: looked at through the context.
+            guard plan.entityNames.contains(id.entity.name) else { continue }
+            consider(context.object(with: id), updated: true)
+        }
+        if candidates.isEmpty { return }
+        let evaluator = PredicateEvaluator(source: ContextRowSource(context: context, includesPendingChanges: true))
+        let oldNames = layout.sections.map(\.name)
+        var changes: [ResultsObjectChange] = []
+        var removedOffsets: [(offset: Int, id: ManagedObjectID, object: ObjectIdentifier)] = []
+        var placements: [(object: ManagedObject, key: ResultsKey, section: String)] = []
+        // Where each candidate belongs now (nil: not in the results), decided before any move.
+        for (_, candidate) in candidates.sorted(by: { $0.value.object.objectID.primaryKey ?? 0 < $1.value.object.objectID.primaryKey ?? 0 }) {
+            let object = candidate.object
+            var target: (key: ResultsKey, section: String)?
+            if let row = try? currentRow(of: object), plan.entityNames.contains(object.entity.name),
+               (try? plan.predicate.map { try evaluator.evaluate($0, on: row) } ?? true) == true,
+               let key = try? key(of: object, row: row), let section = try? sectionName(of: row) {
+                target = (key, section)
+            }
+            let before = layout.placement(of: object)
+            let oldPath = layout.indexPath(of: object)
+            switch (before, target) {
+            case (nil, nil): continue
+            case (nil, let target?):
+                changes.append(ResultsObjectChange(object: object, type: .insert, old: nil, new: nil))
+                placements.append((object, target.key, target.section))
+            case (_?, nil):
+                changes.append(ResultsObjectChange(object: object, type: .delete, old: oldPath, new: nil))
+                if let oldPath { removedOffsets.append((layout.flatOffset(oldPath), object.objectID, ObjectIdentifier(object))) }
+            case (let before?, let target?):
+                let moved = before.section != target.section
+                    || zip(before.key.values, target.key.values).contains { $0 != $1 } || before.key.tie != target.key.tie
+                if moved {
+                    changes.append(ResultsObjectChange(object: object, type: .move, old: oldPath, new: nil))
+                    if let oldPath { removedOffsets.append((layout.flatOffset(oldPath), object.objectID, ObjectIdentifier(object))) }
+                    placements.append((object, target.key, target.section))
+                } else if candidate.updated {
+                    changes.append(ResultsObjectChange(object: object, type: .update, old: oldPath, new: nil))
+                }
+            }
+        }
+        if changes.isEmpty { return }
+        let oldIDs = differenceWanted ? layout.sections.flatMap { $0.entries.map(\.object.objectID) } : []
+        for change in changes where change.type == .delete || change.type == .move { layout.remove(change.object) }
+        for placement in placements { layout.insert(placement.object, key: placement.key, section: placement.section) }
+        self.layout = layout
+        resultsChanged()
+        for index in changes.indices where changes[index].type != .delete {
+            changes[index].new = layout.indexPath(of: changes[index].object)
+        }
+        let newNames = layout.sections.map(\.name)
+        deliver(changes, oldNames: oldNames, newNames: newNames, removedOffsets: removedOffsets, oldIDs: oldIDs)
+    }
+
+    /// Objects of the results got permanent IDs (a save): snapshots and differences name
+    /// objects by ID, so they hear of it (a difference replaces each old ID where it stands);
+    /// index paths did not change.
+    func context(_ context: ManagedObjectContext, didChangeIDsOf objects: [(object: ManagedObject, oldID: ManagedObjectID)]) {
+        guard let layout else { return }
+        let renamed = objects.compactMap { item in layout.indexPath(of: item.object).map { (item.object, item.oldID, $0) } }
+        if renamed.isEmpty { return }
+        resultsChanged()
+        publish(layout.snapshot)
+        guard let delegate else { return }
+        if !delegateLacks.contains(.snapshot) {
+            delegate.controller(self, didChangeContentWith: layout.snapshot)
+            if !delegateLacks.contains(.snapshot) { return }
+        }
+        if !delegateLacks.contains(.difference) {
+            var steps: [CollectionDifference<ManagedObjectID>.Change] = []
+            for (object, oldID, path) in renamed {
+                let offset = layout.flatOffset(path)
+                steps.append(.remove(offset: offset, element: oldID, associatedWith: nil))
+                steps.append(.insert(offset: offset, element: object.objectID, associatedWith: nil))
+            }
+            if let difference = CollectionDifference(steps) { delegate.controller(self, didChangeContentWith: difference) }
+        }
+    }
+
+    /// Whether the next delivery may need the old flat list of IDs (a difference delegate).
+    private var differenceWanted: Bool {
+        delegate != nil && delegateLacks.contains(.snapshot) && !delegateLacks.contains(.difference)
+            || delegate != nil && delegateLacks.isEmpty
+    }
+
+    // MARK: Delivery
+
+    /// The results of `performFetch()`: a snapshot delegate and the streams get them.
+    func deliverFetched() {
+        guard let layout, !suppressesFetchDelivery else { return }
+        publish(layout.snapshot)
+        guard let delegate else { return }
+        if !delegateLacks.contains(.snapshot) { delegate.controller(self, didChangeContentWith: layout.snapshot) }
+    }
+
+    private func publish(_ snapshot: ResultsSnapshot) {
+        for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(snapshot) }
+    }
+
+    private func deliver(_ changes: [ResultsObjectChange], oldNames: [String], newNames: [String],
+                         removedOffsets: [(offset: Int, id: ManagedObjectID, object: ObjectIdentifier)], oldIDs: [ManagedObjectID]) {
+        guard let layout else { return }
+        let hasStreams = !streams.withLock { $0.isEmpty }
+        if hasStreams { publish(layout.snapshot) }
+        guard let delegate else { return }
+        if !delegateLacks.contains(.snapshot) {
+            delegate.controller(self, didChangeContentWith: layout.snapshot)
+            if !delegateLacks.contains(.snapshot) { return }
+        }
+        if !delegateLacks.contains(.difference) {
+            delegate.controller(self, didChangeContentWith: difference(changes, removedOffsets: removedOffsets, oldIDs: oldIDs))
+            if !delegateLacks.contains(.difference) { return }
+        }
+        // Per object and section, as a table view's batch updates apply them.
+        let oldSet = Set(oldNames), newSet = Set(newNames)
+        delegate.controllerWillChangeContent(self)
+        for (index, name) in oldNames.enumerated().reversed() where !newSet.contains(name) {
+            delegate.controller(self, didChange: ResultsSection(name: name, indexTitle: sectionIndexTitle(forSectionName: name), members: []),
+                                atSectionIndex: index, for: .delete)
+        }
+        for change in changes where change.type == .delete {
+            delegate.controller(self, didChange: change.object, at: change.old, for: .delete, newIndexPath: nil)
+        }
+        for (index, name) in newNames.enumerated() where !oldSet.contains(name) {
+            let members = layout.sections[index].entries.map(\.object)
+            delegate.controller(self, didChange: ResultsSection(name: name, indexTitle: sectionIndexTitle(forSectionName: name), members: members),
+                                atSectionIndex: index, for: .insert)
+        }
+        for change in changes where change.type == .insert {
+            delegate.controller(self, didChange: change.object, at: nil, for: .insert, newIndexPath: change.new)
+        }
+        for change in changes where change.type == .move {
+            delegate.controller(self, didChange: change.object, at: change.old, for: .move, newIndexPath: change.new)
+        }
+        for change in changes where change.type == .update {
+            delegate.controller(self, didChange: change.object, at: change.old, for: .update, newIndexPath: change.new)
+        }
+        delegate.controllerDidChangeContent(self)
+    }
+
+    /// The change of the flat list of object IDs: removals at old offsets, insertions at new
+    /// ones, a move as both (associated).
+    private func difference(_ changes: [ResultsObjectChange], removedOffsets: [(offset: Int, id: ManagedObjectID, object: ObjectIdentifier)],
+                            oldIDs: [ManagedObjectID]) -> CollectionDifference<ManagedObjectID> {
+        guard let layout else { return CollectionDifference([])! }
+        var inserted: [ObjectIdentifier: Int] = [:]
+        var steps: [CollectionDifference<ManagedObjectID>.Change] = []
+        for change in changes where change.type == .insert || change.type == .move {
+            guard let path = change.new else { continue }
+            inserted[ObjectIdentifier(change.object)] = layout.flatOffset(path)
+        }
+        var removedAt: [ObjectIdentifier: Int] = [:]
+        for removal in removedOffsets {
+            removedAt[removal.object] = removal.offset
+            steps.append(.remove(offset: removal.offset, element: oldIDs.indices.contains(removal.offset) ? oldIDs[removal.offset] : removal.id,
+                                 associatedWith: inserted[removal.object]))
+        }
+        for change in changes where change.type == .insert || change.type == .move {
+            guard let offset = inserted[ObjectIdentifier(change.object)] else { continue }
+            steps.append(.insert(offset: offset, element: change.object.objectID, associatedWith: removedAt[ObjectIdentifier(change.object)]))
+        }
+        if let difference = CollectionDifference(steps) { return difference }
+        // Not expected; a plain difference of the two lists is always valid.
+        return layout.snapshot.itemIdentifiers.difference(from: oldIDs)
+    }
+
+    // MARK: Limited requests
+
+    /// A request with a limit or offset: fetched again, and compared with what it held.
+    private func refetchAndCompare(updated: Set<ManagedObject>) {
+        guard let old = layout else { return }
+        let oldNames = old.sections.map(\.name)
+        let oldIDs = old.sections.flatMap { $0.entries.map(\.object.objectID) }
+        var oldPaths: [ObjectIdentifier: IndexPath] = [:]
+        var oldObjects: [ManagedObject] = []
+        for (s, section) in old.sections.enumerated() {
+            for (i, entry) in section.entries.enumerated() {
+                oldPaths[ObjectIdentifier(entry.object)] = IndexPath(indexes: [s, i])
+                oldObjects.append(entry.object)
+            }
+        }
+        suppressesFetchDelivery = true
+        defer { suppressesFetchDelivery = false }
+        guard (try? performFetch()) != nil, let new = layout else { return }
+        var changes: [ResultsObjectChange] = []
+        var removed: [(offset: Int, id: ManagedObjectID, object: ObjectIdentifier)] = []
+        var newPaths: [ObjectIdentifier: IndexPath] = [:]
+        for (s, section) in new.sections.enumerated() {
+            for (i, entry) in section.entries.enumerated() { newPaths[ObjectIdentifier(entry.object)] = IndexPath(indexes: [s, i]) }
+        }
+        for object in oldObjects {
+            let id = ObjectIdentifier(object)
+            guard let oldPath = oldPaths[id] else { continue }
+            if let newPath = newPaths[id] {
+                let oldKey = old.placement(of: object)?.key, newKey = new.placement(of: object)?.key
+                let keyChanged = oldKey.map { o in newKey.map { n in zip(o.values, n.values).contains { $0 != $1 } } ?? true } ?? true
+                if oldPath != newPath || keyChanged {
+                    changes.append(ResultsObjectChange(object: object, type: .move, old: oldPath, new: newPath))
+                    removed.append((old.flatOffset(oldPath), object.objectID, id))
+                } else if updated.contains(object) {
+                    changes.append(ResultsObjectChange(object: object, type: .update, old: oldPath, new: newPath))
+                }
+            } else {
+                changes.append(ResultsObjectChange(object: object, type: .delete, old: oldPath, new: nil))
+                removed.append((old.flatOffset(oldPath), object.objectID, id))
+            }
+        }
+        for section in new.sections {
+            for entry in section.entries where oldPaths[ObjectIdentifier(entry.object)] == nil {
+                changes.append(ResultsObjectChange(object: entry.object, type: .insert, old: nil, new: new.indexPath(of: entry.object)))
+            }
+        }
+        if changes.isEmpty { return }
+        deliver(changes, oldNames: oldNames, newNames: new.sections.map(\.name), removedOffsets: removed, oldIDs: oldIDs)
+    }
+}

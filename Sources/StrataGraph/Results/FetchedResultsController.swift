@@ -1,0 +1,224 @@
+// FetchedResultsController: the results of a fetch request, in sections, kept current as the
+// context changes (Core Data's NSFetchedResultsController).
+//
+// Owns: the request, the context, the section key path, the layout of the current results
+// (ResultsLayout), the delegate, the snapshot streams, and the public lookups (objects, sections,
+// index paths, index titles). Following changes is in FetchedResultsController+Changes.swift.
+// Used on its context's queue only, as the context's objects are. Never saves and never changes
+// objects.
+
+import Foundation
+@_spi(StrataInternal) import StrataCore
+
+/// The results of a fetch request, grouped in sections by a key path and kept current while the
+/// context's objects change: its own inserts, updates and deletes (when it processes pending
+/// changes: at the end of each `perform` block, a save, or `processPendingChanges()`), saves
+/// merged from other contexts, refreshes and remote changes merged through history.
+///
+/// ```swift
+/// let request = Quake.fetchRequest()
+/// request.sortDescriptors = [FetchSortDescriptor(key: "day", ascending: false), FetchSortDescriptor(key: "time", ascending: false)]
+/// let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: viewContext,
+///                                           sectionNameKeyPath: "day", cacheName: nil)
+/// controller.delegate = list
+/// try controller.performFetch()
+/// let first = controller.object(at: IndexPath(item: 0, section: 0))
+/// ```
+/// The section key path (it may cross to-one relationships: `"region.name"`) must order like the
+/// first sort descriptor, or `performFetch()` throws naming the first object out of order.
+/// Objects equal under the sort descriptors are in primary-key order, unsaved ones last.
+// @unchecked Sendable: every mutable field is used only on the context's queue (as the context's
+// objects are); the snapshot streams' continuations are behind `streams` (a Lock).
+public final class FetchedResultsController<ResultType: FetchRequestResult>: @unchecked Sendable {
+    /// The request whose results the controller holds. Change its predicate or sort descriptors,
+    /// then call ``performFetch()`` again.
+    public let fetchRequest: FetchRequest<ResultType>
+    public let managedObjectContext: ManagedObjectContext
+    public let sectionNameKeyPath: String?
+    /// Kept for Core Data compatibility; Strata keeps no section cache on disk.
+    public let cacheName: String?
+    /// Told about each change (weak), in the style its methods choose (see
+    /// ``FetchedResultsControllerDelegate``).
+    public weak var delegate: (any FetchedResultsControllerDelegate<ResultType>)? {
+        didSet { delegateLacks = [] }
+    }
+
+    /// The current results; nil before the first successful `performFetch()`.
+    var layout: ResultsLayout?
+    /// What the last performFetch planned (entities, predicate, sort).
+    var plan: FetchPlan?
+    var sortPaths: [[String]] = []
+    var sectionPath: [String]?
+    /// The content methods the delegate turned out not to implement (set by their defaults).
+    var delegateLacks: DelegateStyles = []
+    let streams = Lock<[UUID: AsyncStream<ResultsSnapshot>.Continuation]>([:]) // guards the continuations
+    private var flatCache: [ResultType]?
+    /// Set while a limited request is fetched again to compare (its fetch is not delivered).
+    var suppressesFetchDelivery = false
+
+    public init(fetchRequest: FetchRequest<ResultType>, managedObjectContext context: ManagedObjectContext,
+                sectionNameKeyPath: String?, cacheName name: String?) {
+        self.fetchRequest = fetchRequest
+        self.managedObjectContext = context
+        self.sectionNameKeyPath = sectionNameKeyPath
+        self.cacheName = name
+    }
+
+    deinit {
+        managedObjectContext.removeChangeObserver(self)
+        for continuation in streams.withLock({ Array($0.values) }) { continuation.finish() }
+    }
+
+    /// Deletes the section cache named `name` (Strata keeps none; kept for Core Data code).
+    public static func deleteCache(withName name: String?) {}
+
+    // MARK: Fetching
+
+    /// Fetches the request's objects and lays them out in sections; from now on the controller
+    /// follows the context's changes. Throws for a request it cannot run, or when the section key
+    /// path does not order like the first sort descriptor.
+    public func performFetch() throws {
+        let context = managedObjectContext
+        context.assertOnQueue("performFetch()")
+        guard fetchRequest.resultType == .managedObjectResultType else {
+            throw StrataError(.invalidArgument, "a fetched results controller holds managed objects; the request's result type is \(fetchRequest.resultType)")
+        }
+        let entity = try context.resolveEntity(of: fetchRequest)
+        let plan = try context.plan(for: fetchRequest, entity: entity)
+        guard !plan.sortDescriptors.isEmpty else {
+            throw StrataError(.invalidArgument, "a fetched results controller needs a fetch request with at least one sort descriptor (\(entity.name))")
+        }
+        let objects = try context.fetch(fetchRequest)
+        self.plan = plan
+        sortPaths = plan.sortDescriptors.map { $0.key.split(separator: ".").map(String.init) }
+        sectionPath = sectionNameKeyPath.map { $0.split(separator: ".").map(String.init) }
+        var items: [(object: ManagedObject, key: ResultsKey, section: String)] = []
+        items.reserveCapacity(objects.count)
+        for result in objects {
+            guard let object = result as? ManagedObject else { continue }
+            guard let row = try currentRow(of: object) else { continue }
+            items.append((object, try key(of: object, row: row), try sectionName(of: row)))
+        }
+        layout = try ResultsLayout.build(sorts: plan.sortDescriptors, items, sectionKeyPath: sectionNameKeyPath)
+        flatCache = nil
+        context.addChangeObserver(self)
+        deliverFetched()
+    }
+
+    // MARK: Results
+
+    /// Every object of the results, section after section (nil before `performFetch()`).
+    public var fetchedObjects: [ResultType]? {
+        guard let layout else { return nil }
+        if let flatCache { return flatCache }
+        let flat = layout.sections.flatMap { $0.entries.map { $0.object as! ResultType } }
+        flatCache = flat
+        return flat
+    }
+
+    /// The sections (nil before `performFetch()`). Without a section key path, one section
+    /// named "" holds every object (none when there are no objects).
+    public var sections: [any FetchedResultsSectionInfo]? {
+        guard let layout else { return nil }
+        return layout.sections.map { section in
+            ResultsSection(name: section.name, indexTitle: sectionIndexTitle(forSectionName: section.name),
+                           members: section.entries.map(\.object))
+        }
+    }
+
+    /// The object at `indexPath` (section, item). Out of range is a programming error, as in Core Data.
+    public func object(at indexPath: IndexPath) -> ResultType {
+        guard let layout, indexPath.count == 2, layout.sections.indices.contains(indexPath[0]),
+              layout.sections[indexPath[0]].entries.indices.contains(indexPath[1]) else {
+            preconditionFailure("Strata: no object at index path \(indexPath) of \(self)")
+        }
+        return layout.sections[indexPath[0]].entries[indexPath[1]].object as! ResultType
+    }
+
+    /// Where `object` is in the results, if it is there.
+    public func indexPath(forObject object: ResultType) -> IndexPath? {
+        guard let managed = object as? ManagedObject else { return nil }
+        return layout?.indexPath(of: managed)
+    }
+
+    /// The index title of a section: the delegate's, else the name's first letter upper-cased.
+    public func sectionIndexTitle(forSectionName sectionName: String) -> String? {
+        if let title = delegate?.controller(self, sectionIndexTitleForSectionName: sectionName) { return title }
+        return sectionName.first.map { String($0).uppercased() } ?? ""
+    }
+
+    /// The index titles of the sections, each once, in section order.
+    public var sectionIndexTitles: [String] {
+        var seen = Set<String>()
+        return (layout?.sections ?? []).compactMap { sectionIndexTitle(forSectionName: $0.name) }.filter { seen.insert($0).inserted }
+    }
+
+    /// The section whose index title is `title` (the first one), given the title's position in
+    /// ``sectionIndexTitles``; 0 when none has it.
+    public func section(forSectionIndexTitle title: String, at sectionIndex: Int) -> Int {
+        layout?.sections.firstIndex { sectionIndexTitle(forSectionName: $0.name) == title } ?? 0
+    }
+
+    /// The current results as snapshots: the current one first (once fetched), then one after
+    /// every change. The stream keeps the newest snapshot its reader has not taken yet.
+    public func snapshots() -> AsyncStream<ResultsSnapshot> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream.makeStream(of: ResultsSnapshot.self, bufferingPolicy: .bufferingNewest(1))
+        if let layout { continuation.yield(layout.snapshot) }
+        continuation.onTermination = { [weak self] _ in _ = self?.streams.withLock { $0.removeValue(forKey: id) } }
+        streams.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    // MARK: Keys
+
+    /// An object's values as the context sees them now (nil: deleted or gone).
+    func currentRow(of object: ManagedObject) throws -> StoreRow? {
+        if object.state.isDeleted || object.managedObjectContext == nil { return nil }
+        if object.state == .loaded || object.state == .inserted || object.state == .prefetchedFault || object.hasChanges {
+            return StoreRow(id: object.objectID, version: object.rowVersion, values: object.values)
+        }
+        return try managedObjectContext.visibleRow(for: object.objectID)
+    }
+
+    func key(of object: ManagedObject, row: StoreRow) throws -> ResultsKey {
+        let source = ContextRowSource(context: managedObjectContext, includesPendingChanges: true)
+        let sorts = plan?.sortDescriptors ?? []
+        var values: [RowValue] = []
+        values.reserveCapacity(sorts.count)
+        for (position, sort) in sorts.enumerated() {
+            values.append(try RowSorter.sortValue(of: row, path: sortPaths[position], key: sort.key, source: source))
+        }
+        if let key = object.objectID.primaryKey, !object.objectID.isTemporaryID {
+            return ResultsKey(values: values, rank: 0, tie: UInt64(bitPattern: key))
+        }
+        return ResultsKey(values: values, rank: 1, tie: object.insertionNumber)
+    }
+
+    func sectionName(of row: StoreRow) throws -> String {
+        guard let sectionPath, let sectionNameKeyPath else { return "" }
+        let source = ContextRowSource(context: managedObjectContext, includesPendingChanges: true)
+        return Self.sectionName(try RowSorter.sortValue(of: row, path: sectionPath, key: sectionNameKeyPath, source: source))
+    }
+
+    /// A section key value as a section name: text as it is, nil as "", others as they print.
+    static func sectionName(_ value: RowValue) -> String {
+        switch value {
+        case .null: return ""
+        case .string(let text): return text
+        case .integer(let v): return String(v)
+        case .double(let v): return v.description
+        case .float(let v): return v.description
+        case .decimal(let v): return v.description
+        case .boolean(let v): return v ? "1" : "0"
+        case .date(let v): return v.description
+        case .data(let v): return v.base64EncodedString()
+        case .uuid(let v): return v.uuidString
+        case .uri(let v): return v.absoluteString
+        case .objectID(let v): return v.uriRepresentation().absoluteString
+        case .objectIDs(let v): return "\(v.count)"
+        }
+    }
+
+    func resultsChanged() { flatCache = nil }
+}
