@@ -59,3 +59,4 @@ public struct ResultsSnapshot: Sendable, Hashable, CustomStringConvertible {
         "ResultsSnapshot(" + sections.map { "\($0.identifier.isEmpty ? "\"\"" : $0.identifier): \($0.items.count)" }.joined(separator: ", ") + ")"
     }
 }
+

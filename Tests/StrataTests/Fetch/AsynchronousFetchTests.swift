@@ -270,8 +270,8 @@ private struct SendableRequest<T: FetchRequestResult>: @unchecked Sendable {
     let request: AsynchronousFetchRequest<T>
 }
 
-/// A thread-safe counter for callbacks.
-private final class Counter: @unchecked Sendable {
+/// A thread-safe counter for callbacks (also used by FetchResultsTests).
+final class Counter: @unchecked Sendable {
     // @unchecked Sendable: `count` is only touched under `lock` (NSLock: ThreadSanitizer sees it).
     private let lock = NSLock()
     private var count = 0
