@@ -5,6 +5,7 @@
 //   swift run -c release --package-path Benchmarks strata-bench fetch [--records N] [--json]
 //   swift run -c release --package-path Benchmarks strata-bench objects [--records N] [--json] [--dir PATH] [--repeat R]
 //   swift run -c release --package-path Benchmarks strata-bench batch [--records N] [--json] [--dir PATH] [--repeat R]
+//   swift run -c release --package-path Benchmarks strata-bench results [--records N] [--json] [--dir PATH]
 //
 // With --repeat R every phase (objects: every system's whole run, the systems taking turns) runs R
 // times and the table shows the median of each workload.
@@ -25,7 +26,7 @@ enum StrataBench {
     static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let suite = arguments.first, !suite.hasPrefix("-") else {
-            fail("usage: strata-bench engine|fetch|objects|batch [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
+            fail("usage: strata-bench engine|fetch|objects|batch|results [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
         }
         arguments.removeFirst()
         var records = 1_000_000
@@ -52,7 +53,7 @@ enum StrataBench {
             }
             index += 1
         }
-        guard ["engine", "fetch", "objects", "batch"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch)") }
+        guard ["engine", "fetch", "objects", "batch", "results"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch, results)") }
         if suite == "fetch" {
             // In one process: the in-memory store against SQLite :memory: (no files, no fsync).
             if !json { FileHandle.standardError.write(Data("running fetch suite (\(records) records)…\n".utf8)) }
@@ -64,6 +65,21 @@ enum StrataBench {
             return
         }
         if directory.hasSuffix("/") { directory.removeLast() }
+        if suite == "results" {
+            if child != nil {
+                do {
+                    try ResultsSuite.run(phase: phase, records: records, directory: directory) { m in
+                        let line = String(decoding: try! JSONEncoder().encode(m), as: UTF8.self)
+                        FileHandle.standardOutput.write(Data("RESULT \(line)\n".utf8))
+                    }
+                } catch {
+                    FileHandle.standardOutput.write(Data("SKIP \(error)\n".utf8))
+                }
+            } else {
+                ResultsSuite.runParent(records: records, directory: directory, json: json)
+            }
+            return
+        }
         if suite == "objects" || suite == "batch" {
             // These suites compare strata (and strata+history: with persistent history) and sqlite.
             let chosen = selected == systems.map(\.0) ? ["strata", "sqlite"] : selected.filter { ["strata", "strata+history", "sqlite"].contains($0) }

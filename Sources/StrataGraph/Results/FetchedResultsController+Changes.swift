@@ -23,11 +23,16 @@ struct ResultsObjectChange {
 extension FetchedResultsController: ContextChangeObserver {
     func context(_ context: ManagedObjectContext, didChange inserted: Set<ManagedObject>, updated: Set<ManagedObject>,
                  deleted: Set<ManagedObject>, reevaluate: Set<ManagedObjectID>) {
-        guard var layout, let plan else { return }
+        guard let plan, self.layout != nil else { return }
         if fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 {
             refetchAndCompare(updated: updated)
             return
         }
+        // The layout is taken out while it changes, so its arrays are changed in place (a second
+        // reference would make each change copy all of them).
+        var layout = self.layout!
+        self.layout = nil
+        defer { if self.layout == nil { self.layout = layout } }
         // The objects whose place may have changed, each once.
         var candidates: [ObjectIdentifier: (object: ManagedObject, updated: Bool)] = [:]
         func consider(_ object: ManagedObject, updated: Bool) {
@@ -84,12 +89,12 @@ extension FetchedResultsController: ContextChangeObserver {
         let oldIDs = differenceWanted ? layout.sections.flatMap { $0.entries.map(\.object.objectID) } : []
         for change in changes where change.type == .delete || change.type == .move { layout.remove(change.object) }
         for placement in placements { layout.insert(placement.object, key: placement.key, section: placement.section) }
-        self.layout = layout
         resultsChanged()
         for index in changes.indices where changes[index].type != .delete {
             changes[index].new = layout.indexPath(of: changes[index].object)
         }
         let newNames = layout.sections.map(\.name)
+        self.layout = layout
         deliver(changes, oldNames: oldNames, newNames: newNames, removedOffsets: removedOffsets, oldIDs: oldIDs)
     }
 
