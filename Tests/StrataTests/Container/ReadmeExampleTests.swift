@@ -80,3 +80,39 @@ final class ReadmeHistoryExampleTests: XCTestCase {
         XCTAssertEqual(viewContext.performAndWait { quake.magnitude }, 5.1)
     }
 }
+
+/// The README's fetched results example, kept compiling and running.
+final class ReadmeResultsExampleTests: XCTestCase {
+    final class List: FetchedResultsControllerDelegate {
+        var snapshot: ResultsSnapshot?
+        func controller(_ controller: FetchedResultsController<Quake>, didChangeContentWith snapshot: ResultsSnapshot) {
+            self.snapshot = snapshot
+        }
+    }
+
+    func testReadmeResultsExample() throws {
+        let (_, viewContext) = try TestModels.stack(try TestModels.earthquakes())
+        let list = List()
+        try viewContext.performAndWait {
+            for (code, place, magnitude) in [("a", "Kona", 4.5), ("b", "Hilo", 3.0), ("c", "Kona", 5.2)] {
+                let quake = Quake(context: viewContext)
+                quake.code = code
+                quake.place = place
+                quake.magnitude = magnitude
+            }
+            try viewContext.save()
+            let request = Quake.fetchRequest()
+            request.sortDescriptors = [FetchSortDescriptor(key: "place"), FetchSortDescriptor(key: "magnitude", ascending: false)]
+            let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: viewContext,
+                                                      sectionNameKeyPath: "place", cacheName: nil)
+            controller.delegate = list                   // snapshot, difference or per-object methods
+            try controller.performFetch()
+            let firstSection = controller.sections?.first?.name
+            let results = try FetchResults(fetchRequest: request, managedObjectContext: viewContext)
+            results.nsPredicate = try FetchPredicate(format: "magnitude > 4")   // fetches again; observers hear of it
+            XCTAssertEqual(firstSection, "Hilo")
+            XCTAssertEqual(list.snapshot?.sectionIdentifiers, ["Hilo", "Kona"])
+            XCTAssertEqual(results.map(\.code), ["c", "a"])
+        }
+    }
+}
