@@ -59,7 +59,7 @@ extension ManagedObjectContext {
         undoManager?.closeEventGroup()
         changeTracker.checkIfEnabled(handle: handle, "in processPendingChanges of \(debugName)")
         let reevaluate = observerReevaluations
-        guard !changeTracker.hasNoPendingChanges || !reevaluate.isEmpty else { return }
+        guard !changeTracker.hasNoPendingChanges || !reevaluate.isEmpty || !observedRefreshes.isEmpty else { return }
         observerReevaluations = []
         let pending = changeTracker.takePending()
         if !pending.inserted.isEmpty || !pending.updated.isEmpty || !pending.deleted.isEmpty {
@@ -68,6 +68,7 @@ extension ManagedObjectContext {
             ])
             emit(.objectsDidChange, pending.inserted, pending.updated, pending.deleted)
         }
+        if handle.objectsAreObservable { announceObservedChanges(updated: pending.updated, deleted: pending.deleted) }
         notifyChangeObservers(inserted: pending.inserted, updated: pending.updated, deleted: pending.deleted, reevaluate: reevaluate)
     }
 

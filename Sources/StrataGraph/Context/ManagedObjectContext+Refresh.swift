@@ -68,8 +68,9 @@ extension ManagedObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         assertOnQueue("refresh(_:mergeChanges:)")
         guard object.contextHandle === handle, !object.state.isInserted else { return }
-        // Fetched results controllers look at a refreshed object again.
+        // Fetched results controllers look at a refreshed object again; its observers hear of it.
         if !changeObservers.isEmpty { observerReevaluations.insert(object.objectID) }
+        if object.observation != nil { observedRefreshes.append(object) }
         if !faultErrorsByID.isEmpty { faultErrorsByID[object.objectID] = nil }
         if !mergeChanges || !object.hasChanges || object.state == .unreadable {
             object.willTurnIntoFault()

@@ -138,6 +138,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var faultErrorsByID: [ManagedObjectID: StrataError] = [:]
     @exclusivity(unchecked) var registrySweepThreshold = 1024
     @exclusivity(unchecked) var isSaving = false
+    /// Observed objects refreshed since the last processing of changes (their observers hear then).
+    @exclusivity(unchecked) var observedRefreshes: [ManagedObject] = []
     /// Fetched results controllers following this context (ManagedObjectContext+ChangeObservers.swift).
     @exclusivity(unchecked) var changeObservers: [WeakChangeObserver] = []
     /// Objects the observers must look at again with the next batch (merged inserts and
@@ -169,6 +171,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             queue.setSpecific(key: Self.queueKey, value: token)
         }
         handle.context = self
+        handle.objectsAreObservable = type == .mainQueue
     }
 
     /// Core Data's older initializer name.
@@ -223,7 +226,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             box.value()
             // As Core Data's perform: the block's changes are processed (objectsDidChange,
             // fetched results controllers) when it ends.
-            if !changeTracker.hasNoPendingChanges || !observerReevaluations.isEmpty { processPendingChanges() }
+            if !changeTracker.hasNoPendingChanges || !observerReevaluations.isEmpty || !observedRefreshes.isEmpty { processPendingChanges() }
             sweepAfterBlock()
         }
     }
@@ -296,6 +299,8 @@ final class ContextHandle: @unchecked Sendable {
     // written on the context's queue (or while it is configured, before it has objects) and read
     // there, like the object state; `isAlive` is cleared by the context's deinit.
     let isAlive = Atomic<Bool>(true)
+    /// The context's `objectsAreObservable` (read on every @Managed property read).
+    @exclusivity(unchecked) var objectsAreObservable = false
     @exclusivity(unchecked) var changeCounter: ChangeCounter?
     @exclusivity(unchecked) var pinNumber: UInt = 0
 

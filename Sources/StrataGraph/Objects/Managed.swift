@@ -44,6 +44,8 @@ public struct Managed<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
         get {
+            // In a context whose objects are observable, the read is registered (Observation).
+            if object.isObservable { ManagedObject.registerAccess(object, wrappedKeyPath) }
             let kind = ManagedFastKind(Value.self)
             if kind != .other, let slot = object.loadedSlot(for: storageKeyPath, kind: kind),
                let value = kind.decode(object.values[slot], as: Value.self) {

@@ -87,6 +87,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// created after this one are added (ManagedObjectContext+Prefetch.swift), so these references
     /// never form a cycle. Cleared when the object turns into a fault.
     @exclusivity(unchecked) var prefetchedObjects: [ManagedObject] = []
+    /// The object's Observation registrar and the properties read under observation, made on the
+    /// first such read in a context whose objects are observable (ManagedObject+Observation.swift).
+    @exclusivity(unchecked) var observation: ObjectObservation?
 
     /// Model-from-classes support: prototypes (state `.prototype`) answer property reads with the
     /// wrapper's default and record the name and wrapped key path read (see `Managed`).

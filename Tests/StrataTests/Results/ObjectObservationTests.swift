@@ -1,0 +1,89 @@
+// ObjectObservationTests: managed objects in the Observation module. A property read inside
+// withObservationTracking in an observable context fires the tracking when the object changes by
+// a local edit, a merge from another context, a refresh or a delete (when the context processes
+// the change); contexts that are not observable make no registrar.
+
+import Foundation
+import Observation
+@testable import Strata
+@testable import StrataGraph
+import XCTest
+import _StrataTestSupport
+
+final class ObjectObservationTests: XCTestCase {
+    private func stored(_ context: ManagedObjectContext) throws -> Quake {
+        let request = Quake.fetchRequest()
+        request.predicate = try FetchPredicate(format: "code == 'q'")
+        return try context.fetch(request)[0]
+    }
+
+    func testReadsAreTrackedAndChangesFireOnProcessing() throws {
+        let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes(), url: "/dev/null/observation-\(UUID().uuidString)")
+        context.objectsAreObservable = true
+        try context.performAndWait {
+            let quake = Quake(context: context)
+            quake.code = "q"
+            try context.save()
+        }
+        let quake = try context.performAndWait { try stored(context) }
+        func track() -> Counter {
+            let fired = Counter()
+            context.performAndWait { withObservationTracking { _ = quake.magnitude } onChange: { fired.add() } }
+            return fired
+        }
+        // A local edit.
+        var fired = track()
+        context.performAndWait {
+            quake.magnitude = 4
+            XCTAssertEqual(fired.value, 0, "announced when the context processes the change")
+            context.processPendingChanges()
+        }
+        XCTAssertEqual(fired.value, 1)
+        try context.performAndWait { try context.save() }
+        // A merge from another context.
+        fired = track()
+        let other = ManagedObjectContext(.privateQueue)
+        other.persistentStoreCoordinator = coordinator
+        let updated = try other.performAndWait { () -> ManagedObjectID in
+            let theirs = try stored(other)
+            theirs.magnitude = 6
+            try other.save()
+            return theirs.objectID
+        }
+        context.performAndWait {
+            context.mergeChanges(fromContextDidSave: Notification(name: ManagedObjectContext.didSaveObjectIDsNotification, object: other,
+                                                                 userInfo: [UpdatedObjectIDsKey: Set([updated])]))
+            XCTAssertEqual(quake.magnitude, 6)
+        }
+        XCTAssertEqual(fired.value, 1, "a merged change fires")
+        // A refresh.
+        fired = track()
+        context.performAndWait {
+            context.refresh(quake, mergeChanges: false)
+            context.processPendingChanges()
+        }
+        XCTAssertEqual(fired.value, 1, "a refresh fires")
+        // A delete.
+        fired = track()
+        context.performAndWait {
+            context.delete(quake)
+            context.processPendingChanges()
+        }
+        XCTAssertEqual(fired.value, 1, "a delete fires")
+    }
+
+    func testObjectsOfUnobservableContextsHaveNoRegistrar() throws {
+        let (_, context) = try TestModels.stack(try TestModels.earthquakes())
+        XCTAssertFalse(context.objectsAreObservable, "private-queue contexts are not observable by default")
+        XCTAssertTrue(ManagedObjectContext(.mainQueue).objectsAreObservable, "main-queue contexts are")
+        try context.performAndWait {
+            let quake = Quake(context: context)
+            quake.code = "q"
+            _ = quake.magnitude
+            XCTAssertNil(quake.observation)
+            context.objectsAreObservable = true
+            _ = quake.magnitude
+            XCTAssertNotNil(quake.observation)
+        }
+    }
+}
