@@ -2,9 +2,9 @@
 // stays current (what SwiftUI's @FetchRequest gives, without SwiftUI), with its request's sort
 // descriptors and predicate settable at run time.
 //
-// Owns: one FetchedResultsController kept private, the elements it last delivered, the
-// Observation registrar that tells observers when they change, and the dynamic configuration
-// (setting a sort or predicate fetches again). Used on its context's queue. Never changes objects.
+// Owns: the elements its source last delivered and the Observation registrar that tells
+// observers when they change; the controller and the configuration (setting a sort or predicate
+// fetches again) are its ResultsSource's. Used on its context's queue. Never changes objects.
 
 import Foundation
 import Observation
@@ -21,24 +21,19 @@ import Observation
 /// Setting a configuration that cannot run (an unknown key, a `#Predicate` Strata cannot
 /// translate) keeps the previous results and sets ``fetchError``.
 public final class FetchResults<Result: ManagedObject>: RandomAccessCollection, Observable {
-    private let controller: FetchedResultsController<Result>
-    private let relay: ResultsRelay<Result>
+    private var source: ResultsSource<Result>!
     private let registrar = ObservationRegistrar()
     private var storage: [Result] = []
     private var errorStorage: (any Error)?
 
     /// Fetches `fetchRequest` (it needs at least one sort descriptor) and follows its results.
     public init(fetchRequest: FetchRequest<Result>, managedObjectContext context: ManagedObjectContext) throws {
-        controller = FetchedResultsController(fetchRequest: fetchRequest, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
-        relay = ResultsRelay()
-        relay.changed = { [weak self] in self?.reload() }
-        controller.delegate = relay
-        try controller.performFetch()
-        storage = controller.fetchedObjects ?? []
+        source = try ResultsSource(fetchRequest, context: context) { [weak self] in self?.reload() }
+        storage = source.objects
     }
 
     private func reload() {
-        registrar.withMutation(of: self, keyPath: \.elements) { storage = controller.fetchedObjects ?? [] }
+        registrar.withMutation(of: self, keyPath: \.elements) { storage = source.objects }
     }
 
     /// The current objects, in order.
@@ -57,59 +52,34 @@ public final class FetchResults<Result: ManagedObject>: RandomAccessCollection, 
     public var endIndex: Int { elements.count }
     public subscript(position: Int) -> Result { elements[position] }
 
-    // MARK: Configuration
+    // MARK: Configuration (each change fetches again)
 
     /// The order, as Foundation sort descriptors over `@Managed` properties.
     public var sortDescriptors: [SortDescriptor<Result>] {
-        get { (controller.fetchRequest.sortDescriptors ?? []).compactMap { $0 as? SortDescriptor<Result> } }
-        set { reconfigure { $0.sortDescriptors = newValue } }
+        get { source.sortDescriptors }
+        set { configured(source.reconfigure { $0.sortDescriptors = newValue }) }
     }
 
     /// The order, as key-based sort descriptors.
     public var nsSortDescriptors: [FetchSortDescriptor] {
-        get { (controller.fetchRequest.sortDescriptors ?? []).compactMap { try? $0.fetchSortDescriptor() } }
-        set { reconfigure { $0.sortDescriptors = newValue } }
+        get { source.nsSortDescriptors }
+        set { configured(source.reconfigure { $0.sortDescriptors = newValue }) }
     }
 
     /// Which objects, as a format predicate.
     public var nsPredicate: FetchPredicate? {
-        get { controller.fetchRequest.predicate }
-        set { reconfigure { $0.predicate = newValue } }
+        get { source.nsPredicate }
+        set { configured(source.reconfigure { $0.predicate = newValue }) }
     }
 
     /// Which objects, as a Foundation `#Predicate` (translated to a ``FetchPredicate``).
     public var predicate: Predicate<Result>? {
-        get { predicateStorage }
-        set {
-            do {
-                let translated = try newValue.map { try FetchPredicate($0) }
-                predicateStorage = newValue
-                reconfigure { $0.predicate = translated }
-            } catch {
-                registrar.withMutation(of: self, keyPath: \.fetchError) { errorStorage = error }
-            }
-        }
+        get { source.predicate }
+        set { configured(source.setPredicate(newValue)) }
     }
-    private var predicateStorage: Predicate<Result>?
 
-    private func reconfigure(_ change: (FetchRequest<Result>) -> Void) {
-        let request = controller.fetchRequest
-        let saved = (request.sortDescriptors, request.predicate)
-        change(request)
-        do {
-            try controller.performFetch()
-            registrar.withMutation(of: self, keyPath: \.fetchError) { errorStorage = nil }
-            reload()
-        } catch {
-            (request.sortDescriptors, request.predicate) = saved
-            registrar.withMutation(of: self, keyPath: \.fetchError) { errorStorage = error }
-        }
+    private func configured(_ error: (any Error)?) {
+        registrar.withMutation(of: self, keyPath: \.fetchError) { errorStorage = error }
+        if error == nil { reload() }
     }
-}
-
-/// Relays a controller's changes to a results collection (a separate object, so the collection
-/// does not expose delegate methods).
-final class ResultsRelay<Result: FetchRequestResult>: FetchedResultsControllerDelegate {
-    var changed: () -> Void = {}
-    func controller(_ controller: FetchedResultsController<Result>, didChangeContentWith snapshot: ResultsSnapshot) { changed() }
 }

@@ -3,9 +3,9 @@
 // @SectionedFetchRequest gives, without SwiftUI), with sort, predicate and section key path
 // settable at run time.
 //
-// Owns: one FetchedResultsController kept private, the sections built from its objects (runs of
-// equal section identifiers, in result order), the Observation registrar, and the dynamic
-// configuration. Used on its context's queue. Never changes objects.
+// Owns: the sections built from its source's objects (runs of equal section identifiers, in
+// result order) and the Observation registrar; the controller and the configuration are its
+// ResultsSource's. Used on its context's queue. Never changes objects.
 
 import Foundation
 import Observation
@@ -30,8 +30,7 @@ public final class SectionedFetchResults<SectionIdentifier: Hashable, Result: Ma
         public subscript(position: Int) -> Result { elements[position] }
     }
 
-    private let controller: FetchedResultsController<Result>
-    private let relay: ResultsRelay<Result>
+    private var source: ResultsSource<Result>!
     private let registrar = ObservationRegistrar()
     private var storage: [Section] = []
     private var identifierStorage: KeyPath<Result, SectionIdentifier>
@@ -39,13 +38,9 @@ public final class SectionedFetchResults<SectionIdentifier: Hashable, Result: Ma
 
     public init(fetchRequest: FetchRequest<Result>, sectionIdentifier: KeyPath<Result, SectionIdentifier>,
                 managedObjectContext context: ManagedObjectContext) throws {
-        controller = FetchedResultsController(fetchRequest: fetchRequest, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
         identifierStorage = sectionIdentifier
-        relay = ResultsRelay()
-        relay.changed = { [weak self] in self?.reload() }
-        controller.delegate = relay
-        try controller.performFetch()
-        storage = Self.sections(of: controller.fetchedObjects ?? [], by: sectionIdentifier)
+        source = try ResultsSource(fetchRequest, context: context) { [weak self] in self?.reload() }
+        storage = Self.sections(of: source.objects, by: sectionIdentifier)
     }
 
     private static func sections(of objects: [Result], by keyPath: KeyPath<Result, SectionIdentifier>) -> [Section] {
@@ -66,7 +61,7 @@ public final class SectionedFetchResults<SectionIdentifier: Hashable, Result: Ma
 
     private func reload() {
         registrar.withMutation(of: self, keyPath: \.sections) {
-            storage = Self.sections(of: controller.fetchedObjects ?? [], by: identifierStorage)
+            storage = Self.sections(of: source.objects, by: identifierStorage)
         }
     }
 
@@ -98,45 +93,27 @@ public final class SectionedFetchResults<SectionIdentifier: Hashable, Result: Ma
     }
 
     public var sortDescriptors: [SortDescriptor<Result>] {
-        get { (controller.fetchRequest.sortDescriptors ?? []).compactMap { $0 as? SortDescriptor<Result> } }
-        set { reconfigure { $0.sortDescriptors = newValue } }
+        get { source.sortDescriptors }
+        set { configured(source.reconfigure { $0.sortDescriptors = newValue }) }
     }
 
     public var nsSortDescriptors: [FetchSortDescriptor] {
-        get { (controller.fetchRequest.sortDescriptors ?? []).compactMap { try? $0.fetchSortDescriptor() } }
-        set { reconfigure { $0.sortDescriptors = newValue } }
+        get { source.nsSortDescriptors }
+        set { configured(source.reconfigure { $0.sortDescriptors = newValue }) }
     }
 
     public var nsPredicate: FetchPredicate? {
-        get { controller.fetchRequest.predicate }
-        set { reconfigure { $0.predicate = newValue } }
+        get { source.nsPredicate }
+        set { configured(source.reconfigure { $0.predicate = newValue }) }
     }
 
     public var predicate: Predicate<Result>? {
-        get { predicateStorage }
-        set {
-            do {
-                let translated = try newValue.map { try FetchPredicate($0) }
-                predicateStorage = newValue
-                reconfigure { $0.predicate = translated }
-            } catch {
-                registrar.withMutation(of: self, keyPath: \.fetchError) { errorStorage = error }
-            }
-        }
+        get { source.predicate }
+        set { configured(source.setPredicate(newValue)) }
     }
-    private var predicateStorage: Predicate<Result>?
 
-    private func reconfigure(_ change: (FetchRequest<Result>) -> Void) {
-        let request = controller.fetchRequest
-        let saved = (request.sortDescriptors, request.predicate)
-        change(request)
-        do {
-            try controller.performFetch()
-            registrar.withMutation(of: self, keyPath: \.fetchError) { errorStorage = nil }
-            reload()
-        } catch {
-            (request.sortDescriptors, request.predicate) = saved
-            registrar.withMutation(of: self, keyPath: \.fetchError) { errorStorage = error }
-        }
+    private func configured(_ error: (any Error)?) {
+        registrar.withMutation(of: self, keyPath: \.fetchError) { errorStorage = error }
+        if error == nil { reload() }
     }
 }
