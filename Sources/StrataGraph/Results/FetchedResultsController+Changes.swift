@@ -86,7 +86,7 @@ extension FetchedResultsController: ContextChangeObserver {
             }
         }
         if changes.isEmpty { return }
-        let oldIDs = differenceWanted ? layout.sections.flatMap { $0.entries.map(\.object.objectID) } : []
+        let oldIDs = differenceWanted ? layout.flatIDs : []
         for change in changes where change.type == .delete || change.type == .move { layout.remove(change.object) }
         for placement in placements { layout.insert(placement.object, key: placement.key, section: placement.section) }
         resultsChanged()
@@ -102,9 +102,12 @@ extension FetchedResultsController: ContextChangeObserver {
     /// objects by ID, so they hear of it (a difference replaces each old ID where it stands);
     /// index paths did not change.
     func context(_ context: ManagedObjectContext, didChangeIDsOf objects: [(object: ManagedObject, oldID: ManagedObjectID)]) {
-        guard let layout else { return }
+        guard var layout else { return }
         let renamed = objects.compactMap { item in layout.indexPath(of: item.object).map { (item.object, item.oldID, $0) } }
         if renamed.isEmpty { return }
+        self.layout = nil
+        for (_, _, path) in renamed { layout.noteNewID(at: path) }
+        self.layout = layout
         resultsChanged()
         publish(layout.snapshot)
         guard let delegate else { return }
@@ -216,7 +219,7 @@ extension FetchedResultsController: ContextChangeObserver {
     private func refetchAndCompare(updated: Set<ManagedObject>) {
         guard let old = layout else { return }
         let oldNames = old.sections.map(\.name)
-        let oldIDs = old.sections.flatMap { $0.entries.map(\.object.objectID) }
+        let oldIDs = old.flatIDs
         var oldPaths: [ObjectIdentifier: IndexPath] = [:]
         var oldObjects: [ManagedObject] = []
         for (s, section) in old.sections.enumerated() {

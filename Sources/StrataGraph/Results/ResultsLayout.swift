@@ -7,6 +7,13 @@
 // insertion order), so every key is unique and binary search finds an entry exactly. Sections
 // stay in the order of their objects' keys; an empty section is removed at once. Never reads
 // objects' values (the controller computes keys) and never reports changes.
+//
+// Each section also keeps its objects' IDs in a column of their own, changed at the same
+// positions as the entries (and when objects get permanent IDs). It exists for snapshots: a
+// snapshot is then the columns as they are (shared, not copied, while the delegate lets go of
+// the previous one), instead of reading every object's ID after every change (a save with a
+// 100,000-object controller took 8× as long). FetchedResultsControllerOracleTests checks every
+// snapshot against the IDs of a fresh fetch.
 
 import Foundation
 
@@ -26,6 +33,8 @@ struct ResultsLayout {
     struct Section {
         var name: String
         var entries: [Entry]
+        /// `entries[i].object.objectID` at each `i` (see the file comment).
+        var ids: [ManagedObjectID]
     }
 
     let sorts: [FetchSortDescriptor]
@@ -92,9 +101,10 @@ struct ResultsLayout {
                     throw StrataError(.invalidArgument, "the fetched object at index \(index) has an out of order section name '\(item.section)': objects must be sorted by section name (the section key path \(sectionKeyPath ?? "") must order like the first sort descriptor)")
                 }
                 layout.sectionPositions[item.section] = layout.sections.count
-                layout.sections.append(Section(name: item.section, entries: []))
+                layout.sections.append(Section(name: item.section, entries: [], ids: []))
             }
             layout.sections[layout.sections.count - 1].entries.append(Entry(object: item.object, key: item.key))
+            layout.sections[layout.sections.count - 1].ids.append(item.object.objectID)
             layout.placements[ObjectIdentifier(item.object)] = (item.section, item.key)
         }
         return layout
@@ -108,6 +118,7 @@ struct ResultsLayout {
         guard let path = indexPath(of: object) else { return nil }
         placements[ObjectIdentifier(object)] = nil
         sections[path[0]].entries.remove(at: path[1])
+        sections[path[0]].ids.remove(at: path[1])
         if sections[path[0]].entries.isEmpty {
             sections.remove(at: path[0])
             reindexSections()
@@ -122,6 +133,7 @@ struct ResultsLayout {
         if let section = sectionPositions[name] {
             let item = position(of: key, in: sections[section].entries)
             sections[section].entries.insert(Entry(object: object, key: key), at: item)
+            sections[section].ids.insert(object.objectID, at: item)
             return
         }
         // The first section whose first key comes after this one.
@@ -130,7 +142,7 @@ struct ResultsLayout {
             let middle = (low + high) / 2
             if compare(sections[middle].entries[0].key, key) == .orderedAscending { low = middle + 1 } else { high = middle }
         }
-        sections.insert(Section(name: name, entries: [Entry(object: object, key: key)]), at: low)
+        sections.insert(Section(name: name, entries: [Entry(object: object, key: key)], ids: [object.objectID]), at: low)
         reindexSections()
     }
 
@@ -146,8 +158,16 @@ struct ResultsLayout {
         return offset
     }
 
+    /// Notes that the object at `path` has a new ID (it was saved).
+    mutating func noteNewID(at path: IndexPath) {
+        sections[path[0]].ids[path[1]] = sections[path[0]].entries[path[1]].object.objectID
+    }
+
+    /// Every object ID, section after section.
+    var flatIDs: [ManagedObjectID] { sections.flatMap(\.ids) }
+
     /// The layout as a snapshot of section names and object IDs.
     var snapshot: ResultsSnapshot {
-        ResultsSnapshot(sections: sections.map { ($0.name, $0.entries.map(\.object.objectID)) })
+        ResultsSnapshot(sections: sections.map { ($0.name, $0.ids) })
     }
 }
