@@ -54,6 +54,7 @@ extension ManagedObjectContext {
         retained = [:]
         changeTracker.removeAll()
         faultErrorsByID = [:]
+        fetchedPropertyValues = [:]
         idAliases = [:]
         undoManager?.removeAllActions()
         Self.putInAddressOrder(&objects)
@@ -71,6 +72,7 @@ extension ManagedObjectContext {
         // Fetched results controllers look at a refreshed object again; its observers hear of it.
         if !changeObservers.isEmpty { observerReevaluations.insert(object.objectID) }
         if object.observation != nil { observedRefreshes.append(object) }
+        if !fetchedPropertyValues.isEmpty { fetchedPropertyValues[object.objectID] = nil }
         if !faultErrorsByID.isEmpty { faultErrorsByID[object.objectID] = nil }
         if !mergeChanges || !object.hasChanges || object.state == .unreadable {
             object.willTurnIntoFault()

@@ -138,6 +138,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var faultErrorsByID: [ManagedObjectID: StrataError] = [:]
     @exclusivity(unchecked) var registrySweepThreshold = 1024
     @exclusivity(unchecked) var isSaving = false
+    /// Fetched property values by object and property name, until the object is refreshed
+    /// (ManagedObjectContext+FetchedProperties.swift).
+    @exclusivity(unchecked) var fetchedPropertyValues: [ManagedObjectID: [String: [ManagedObject]]] = [:]
     /// Observed objects refreshed since the last processing of changes (their observers hear then).
     @exclusivity(unchecked) var observedRefreshes: [ManagedObject] = []
     /// Fetched results controllers following this context (ManagedObjectContext+ChangeObservers.swift).

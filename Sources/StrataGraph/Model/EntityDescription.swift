@@ -111,6 +111,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) internal private(set) var referenceSlots: [Int] = []
     /// The slots of transient properties (stores keep null there).
     @exclusivity(unchecked) internal private(set) var transientSlots: [Int] = []
+    /// The fetched properties of the entity and its superentities, by name (no slots).
+    @exclusivity(unchecked) internal private(set) var fetchedProperties: [String: FetchedPropertyDescription] = [:]
     /// Every relationship with its slot, in slot order (delete rules walk these, not every slot).
     @exclusivity(unchecked) internal private(set) var relationshipSlots: [(slot: Int, relationship: RelationshipDescription)] = []
     /// Per slot: the attribute type a typed `@Managed` setter may store directly (nil for
@@ -198,7 +200,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     func freeze(in model: ManagedObjectModel) {
         managedObjectModel = model
         modelSerial = model.serial
-        slots = allProperties
+        // Fetched properties have no slot: they are fetched when read, never stored.
+        slots = allProperties.filter { !($0 is FetchedPropertyDescription) }
+        fetchedProperties = Dictionary(allProperties.compactMap { ($0 as? FetchedPropertyDescription).map { ($0.name, $0) } },
+                                       uniquingKeysWith: { first, _ in first })
         slotIndex = Dictionary(slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         referenceSlots = slots.indices.filter { slot in
             slots[slot] is RelationshipDescription || (slots[slot] as? AttributeDescription)?.attributeType == .objectID

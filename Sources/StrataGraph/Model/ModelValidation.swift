@@ -40,6 +40,11 @@ struct ModelValidation {
                     found += relationshipProblems(relationship, in: entity, byName: byName)
                 } else if let attribute = property as? AttributeDescription {
                     found += attributeProblems(attribute, in: entity)
+                } else if let fetched = property as? FetchedPropertyDescription {
+                    let name = fetched.fetchRequest?.entity?.name ?? fetched.fetchRequest?.entityName
+                    if name.map({ byName[$0] == nil }) ?? true {
+                        found.append("entity \(entity.name), fetched property \(fetched.name): its fetch request names \(name.map { "entity \($0), which is not in the model" } ?? "no entity")")
+                    }
                 }
             }
             found += constraintProblems(entity)

@@ -209,7 +209,11 @@ final class XcodeModelParser: NSObject, XMLParserDelegate {
         case ("entity", "relationship"):
             property = try makeRelationship(attributes, line: line)
         case ("entity", "fetchedProperty"):
-            skip(name, attributes, line: line, because: "fetched properties are not supported")
+            let fetched = FetchedPropertyDescription(name: try required("name", of: name, attributes, line: line), fetchRequest: nil)
+            fetched.isOptional = attributes["optional"].map(flag) ?? true
+            property = fetched
+        case ("fetchedProperty", "fetchRequest"):
+            try addFetchedPropertyRequest(attributes, line: line)
         case ("entity", "uniquenessConstraints"), ("entity", "compoundIndexes"),
              ("entity", "userInfo"), ("attribute", "userInfo"), ("relationship", "userInfo"):
             break
@@ -244,6 +248,15 @@ final class XcodeModelParser: NSObject, XMLParserDelegate {
         case "attribute", "relationship":
             if let property { entityProperties.append(property) }
             property = nil
+        case "fetchedProperty":
+            if let fetched = property as? FetchedPropertyDescription {
+                if fetched.fetchRequest == nil {
+                    warn(line, "entity \(entity.name): fetched property \(fetched.name) has no <fetchRequest> and was ignored")
+                } else {
+                    entityProperties.append(fetched)
+                }
+            }
+            property = nil
         case "uniquenessConstraint":
             if names.isEmpty { warn(line, "entity \(entity.name): an empty <uniquenessConstraint> was ignored") }
             else { entity.uniquenessConstraints.append(names) }
@@ -268,6 +281,23 @@ final class XcodeModelParser: NSObject, XMLParserDelegate {
         default:
             break
         }
+    }
+
+    /// A fetched property's request: its entity and predicate (`predicateString`). A predicate
+    /// that does not parse drops the property, with a warning.
+    private func addFetchedPropertyRequest(_ attributes: Attributes, line: Int) throws {
+        guard let fetched = property as? FetchedPropertyDescription else { return }
+        let place = "entity \(entity?.name ?? "?"), fetched property \(fetched.name)"
+        let request = FetchRequest<ManagedObject>(entityName: try required("entity", of: "fetchRequest", attributes, line: line))
+        if let format = nonEmpty(attributes["predicateString"]) {
+            do {
+                request.predicate = try FetchPredicate(format: format)
+            } catch {
+                warn(line, "\(place): the predicate \"\(format)\" does not parse (\(error)); the property was ignored")
+                return
+            }
+        }
+        fetched.fetchRequest = request
     }
 
     /// Skips the element and everything in it, with one warning.

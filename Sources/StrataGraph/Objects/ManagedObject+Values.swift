@@ -16,6 +16,9 @@ extension ManagedObject {
     /// reads as its entity's defaults (the error is in the context's `faultErrors`).
     public func value(forKey key: String) -> Any? {
         assertOnContextQueue("reading \(key)")
+        if entity.slotIndex[key] == nil, let fetched = entity.fetchedProperties[key] {
+            do { return try fetchedValue(fetched) } catch { preconditionFailure("Strata: \(error)") }
+        }
         let property: PropertyDescription
         do { property = try entity.property(named: key) } catch { preconditionFailure("Strata: \(error)") }
         fireFaultKeepingError()
@@ -32,6 +35,7 @@ extension ManagedObject {
     /// ``value(forKey:)`` that throws `StrataError.Code.unknownKey` instead of trapping.
     public func checkedValue(forKey key: String) throws -> Any? {
         assertOnContextQueue("reading \(key)")
+        if entity.slotIndex[key] == nil, let fetched = entity.fetchedProperties[key] { return try fetchedValue(fetched) }
         let property = try entity.property(named: key)
         let slot = entity.slotIndex[key]!
         try fireFaultIfNeeded()

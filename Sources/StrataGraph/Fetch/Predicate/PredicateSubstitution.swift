@@ -27,10 +27,23 @@ extension FetchExpression {
     }
 }
 
+extension FetchPredicate {
+    /// ``withSubstitutionVariables(_:)`` where a key path on a variable (`$FETCH_SOURCE.region`)
+    /// may be answered whole by `resolve(variable, keys)`: a value (nil for nil), or `.none` to
+    /// substitute the variable alone (fetched properties read their source object's values so).
+    func withSubstitutionVariables(_ variables: [String: Any?], resolvingKeyPaths resolve: @escaping (String, [String]) throws -> Any??) throws -> FetchPredicate {
+        var substitution = PredicateSubstitution(variables: variables)
+        substitution.resolve = resolve
+        return try substitution.predicate(self, bound: [])
+    }
+}
+
 private struct PredicateSubstitution {
     let variables: [String: Any?]
     /// Converted values, so that each is converted once however often it is used.
     var converted: [String: FetchExpression] = [:]
+    /// Answers key paths on variables whole (see `withSubstitutionVariables(_:resolvingKeyPaths:)`).
+    var resolve: ((String, [String]) throws -> Any??)?
 
     init(variables: [String: Any?]) {
         self.variables = variables
@@ -61,6 +74,12 @@ private struct PredicateSubstitution {
             if bound.contains(name) { return expression }
             return try value(of: name)
         case .keyPath(let base, let path):
+            if let resolve, case .variable(let name) = base, !bound.contains(name) {
+                let keys = path.compactMap { component -> String? in if case .key(let key) = component { return key }; return nil }
+                if keys.count == path.count, let value = try resolve(name, keys) {
+                    return try PredicateArgumentConversion.expression(from: value as Any, for: "$\(name).\(keys.joined(separator: "."))")
+                }
+            }
             let newBase = try self.expression(base, bound: bound)
             if case .keyPath(let innerBase, let innerPath) = newBase {
                 return .keyPath(base: innerBase, path: innerPath + path)
