@@ -1,7 +1,8 @@
-// PredicateOperatorSyntaxTests: bitwise operators (`& | ^ << >> ~`) and index subscripts
-// (`[FIRST] [LAST] [SIZE] [n]`), as real format strings use them: they parse with C's
-// precedence, print back to formats that parse to the same tree, and evaluate in fetches on
-// both stores (flags filtered by `(%K & %d) != 0`, the first of an ordered to-many, sizes).
+// PredicateOperatorSyntaxTests: bitwise operators (`& | ^ << >> ~`), index subscripts
+// (`[FIRST] [LAST] [SIZE] [n]`) and the dictionary operators `@allKeys`/`@allValues`, as real
+// format strings use them: they parse with C's precedence, print back to formats that parse to
+// the same tree, and evaluate in fetches on both stores (flags filtered by `(%K & %d) != 0`, the
+// first of an ordered to-many, sizes, keys and values of a dictionary attribute).
 
 import Foundation
 @testable import Strata
@@ -90,6 +91,42 @@ final class PredicateOperatorSyntaxTests: XCTestCase {
             let beyond = FetchRequest<Post>(entityName: "Post")
             beyond.predicate = try FetchPredicate(format: "tags[5].name == 'a'")
             XCTAssertThrowsError(try posts.fetch(beyond), "an index beyond the collection is an error, as in Core Data")
+        }
+    }
+
+    func testDictionaryKeysAndValuesParseRoundTripAndFilter() throws {
+        for format in ["ANY info.@allKeys == 'color'", "ANY %K.@allValues != %@", "NOT ANY info.@allKeys LIKE NULL",
+                       "ANY info.@ALLVALUES IN {'red', 'blue'}", "info['color'] == 'red'", "%K['color'] == %@"] {
+            let predicate = try FetchPredicate(format: format, argumentArray: format.contains("%K") ? ["info", "red"] : [])
+            XCTAssertEqual(try FetchPredicate(format: predicate.predicateFormat), predicate, "round trip of \(format): \(predicate.predicateFormat)")
+        }
+        XCTAssertTrue(try FetchPredicate(format: "ANY info.@allkeys == 'a'").predicateFormat.contains("@allKeys"))
+        let info = AttributeDescription(name: "info", type: .transformable)
+        info.transformableType = [String: String].self
+        let item = EntityDescription(name: "Item", properties: [AttributeDescription(name: "name", type: .string), info])
+        for type in [StoreType.inMemory, .native] {
+            let (_, context) = try TestModels.stack(ManagedObjectModel(entities: [item]), storeType: type)
+            try context.performAndWait {
+                for (name, values) in [("a", ["color": "red"]), ("b", ["size": "big", "color": "blue"]), ("c", [:])] {
+                    let object = ManagedObject(entity: item, insertInto: context)
+                    object.setValue(name, forKey: "name")
+                    object.setValue(values, forKey: "info")
+                }
+                try context.save()
+                func names(_ format: String, _ arguments: Any...) throws -> [String] {
+                    let request = FetchRequest<ManagedObject>(entityName: "Item")
+                    request.predicate = try FetchPredicate(format: format, argumentArray: arguments)
+                    request.sortDescriptors = [FetchSortDescriptor(key: "name")]
+                    return try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }
+                }
+                XCTAssertEqual(try names("ANY info.@allKeys == 'color'"), ["a", "b"], "\(type)")
+                XCTAssertEqual(try names("ANY info.@allKeys == 'size'"), ["b"], "\(type)")
+                XCTAssertEqual(try names("ANY %K.@allValues == %@", "info", "red"), ["a"], "\(type)")
+                XCTAssertEqual(try names("info.@allValues.@count == 0"), ["c"], "\(type)")
+                XCTAssertEqual(try names("info['color'] == 'blue'"), ["b"], "\(type): a dictionary subscript")
+                XCTAssertEqual(try names("%K['size'] == %@", "info", "big"), ["b"], "\(type): after %K")
+                XCTAssertEqual(try names("info['size'] == nil"), ["a", "c"], "\(type): a missing key is nil")
+            }
         }
     }
 }

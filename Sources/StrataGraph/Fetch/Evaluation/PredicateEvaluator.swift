@@ -262,6 +262,8 @@ package final class PredicateEvaluator {
             switch path[index] {
             case .key(let key):
                 value = try step(value, key)
+            case .collectionOperator(let op) where op == .allKeys || op == .allValues:
+                value = try PredicateFunctions.dictionaryParts(value, keys: op == .allKeys)
             case .collectionOperator(let op):
                 let rest = path[(index + 1)...]
                 let items = try value.elements.map { try rest.isEmpty ? $0 : follow(rest, from: $0) }

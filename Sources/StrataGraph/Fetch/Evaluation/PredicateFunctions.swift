@@ -49,6 +49,8 @@ enum PredicateFunctions {
             return arguments.first?.elements.last ?? .null
         case "objectFrom:withIndex:":
             guard arguments.count == 2, !arguments[1].isNull else { return .null }
+            // `dictionary['key']`: the value under a key.
+            if case .scalar(.string(let key)) = arguments[1] { return try dictionaryValue(arguments[0], key: key) }
             let elements = arguments[0].elements
             let position = try integer(arguments[1], of: name)
             guard position >= 0 && position < Int64(elements.count) else {
@@ -101,6 +103,59 @@ enum PredicateFunctions {
             return best.map(EvaluatedValue.scalar) ?? .null
         case .count:
             return .scalar(.integer(Int64(items.count)))
+        case .allKeys, .allValues:
+            // Not aggregates: the evaluator follows them as steps (PredicateEvaluator.follow).
+            return .collection(items)
+        }
+    }
+
+    /// The value under `key` of a dictionary (a grouped result, or a transformable attribute's
+    /// JSON object); nil when the key is missing; each element's for a collection.
+    static func dictionaryValue(_ value: EvaluatedValue, key: String) throws -> EvaluatedValue {
+        switch value {
+        case .record(let values): return values[key] ?? .null
+        case .collection(let items): return .collection(try items.map { try dictionaryValue($0, key: key) })
+        case .scalar(.null): return .null
+        case .scalar(.data(let data)):
+            guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw StrataError(.invalidArgument, "['\(key)'] needs a dictionary; the value is data that is not a JSON object")
+            }
+            guard let found = object[key], case .constant(let constant) = try PredicateArgumentConversion.expression(from: found, for: "the value under '\(key)'") else {
+                return .null
+            }
+            return .scalar(constant)
+        default:
+            throw StrataError(.invalidArgument, "['\(key)'] needs a dictionary; got \(value.scalar?.kindName ?? "an object")")
+        }
+    }
+
+    /// A dictionary's keys or values as a collection: a grouped result's, or a transformable
+    /// attribute's (its JSON object); nil gives an empty collection, a collection gives the
+    /// parts of each element.
+    static func dictionaryParts(_ value: EvaluatedValue, keys: Bool) throws -> EvaluatedValue {
+        switch value {
+        case .record(let values):
+            let sorted = values.keys.sorted()
+            return .collection(keys ? sorted.map { .scalar(.string($0)) } : sorted.map { values[$0]! })
+        case .collection(let items):
+            return .collection(try items.flatMap { try dictionaryParts($0, keys: keys).elements })
+        case .scalar(.null):
+            return .collection([])
+        case .scalar(.data(let data)):
+            guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw StrataError(.invalidArgument, "\(keys ? "@allKeys" : "@allValues") needs a dictionary; the value is data that is not a JSON object")
+            }
+            let sorted = object.keys.sorted()
+            if keys { return .collection(sorted.map { .scalar(.string($0)) }) }
+            return .collection(try sorted.map { key in
+                // JSON numbers come as NSNumber, strings as String, null as NSNull.
+                guard case .constant(let constant) = try PredicateArgumentConversion.expression(from: object[key], for: "a value of the dictionary") else {
+                    return .null
+                }
+                return .scalar(constant)
+            })
+        default:
+            throw StrataError(.invalidArgument, "\(keys ? "@allKeys" : "@allValues") needs a dictionary; got \(value.scalar?.kindName ?? "an object")")
         }
     }
 

@@ -181,6 +181,16 @@ public enum KeyPathComponent: Sendable, Hashable, CustomStringConvertible {
         case average = "@avg"
         case minimum = "@min"
         case maximum = "@max"
+        /// A dictionary's keys (a transformable dictionary attribute, a grouped result); the
+        /// path goes on from each.
+        case allKeys = "@allKeys"
+        /// A dictionary's values; the path goes on from each.
+        case allValues = "@allValues"
+
+        /// The operator written `name` (`@count`, `@allKeys`…), in any letter case.
+        static func named(_ name: String) -> CollectionOperator? {
+            allCases.first { $0.rawValue.lowercased() == name.lowercased() }
+        }
     }
 
     /// The key, or the operator with its `@`, as in a key path string.

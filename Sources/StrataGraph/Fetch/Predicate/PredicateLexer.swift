@@ -162,8 +162,8 @@ struct PredicateLexer {
         case "@":
             position += 1
             let operatorName = "@" + (try name(after: "@", at: start))
-            guard let op = KeyPathComponent.CollectionOperator(rawValue: operatorName.lowercased()) else {
-                throw PredicateParseFailure("unknown collection operator '\(operatorName)' (expected @count, @sum, @avg, @min or @max)", at: start)
+            guard let op = KeyPathComponent.CollectionOperator.named(operatorName) else {
+                throw PredicateParseFailure("unknown collection operator '\(operatorName)' (expected @count, @sum, @avg, @min, @max, @allKeys or @allValues)", at: start)
             }
             kind = .collectionOperator(op)
         case "%":
