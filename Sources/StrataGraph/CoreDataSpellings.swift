@@ -145,3 +145,14 @@ extension PersistentStoreCoordinator {
         try addPersistentStore(type: StoreType(rawValue: storeType), configuration: configurationName, at: url, options: options)
     }
 }
+
+/// Core Data's notification names with `NS` dropped (`.NSManagedObjectContextDidSave` →
+/// `.ManagedObjectContextDidSave`): the same names as ``ManagedObjectContext/didSaveObjectsNotification``
+/// and the others, for code written with Core Data's spellings.
+extension Notification.Name {
+    public static let ManagedObjectContextDidSave = ManagedObjectContext.didSaveObjectsNotification
+    public static let ManagedObjectContextWillSave = ManagedObjectContext.willSaveObjectsNotification
+    public static let ManagedObjectContextObjectsDidChange = ManagedObjectContext.didChangeObjectsNotification
+    public static let ManagedObjectContextDidSaveObjectIDs = ManagedObjectContext.didSaveObjectIDsNotification
+    public static let PersistentStoreRemoteChange = Notification.Name.persistentStoreRemoteChange
+}

@@ -130,4 +130,19 @@ final class CoreDataSpellingsTests: XCTestCase {
             XCTAssertEqual(try context.fetch(request).map(\.magnitude), [5, 3, 2])
         }
     }
+
+    func testNotificationNamesWithCoreDataSpellings() throws {
+        let (_, context) = try TestModels.stack(try TestModels.earthquakes())
+        let saved = Counter()
+        let observer = NotificationCenter.default.addObserver(forName: .ManagedObjectContextDidSave, object: context, queue: nil) { _ in saved.add() }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try context.performAndWait {
+            Quake(context: context).code = "n"
+            try context.save()
+        }
+        XCTAssertEqual(saved.value, 1)
+        XCTAssertEqual(Notification.Name.ManagedObjectContextObjectsDidChange, ManagedObjectContext.didChangeObjectsNotification)
+        XCTAssertEqual(Notification.Name.ManagedObjectContextWillSave, ManagedObjectContext.willSaveObjectsNotification)
+        XCTAssertEqual(Notification.Name.PersistentStoreRemoteChange, .persistentStoreRemoteChange)
+    }
 }
