@@ -1,6 +1,7 @@
 // swift-tools-version: 6.0
 // Benchmarks for Strata: a separate package, so the product keeps zero dependencies.
-// Compares Strata with SQLite (system libsqlite3) and LMDB (liblmdb, loaded at run time) in one run.
+// Compares Strata with SQLite (system libsqlite3), GRDB.swift (the toolkit a Swift developer on Linux
+// would use instead) and LMDB (liblmdb, loaded at run time) in one run.
 import Foundation
 import PackageDescription
 
@@ -10,7 +11,10 @@ let product = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deleti
 let package = Package(
     name: "StrataBenchmarks",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "..")],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    ],
     targets: [
         .systemLibrary(
             name: "CSQLite",
@@ -26,6 +30,7 @@ let package = Package(
                 .product(name: "StrataStorage", package: product),
                 .product(name: "Strata", package: product),
                 "CSQLite", "CLMDB",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ]

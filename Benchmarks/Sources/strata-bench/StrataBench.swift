@@ -4,7 +4,9 @@
 //       [--systems strata,sqlite,lmdb] [--repeat R]
 //   swift run -c release --package-path Benchmarks strata-bench fetch [--records N] [--json]
 //   swift run -c release --package-path Benchmarks strata-bench objects [--records N] [--json] [--dir PATH] [--repeat R]
+//       [--systems strata,strata+history,sqlite,grdb]
 //   swift run -c release --package-path Benchmarks strata-bench batch [--records N] [--json] [--dir PATH] [--repeat R]
+//       [--systems strata,sqlite,grdb]
 //   swift run -c release --package-path Benchmarks strata-bench results [--records N] [--json] [--dir PATH]
 //
 // With --repeat R every phase (objects: every system's whole run, the systems taking turns) runs R
@@ -81,8 +83,8 @@ enum StrataBench {
             return
         }
         if suite == "objects" || suite == "batch" {
-            // These suites compare strata (and strata+history: with persistent history) and sqlite.
-            let chosen = selected == systems.map(\.0) ? ["strata", "sqlite"] : selected.filter { ["strata", "strata+history", "sqlite"].contains($0) }
+            // These suites compare strata (and strata+history: with persistent history), sqlite and grdb.
+            let chosen = selected == systems.map(\.0) ? ["strata", "sqlite", "grdb"] : selected.filter { ["strata", "strata+history", "sqlite", "grdb"].contains($0) }
             runObjects(suite: suite, records: records, directory: directory, child: child, phase: phase, json: json, repeats: repeats,
                        systems: chosen)
             return

@@ -10,9 +10,9 @@ enum ResultTable {
         // Columns for the systems measured, in this order; "strata+history" is Strata with
         // persistent history recorded (`--systems strata,strata+history,sqlite`).
         let present = Set(results.map(\.system))
-        var systems = ["strata", "strata+history", "sqlite", "lmdb"].filter { present.contains($0) }
+        var systems = ["strata", "strata+history", "sqlite", "grdb", "lmdb"].filter { present.contains($0) }
         if systems.isEmpty { systems = ["strata", "sqlite", "lmdb"] }
-        let peers = ["sqlite", "lmdb"].filter { systems.contains($0) }
+        let peers = ["sqlite", "grdb", "lmdb"].filter { systems.contains($0) }
         let history = systems.contains("strata+history")
         var header = ["workload (\(records) records)"] + systems + ["unit"] + peers.map { "strata/\($0)" }
         if history { header.append("history/strata") }

@@ -29,7 +29,8 @@ enum BatchSuite {
         switch system {
         case "strata": try runStrata(records: records, path: directory + "/batch-bench.strata", report: report)
         case "sqlite": try runSQLite(records: records, path: directory + "/batch-bench.sqlite", report: report)
-        default: throw BenchError("the batch suite compares strata and sqlite; not \(system)")
+        case "grdb": try GRDBPeer.runBatch(records: records, path: directory + "/batch-bench-grdb.sqlite", report: report)
+        default: throw BenchError("the batch suite compares strata, sqlite and grdb; not \(system)")
         }
         report(measurement("peak RSS", system, Double(peakRSSBytes()), "bytes"))
     }

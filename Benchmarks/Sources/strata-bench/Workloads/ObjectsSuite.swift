@@ -50,7 +50,8 @@ enum ObjectsSuite {
                 report(renamed)
             }
         case "sqlite": try runSQLite(records: records, path: directory + "/objects-bench.sqlite", report: report)
-        default: throw BenchError("the objects suite compares strata and sqlite; not \(system)")
+        case "grdb": try GRDBPeer.runObjects(records: records, path: directory + "/objects-bench-grdb.sqlite", report: report)
+        default: throw BenchError("the objects suite compares strata, strata+history, sqlite and grdb; not \(system)")
         }
         report(measurement("peak RSS", system, Double(peakRSSBytes()), "bytes"))
     }
