@@ -10,6 +10,8 @@ Usage:
     strata_reader.py --check-space PATH
                                      additionally verify the free-space tree and
                                      the page accounting of FORMAT.md section 9
+    strata_reader.py --history PATH  print a native store's persistent history
+                                     (FORMAT.md section 19.6) as JSON instead
 
 Output shape (keys sorted):
     {"generation": G, "trees": {"name": [["keyhex", "valuehex"], ...], ...}}
@@ -735,6 +737,122 @@ class Store:
                 " (matches)" if m == self.meta else " (DIFFERS from WAL scan)"))
 
 
+# --------------------------------------------------------------------------- #
+# Native store: persistent history (FORMAT.md section 19.6)                   #
+# --------------------------------------------------------------------------- #
+
+def _text(buf, pos, what):
+    n, pos = varint_decode(buf, pos)
+    if pos + n > len(buf):
+        fail("%s: text of %d bytes runs past its value" % (what, n))
+    return buf[pos:pos + n].decode("utf-8"), pos + n
+
+
+def _optional_text(buf, pos, what):
+    marker, pos = varint_decode(buf, pos)
+    if marker == 0:
+        return None, pos
+    n = marker - 1
+    if pos + n > len(buf):
+        fail("%s: text of %d bytes runs past its value" % (what, n))
+    return buf[pos:pos + n].decode("utf-8"), pos + n
+
+
+def _tagged_value(buf, pos, what):
+    """One tagged value (FORMAT.md section 19.3), as JSON-friendly Python."""
+    tag = buf[pos]
+    pos += 1
+    if tag == 0x00:
+        return None, pos
+    if tag == 0x01:
+        raw, pos = varint_decode(buf, pos)
+        return (raw >> 1) ^ -(raw & 1), pos
+    if tag in (0x02, 0x08):
+        return struct.unpack_from("<d", buf, pos)[0], pos + 8
+    if tag == 0x03:
+        return struct.unpack_from("<f", buf, pos)[0], pos + 4
+    if tag in (0x04, 0x05, 0x0B, 0x0D):
+        return _text(buf, pos, what)
+    if tag in (0x06, 0x07):
+        return tag == 0x07, pos
+    if tag == 0x09:
+        n, pos = varint_decode(buf, pos)
+        return buf[pos:pos + n].hex(), pos + n
+    if tag == 0x0A:
+        return buf[pos:pos + 16].hex(), pos + 16
+    if tag == 0x0C:
+        entity, pos = varint_decode(buf, pos)
+        key, pos = varint_decode(buf, pos)
+        return [entity, key], pos
+    fail("%s: unknown value tag 0x%02x" % (what, tag))
+
+
+def read_history(result):
+    """The transactions of `result` (read_all's output), oldest first."""
+    trees = result["trees"]
+    entities = {}
+    for khex, vhex in trees.get("strata/meta", []):
+        if bytes.fromhex(khex) == b"schema":
+            schema = json.loads(bytes.fromhex(vhex).decode("utf-8"))
+            entities = {e["number"]: e["name"] for e in schema["entities"]}
+    chunks = {}
+    for khex, vhex in trees.get("history/changes", []):
+        key = bytes.fromhex(khex)
+        if len(key) != 12:
+            fail("history/changes: a key of %d bytes" % len(key))
+        generation, chunk = struct.unpack(">QI", key)
+        chunks.setdefault(generation, []).append((chunk, bytes.fromhex(vhex)))
+    transactions = []
+    for khex, vhex in trees.get("history/transactions", []):
+        generation = struct.unpack(">Q", bytes.fromhex(khex))[0]
+        buf = bytes.fromhex(vhex)
+        what = "history transaction %d" % generation
+        if buf[0] != 1:
+            fail("%s: format %d" % (what, buf[0]))
+        first, pos = varint_decode(buf, 1)
+        count, pos = varint_decode(buf, pos)
+        timestamp = struct.unpack_from("<d", buf, pos)[0]
+        pos += 8
+        author, pos = _optional_text(buf, pos, what)
+        context, pos = _optional_text(buf, pos, what)
+        bundle, pos = _optional_text(buf, pos, what)
+        process, pos = _optional_text(buf, pos, what)
+        parts = sorted(chunks.get(generation, []))
+        if [c for c, _ in parts] != list(range(len(parts))):
+            fail("%s: change chunks are not numbered 0, 1, ..." % what)
+        data = b"".join(v for _, v in parts)
+        changes = []
+        pos = 0
+        while pos < len(data):
+            kind = data[pos]
+            pos += 1
+            entity, pos = varint_decode(data, pos)
+            key, pos = varint_decode(data, pos)
+            change = {"changeID": first + len(changes), "type": ["insert", "update", "delete"][kind],
+                      "entity": entities.get(entity, entity), "primaryKey": key}
+            if kind == 1:
+                n, pos = varint_decode(data, pos)
+                names = []
+                for _ in range(n):
+                    name, pos = _text(data, pos, what)
+                    names.append(name)
+                change["updatedProperties"] = names
+            elif kind == 2:
+                n, pos = varint_decode(data, pos)
+                tombstone = {}
+                for _ in range(n):
+                    name, pos = _text(data, pos, what)
+                    tombstone[name], pos = _tagged_value(data, pos, what)
+                change["tombstone"] = tombstone
+            changes.append(change)
+        if len(changes) != count:
+            fail("%s: %d changes recorded, %d found" % (what, count, len(changes)))
+        transactions.append({"generation": generation, "timestamp": timestamp, "author": author,
+                             "contextName": context, "bundleID": bundle, "processID": process,
+                             "changes": changes})
+    return transactions
+
+
 def main(argv):
     global VERBOSE
     args = list(argv[1:])
@@ -747,13 +865,19 @@ def main(argv):
     if "--check-space" in args:
         check_space = True
         args.remove("--check-space")
+    history = False
+    if "--history" in args:
+        history = True
+        args.remove("--history")
     if len(args) != 1 or args[0].startswith("-"):
-        sys.stderr.write("usage: strata_reader.py [-v] [--check-space] PATH | "
+        sys.stderr.write("usage: strata_reader.py [-v] [--check-space] [--history] PATH | "
                          "--selftest\n")
         return 2
     try:
         store = Store(args[0])
         result = store.read_all()
+        if history:
+            result = read_history(result)
         if check_space:
             store.check_space()
         if VERBOSE:

@@ -82,4 +82,45 @@ final class HistoryCommandTests: XCTestCase {
         XCTAssertTrue(result.output.contains("history: 3 transactions, G\(tokens[0]) … G\(tokens[2])"), result.output)
         XCTAssertTrue(result.output.contains("history/transactions"), result.output)
     }
+
+    /// The independent reader (Tests/FormatReader, written from FORMAT.md) decodes the history
+    /// trees to what storectl reports: FORMAT.md section 19.6 says every byte.
+    func testTheIndependentReaderAgrees() throws {
+        let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let python else { throw XCTSkip("python3 is not installed") }
+        let reader = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("FormatReader/strata_reader.py")
+        let (path, _) = try makeStore()
+        defer { removeStore(at: path) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [reader.path, "--history", path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let independent = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        let ours = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try storectl(["history", path, "--json"]).output.utf8)) as? [[String: Any]])
+        XCTAssertEqual(independent.count, ours.count)
+        for (theirs, mine) in zip(independent, ours) {
+            XCTAssertEqual(theirs["generation"] as? Int, mine["transactionNumber"] as? Int)
+            XCTAssertEqual(theirs["author"] as? String, mine["author"] as? String)
+            XCTAssertEqual(theirs["contextName"] as? String, mine["contextName"] as? String)
+            XCTAssertEqual(theirs["processID"] as? String, mine["processID"] as? String)
+            let theirChanges = try XCTUnwrap(theirs["changes"] as? [[String: Any]])
+            let myChanges = try XCTUnwrap(mine["changes"] as? [[String: Any]])
+            XCTAssertEqual(theirChanges.count, myChanges.count)
+            for (a, b) in zip(theirChanges, myChanges) {
+                XCTAssertEqual(a["changeID"] as? Int, b["changeID"] as? Int)
+                XCTAssertEqual(a["type"] as? String, b["type"] as? String)
+                XCTAssertEqual(a["entity"] as? String, b["entity"] as? String)
+                XCTAssertEqual(a["primaryKey"] as? Int, b["primaryKey"] as? Int)
+                XCTAssertEqual((a["updatedProperties"] as? [String])?.sorted(), b["updatedProperties"] as? [String])
+                XCTAssertEqual((a["tombstone"] as? [String: Any]).map { $0.mapValues { "\($0)" } },
+                               (b["tombstone"] as? [String: String]).map { $0.mapValues { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } })
+            }
+        }
+    }
 }

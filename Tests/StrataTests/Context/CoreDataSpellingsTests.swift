@@ -145,4 +145,59 @@ final class CoreDataSpellingsTests: XCTestCase {
         XCTAssertEqual(Notification.Name.ManagedObjectContextWillSave, ManagedObjectContext.willSaveObjectsNotification)
         XCTAssertEqual(Notification.Name.PersistentStoreRemoteChange, .persistentStoreRemoteChange)
     }
+
+    func testMutableSetAndOrderedSetViewsOfToManys() throws {
+        let (_, context) = try TestModels.stack(try TestModels.posts())
+        try context.performAndWait {
+            let post = Post(context: context)
+            post.title = "p"
+            let tags = (0..<3).map { index -> Tag in
+                let tag = Tag(context: context)
+                tag.name = "t\(index)"
+                return tag
+            }
+            let view = post.mutableSetValue(forKey: "tags")
+            view.add(tags[0])
+            view.addObjects(from: [tags[1], tags[2]])
+            XCTAssertEqual(view.count, 3)
+            XCTAssertEqual(post.tags, Set(tags))
+            XCTAssertTrue(tags[1].posts.contains(post), "the inverse follows")
+            view.remove(tags[1])
+            XCTAssertFalse(view.contains(tags[1]))
+            XCTAssertEqual(post.tags, [tags[0], tags[2]])
+            XCTAssertFalse(tags[1].posts.contains(post))
+            try context.save()
+            view.removeAllObjects()
+            XCTAssertTrue(post.tags.isEmpty)
+            XCTAssertTrue(post.hasChanges)
+            context.undoManager = nil
+        }
+        // An ordered to-many.
+        let list = EntityDescription(name: "List")
+        let item = EntityDescription(name: "Item", properties: [AttributeDescription(name: "name", type: .string)])
+        let items = RelationshipDescription(name: "items", destination: item, toMany: true)
+        items.isOrdered = true
+        list.properties = [items]
+        let (_, ordered) = try TestModels.stack(ManagedObjectModel(entities: [list, item]))
+        try ordered.performAndWait {
+            let owner = ManagedObject(entity: list, insertInto: ordered)
+            let members = (0..<3).map { index -> ManagedObject in
+                let object = ManagedObject(entity: item, insertInto: ordered)
+                object.setValue("i\(index)", forKey: "name")
+                return object
+            }
+            let view = owner.mutableOrderedSetValue(forKey: "items")
+            view.add(members[0])
+            view.add(members[1])
+            view.insert(members[2], at: 0)
+            view.add(members[0])                      // already a member: stays where it is
+            XCTAssertEqual(view.array.map { $0.value(forKey: "name") as? String }, ["i2", "i0", "i1"])
+            view.insert(members[1], at: 0)            // a member moves
+            XCTAssertEqual(view.array.map { $0.value(forKey: "name") as? String }, ["i1", "i2", "i0"])
+            view.removeObject(at: 1)
+            XCTAssertEqual(view.index(of: members[0]), 1)
+            XCTAssertEqual((owner.value(forKey: "items") as? [ManagedObject])?.count, 2)
+            try ordered.save()
+        }
+    }
 }
