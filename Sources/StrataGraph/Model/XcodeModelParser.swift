@@ -35,42 +35,9 @@ struct XcodeModelContents {
 final class XcodeModelParser: NSObject, XMLParserDelegate {
     private typealias Attributes = [String: String]
 
-    /// Refuses text that is not UTF-8 (Xcode writes model files in UTF-8) or holds a NUL byte,
-    /// naming the line and byte: FoundationXML's parser on Linux traps on an invalid byte inside
-    /// an element or attribute name instead of reporting it, so such bytes never reach it.
-    static func checkEncoding(_ data: Data, path: String) throws {
-        var line = 1, index = 0
-        let bytes = [UInt8](data)
-        while index < bytes.count {
-            let byte = bytes[index]
-            let length: Int
-            switch byte {
-            case 0x00: throw StrataError(.modelFile, "\(path), line \(line): a NUL byte at byte \(index); the file is damaged")
-            case 0x01...0x7F: length = 1
-            case 0xC2...0xDF: length = 2
-            case 0xE0...0xEF: length = 3
-            case 0xF0...0xF4: length = 4
-            default: length = 0
-            }
-            var valid = length > 0 && index + length <= bytes.count
-            if valid && length > 1 {
-                for next in bytes[(index + 1)..<(index + length)] where next & 0xC0 != 0x80 { valid = false }
-                // Overlong, surrogate and out-of-range forms.
-                let second = bytes[index + 1]
-                if byte == 0xE0 && second < 0xA0 || byte == 0xED && second > 0x9F
-                    || byte == 0xF0 && second < 0x90 || byte == 0xF4 && second > 0x8F { valid = false }
-            }
-            guard valid else {
-                throw StrataError(.modelFile, "\(path), line \(line): byte \(index) (0x\(String(byte, radix: 16))) is not UTF-8; the file is damaged or not a model file")
-            }
-            if byte == 0x0A { line += 1 }
-            index += length
-        }
-    }
-
     /// Parses `data` (the text of a `contents` file); `path` names the file in messages.
     static func parse(_ data: Data, path: String) throws -> XcodeModelContents {
-        try checkEncoding(data, path: path)
+        try XcodeModelBytes.check(data, path: path)
         let delegate = XcodeModelParser(path: path)
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = false

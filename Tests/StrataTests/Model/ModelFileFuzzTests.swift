@@ -63,6 +63,7 @@ final class ModelFileFuzzTests: XCTestCase {
             let model = directory.appendingPathComponent("M\(round % 8).xcdatamodel")
             try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
             try damaged.write(to: model.appendingPathComponent("contents"))
+            if let keep = ProcessInfo.processInfo.environment["STRATA_FUZZ_KEEP"] { try damaged.write(to: URL(fileURLWithPath: keep)) }
             do {
                 _ = try ManagedObjectModel(contentsOf: model)
                 loaded += 1
@@ -75,5 +76,24 @@ final class ModelFileFuzzTests: XCTestCase {
         }
         XCTAssertGreaterThan(refused, 0, "the mutations damaged some files")
         XCTAssertGreaterThan(loaded + refused, 0)
+    }
+
+    /// A processing instruction without data made FoundationXML call strlen on a null pointer
+    /// (found by the fuzz run with seed 13): it is refused before the parser sees it.
+    func testProcessingInstructionsWithoutDataAreRefused() throws {
+        for text in ["<?xm?>\n<model/>", "<?xml version=\"1.0\"?>\n<model>\n<?x ?>\n</model>", "<?xml version=\"1.0\"?><model><??></model>"] {
+            let model = directory.appendingPathComponent("PI.xcdatamodel")
+            try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: model.appendingPathComponent("contents"))
+            XCTAssertThrowsError(try ManagedObjectModel(contentsOf: model), text) { error in
+                XCTAssertEqual((error as? StrataError)?.code, .modelFile, "\(error)")
+                XCTAssertTrue("\(error)".contains("processing instruction"), "\(error)")
+            }
+        }
+        // In a comment it is only text.
+        let model = directory.appendingPathComponent("Comment.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try Data("<?xml version=\"1.0\"?>\n<!-- <?xm?> -->\n<model><entity name=\"A\"/></model>".utf8).write(to: model.appendingPathComponent("contents"))
+        XCTAssertEqual(try ManagedObjectModel(contentsOf: model).entities.map(\.name), ["A"])
     }
 }
