@@ -141,7 +141,7 @@ extension PersistentStoreCoordinator {
     /// same as ``addPersistentStore(type:configuration:at:options:)`` with `StoreType(rawValue:)`.
     @discardableResult
     public func addPersistentStore(ofType storeType: String, configurationName: String?, at url: URL,
-                                   options: [String: Any]? = nil) throws -> any PersistentStore {
+                                   options: [AnyHashable: Any]? = nil) throws -> any PersistentStore {
         try addPersistentStore(type: StoreType(rawValue: storeType), configuration: configurationName, at: url, options: options)
     }
 }

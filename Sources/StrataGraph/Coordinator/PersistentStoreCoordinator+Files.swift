@@ -16,20 +16,20 @@ extension PersistentStoreCoordinator {
     /// let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .native, at: url)
     /// let compatible = model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
     /// ```
-    public class func metadataForPersistentStore(type: StoreType, at url: URL, options: [String: Any]? = nil) throws -> [String: any Sendable] {
-        try StoreTypeRegistry.factory(for: type).metadataForStore(at: url, options: options ?? [:])
+    public class func metadataForPersistentStore(type: StoreType, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: any Sendable] {
+        try StoreTypeRegistry.factory(for: type).metadataForStore(at: url, options: stringKeyed(options ?? [:]))
     }
 
     /// Replaces the application part of the metadata of the store file at `url` (Strata's own
     /// keys are kept). A store added anywhere in this process sees the new metadata at once.
-    public class func setMetadata(_ metadata: [String: any Sendable], type: StoreType, at url: URL, options: [String: Any]? = nil) throws {
-        try StoreTypeRegistry.factory(for: type).setMetadata(metadata, forStoreAt: url, options: options ?? [:])
+    public class func setMetadata(_ metadata: [String: any Sendable], type: StoreType, at url: URL, options: [AnyHashable: Any]? = nil) throws {
+        try StoreTypeRegistry.factory(for: type).setMetadata(metadata, forStoreAt: url, options: stringKeyed(options ?? [:]))
     }
 
     /// Moves every row of `store` into a new store of `type` at `url`, which replaces `store` in
     /// this coordinator. Object IDs change (they name the new store).
     @discardableResult
-    public func migratePersistentStore(_ store: any PersistentStore, to url: URL, options: [String: Any]? = nil,
+    public func migratePersistentStore(_ store: any PersistentStore, to url: URL, options: [AnyHashable: Any]? = nil,
                                        type: StoreType) throws -> any PersistentStore {
         guard let source = store as? any RowStore, persistentStores.contains(where: { $0 === store }) else {
             throw StrataError(.invalidArgument, "the store \(store.identifier) is not added to this coordinator")
@@ -57,19 +57,19 @@ extension PersistentStoreCoordinator {
 
     /// Replaces the store at `destinationURL` with a copy of the one at `sourceURL`. Neither may
     /// be added to this coordinator.
-    public func replacePersistentStore(at destinationURL: URL, destinationOptions: [String: Any]? = nil,
-                                       withPersistentStoreFrom sourceURL: URL, sourceOptions: [String: Any]? = nil,
+    public func replacePersistentStore(at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,
+                                       withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil,
                                        type: StoreType) throws {
         for url in [destinationURL, sourceURL] where persistentStore(for: url) != nil {
             throw StrataError(.invalidArgument, "\(url.path) is added to this coordinator; remove it first")
         }
-        try StoreTypeRegistry.factory(for: type).replaceStore(at: destinationURL, destinationOptions: destinationOptions ?? [:],
-                                                               withStoreAt: sourceURL, sourceOptions: sourceOptions ?? [:])
+        try StoreTypeRegistry.factory(for: type).replaceStore(at: destinationURL, destinationOptions: Self.stringKeyed(destinationOptions ?? [:]),
+                                                               withStoreAt: sourceURL, sourceOptions: Self.stringKeyed(sourceOptions ?? [:]))
     }
 
     /// Removes the store at `url`: it leaves this coordinator if added, and its files are deleted.
-    public func destroyPersistentStore(at url: URL, type: StoreType, options: [String: Any]? = nil) throws {
+    public func destroyPersistentStore(at url: URL, type: StoreType, options: [AnyHashable: Any]? = nil) throws {
         if let store = persistentStore(for: url) { try remove(store) }
-        try StoreTypeRegistry.factory(for: type).destroyStore(at: url, options: options ?? [:])
+        try StoreTypeRegistry.factory(for: type).destroyStore(at: url, options: Self.stringKeyed(options ?? [:]))
     }
 }

@@ -67,11 +67,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Adds a store of `type` at `url` holding the entities of `configuration` (nil: all).
     ///
     /// In-memory stores: `/dev/null` is private to this coordinator, `/dev/null/<name>` is shared
-    /// with every coordinator in the process that adds the same name.
+    /// with every coordinator in the process that adds the same name. `options` has Core Data's
+    /// type: `[String: Any]` dictionaries pass as they are; keys that are not strings are ignored.
     @discardableResult
     public func addPersistentStore(type: StoreType, configuration: String? = nil, at url: URL,
-                                   options: [String: Any]? = nil) throws -> any PersistentStore {
+                                   options givenOptions: [AnyHashable: Any]? = nil) throws -> any PersistentStore {
         if let modelError { throw modelError }
+        let options = givenOptions.map(Self.stringKeyed)
         guard let entities = managedObjectModel.entities(forConfigurationName: configuration) else {
             throw StrataError(.invalidArgument, "the model has no configuration named \(configuration ?? "")")
         }
@@ -114,6 +116,13 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
 
     /// The stores added so far, as the coordinator speaks to them.
     var rowStores: [any RowStore] { state.withLock { $0.stores } }
+
+    /// Store options with string keys (the only keys any store reads).
+    static func stringKeyed(_ options: [AnyHashable: Any]) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for (key, value) in options { if let key = key.base as? String { result[key] = value } }
+        return result
+    }
 
     /// The store at `url`, if added.
     public func persistentStore(for url: URL) -> (any PersistentStore)? {

@@ -200,4 +200,19 @@ final class CoreDataSpellingsTests: XCTestCase {
             try ordered.save()
         }
     }
+
+    func testStoreOptionsTakeCoreDataTypedDictionaries() throws {
+        let url = TestStores.freshFile("anyhashable-options")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
+        // As Core Data code declares them.
+        let options: [AnyHashable: Any] = [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true,
+                                           PersistentHistoryTrackingKey: true as NSNumber]
+        let store = try coordinator.addPersistentStore(ofType: NativeStoreType, configurationName: nil, at: url, options: options)
+        XCTAssertTrue((store as? any RowStore)?.recordsHistory == true, "the options were read")
+        let stringKeyed: [String: Any] = [ReadOnlyPersistentStoreOption: true]
+        let other = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
+        let readOnly = try other.addPersistentStore(type: .native, at: url, options: stringKeyed)
+        XCTAssertTrue(readOnly.isReadOnly, "[String: Any] dictionaries pass as they are")
+        XCTAssertNotNil(try PersistentStoreCoordinator.metadataForPersistentStore(type: .native, at: url, options: options)[StoreMetadataKey.storeUUID])
+    }
 }
