@@ -251,7 +251,7 @@ public indirect enum FetchExpression: Sendable, Hashable, CustomStringConvertibl
             return
         }
         self = .keyPath(base: .evaluatedObject, path: steps.map { step in
-            KeyPathComponent.CollectionOperator(rawValue: step.lowercased()).map { .collectionOperator($0) } ?? .key(step)
+            KeyPathComponent.CollectionOperator.named(step).map { .collectionOperator($0) } ?? .key(step)
         })
     }
 

@@ -281,7 +281,7 @@ extension PredicateParser {
             if path.last == .collectionOperator(.count) {
                 throw StrataError(.invalidArgument, "\(role) is not a key path: @count must end it in '\(text)'")
             }
-            if let op = KeyPathComponent.CollectionOperator(rawValue: step.lowercased()) {
+            if let op = KeyPathComponent.CollectionOperator.named(step) {
                 path.append(.collectionOperator(op))
                 continue
             }
