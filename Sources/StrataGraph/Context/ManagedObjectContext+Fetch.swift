@@ -22,8 +22,18 @@ extension ManagedObjectContext {
         }
     }
 
+    /// The results of a request typed as Core Data's `NSFetchRequest<NSFetchRequestResult>`:
+    /// objects, IDs, dictionaries or a count, as its `resultType` says.
+    /// ```swift
+    /// let request = FetchRequest<FetchRequestResult>(entityName: "Quake")
+    /// let quakes = try context.fetch(request) as! [ManagedObject]
+    /// ```
+    public func fetch(_ request: FetchRequest<any FetchRequestResult>) throws -> [any FetchRequestResult] {
+        try fetchResults(request) { $0 }
+    }
+
     /// `fetch`, with `typed` turning each fetched object into a result (nil: not one).
-    private func fetchResults<T: FetchRequestResult>(_ request: FetchRequest<T>, typed: (ManagedObject) -> T?) throws -> [T] {
+    private func fetchResults<T>(_ request: FetchRequest<T>, typed: (ManagedObject) -> T?) throws -> [T] {
         assertOnQueue("fetch(_:)")
         sweepCandidates()
         let entity = try resolveEntity(of: request)
@@ -69,7 +79,7 @@ extension ManagedObjectContext {
     }
 
     /// How many objects `request` would return, without creating any.
-    public func count<T: FetchRequestResult>(for request: FetchRequest<T>) throws -> Int {
+    public func count<T>(for request: FetchRequest<T>) throws -> Int {
         assertOnQueue("count(for:)")
         let entity = try resolveEntity(of: request)
         return try planCount(try plan(for: request, entity: entity), includesPendingChanges: request.includesPendingChanges)

@@ -32,7 +32,10 @@ public enum FetchRequestResultType: Sendable, Hashable {
 // The request's settings are `@exclusivity(unchecked)`: each fetch reads a dozen of them, where the
 // runtime's dynamic exclusivity check cost more than the reads; a request is configured, then used
 // by one context at a time, and nothing holds an access to a setting across a call.
-public final class FetchRequest<Result: FetchRequestResult>: CustomStringConvertible {
+// `Result` is unconstrained so that Core Data's `FetchRequest<FetchRequestResult>` (the
+// existential, which does not conform to its protocol) is a request too; a context fetches
+// `FetchRequestResult` types and that existential.
+public final class FetchRequest<Result>: CustomStringConvertible {
     /// The name of the entity to fetch.
     @exclusivity(unchecked) public var entityName: String?
     /// The entity to fetch (takes precedence over ``entityName``).

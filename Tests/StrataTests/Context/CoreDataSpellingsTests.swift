@@ -215,4 +215,32 @@ final class CoreDataSpellingsTests: XCTestCase {
         XCTAssertTrue(readOnly.isReadOnly, "[String: Any] dictionaries pass as they are")
         XCTAssertNotNil(try PersistentStoreCoordinator.metadataForPersistentStore(type: .native, at: url, options: options)[StoreMetadataKey.storeUUID])
     }
+
+    func testFetchRequestsOfTheFetchRequestResultExistential() throws {
+        let (_, context) = try TestModels.stack(try TestModels.earthquakes())
+        try context.performAndWait {
+            for (code, magnitude) in [("a", 2.0), ("b", 6.0), ("c", 7.0)] {
+                let quake = Quake(context: context)
+                quake.code = code
+                quake.magnitude = magnitude
+            }
+            try context.save()
+            // As Core Data code writes NSFetchRequest<NSFetchRequestResult>.
+            let request = FetchRequest<FetchRequestResult>(entityName: "Quake")
+            request.predicate = try FetchPredicate(format: "magnitude > 5")
+            request.sortDescriptors = [FetchSortDescriptor(key: "code")]
+            XCTAssertEqual(request.resultType, .managedObjectResultType)
+            let objects = try XCTUnwrap(try context.fetch(request) as? [Quake])
+            XCTAssertEqual(objects.map(\.code), ["b", "c"])
+            request.resultType = .managedObjectIDResultType
+            XCTAssertEqual((try context.fetch(request) as? [ManagedObjectID])?.count, 2)
+            request.resultType = .countResultType
+            XCTAssertEqual((try context.fetch(request).first as? NSNumber)?.intValue, 2)
+            XCTAssertEqual(try context.count(for: request), 2)
+            request.resultType = .managedObjectResultType
+            let delete = BatchDeleteRequest(fetchRequest: request)
+            delete.resultType = .resultTypeCount
+            XCTAssertEqual((try context.execute(delete) as? BatchDeleteResult)?.result as? Int, 2)
+        }
+    }
 }
