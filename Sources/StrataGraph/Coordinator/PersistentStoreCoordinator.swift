@@ -249,6 +249,10 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Commits a save, split by store. Each store's part is atomic; with several stores, a failure
     /// in a later store leaves earlier stores' parts committed (as Core Data).
     func commit(_ changes: StoreChangeSet) throws -> [Int64] {
+        // A save that changes no stored value (transient changes only) writes nothing: no store
+        // commit, no generation, no history transaction (said once here; the split below would
+        // also find no store to commit to).
+        if changes.isEmpty { return [] }
         defer { noteChange() }
         // The usual case: every row in one store; the change set goes there as it is.
         let first = changes.inserts.first?.id.store ?? changes.updates.first?.id.store ?? changes.deletes.first?.id.store

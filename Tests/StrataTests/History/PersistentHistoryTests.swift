@@ -335,6 +335,34 @@ final class PersistentHistoryTests: XCTestCase {
         }
     }
 
+    /// A save that changes only transient values writes nothing: no commit, no transaction.
+    func testASaveOfTransientChangesRecordsNothing() throws {
+        for type in Self.storeTypes {
+            let draft = AttributeDescription(name: "draft", type: .string)
+            draft.isTransient = true
+            let note = EntityDescription(name: "Note", properties: [AttributeDescription(name: "title", type: .string), draft])
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: ManagedObjectModel(entities: [note]))
+            try TestStores.add(to: coordinator, options: Self.tracking, type: type)
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            let object = try context.performAndWait { () -> ManagedObject in
+                let object = ManagedObject(entity: note, insertInto: context)
+                object.setValue("t", forKey: "title")
+                try context.save()
+                return object
+            }
+            let before = coordinator.currentPersistentHistoryToken(fromStores: nil)
+            try context.performAndWait {
+                object.setValue("scratch", forKey: "draft")
+                XCTAssertTrue(context.hasChanges)
+                try context.save()
+                XCTAssertFalse(context.hasChanges)
+            }
+            XCTAssertEqual(coordinator.currentPersistentHistoryToken(fromStores: nil), before, "\(type): nothing was committed")
+            XCTAssertEqual(try transactions(context).count, 1, "\(type)")
+        }
+    }
+
     func testTrackingOffRecordsNothingAndHasNoToken() throws {
         for type in Self.storeTypes {
             let (coordinator, context) = try stack(type, options: [:])
