@@ -262,6 +262,11 @@ final class NativeStore: RowStore {
                         }
                         invalidated = committer.touchedKeys
                         committedAt = tx.generation
+                        // Nothing written (deletes of rows already gone): no commit, no generation.
+                        if tx.changedNothing {
+                            forgetOwnCommit(tx.generation.rawValue)
+                            noted = nil
+                        }
                         return versions
                     } catch {
                         forgetOwnCommit(tx.generation.rawValue)

@@ -182,7 +182,8 @@ public final class StorageEngine: Sendable {
     /// Waits up to ``StorageOptions/busyTimeout`` for another writer (thread or process).
     ///
     /// The commit is durable when this returns (with ``Durability/full``) and becomes the next
-    /// generation. Committing or rolling back by hand inside `body` is a programming error.
+    /// generation; a transaction that changed nothing commits nothing (no new generation).
+    /// Committing or rolling back by hand inside `body` is a programming error.
     @discardableResult
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         if options.readOnly { throw StrataError(.readOnly, "\(path) was opened read-only") }
@@ -200,6 +201,12 @@ public final class StorageEngine: Sendable {
             }
             do {
                 let result = try body(tx)
+                // A transaction that changed nothing commits nothing: no WAL frames, no
+                // generation, no sync (a save without changes writes nothing).
+                if tx.changedNothing {
+                    returnWriterState(tx.rollback())
+                    return result
+                }
                 try tx.commit()
                 returnWriterState(tx.finish())
                 // The commit is durable; a failed automatic checkpoint is retried after a later

@@ -47,8 +47,9 @@ extension NativeStore {
         return try pool.withWriter {
             try engine.write { tx in
                 let deleted = try NativeHistory.delete(deletion, tx: tx, path: file.path)
-                // Nothing throws after this inside the transaction (see commitOnce).
-                noteOwnCommit(tx.generation.rawValue)
+                // Nothing throws after this inside the transaction (see commitOnce). A deletion
+                // of nothing changes nothing, and the engine then commits nothing.
+                if deleted > 0 { noteOwnCommit(tx.generation.rawValue) }
                 return deleted
             }
         }

@@ -11,6 +11,12 @@
 import StrataCore
 
 extension WriteTransaction {
+    /// Whether the transaction changed nothing so far: no page written, allocated or freed, no
+    /// tree created or dropped. Such a transaction is not committed (no new generation).
+    public var changedNothing: Bool {
+        dirty.isEmpty && spilled.isEmpty && allocated.isEmpty && freed.isEmpty && dropped.isEmpty
+    }
+
     func commit() throws {
         try checkActive()
         let (placed, released) = try failing { () -> ([(page: PageNumber, frame: Int)], [PageNumber]) in

@@ -19,6 +19,28 @@ final class WriteTransactionTests: XCTestCase {
         try expectSound(engine, "after rollback")
     }
 
+    /// A write that changes nothing commits nothing: no generation, no WAL frames.
+    func testAWriteThatChangesNothingCommitsNothing() throws {
+        let files = MemoryFileSystem()
+        let engine = try StorageEngine(path: "/db/empty.strata", options: memoryOptions(files))
+        try engine.write { tx in try tx.createTree("t").put([1], [1]) }
+        let before = try engine.latestGeneration
+        let walBefore = try files.open("/db/empty.strata-wal", create: false).size()
+        let read = try engine.write { tx -> [UInt8]? in
+            XCTAssertTrue(tx.changedNothing)
+            let value = try tx.tree("t").get([1])
+            _ = try tx.openTree("t")
+            XCTAssertTrue(tx.changedNothing, "reading and opening an existing tree change nothing")
+            return value
+        }
+        XCTAssertEqual(read, [1])
+        XCTAssertEqual(try engine.latestGeneration, before, "no generation")
+        XCTAssertEqual(try files.open("/db/empty.strata-wal", create: false).size(), walBefore, "no frames")
+        try engine.write { tx in try tx.tree("t").put([2], [2]) }
+        XCTAssertEqual(try engine.latestGeneration.rawValue, before.rawValue + 1, "the next change is the next generation")
+        try expectSound(engine, "after an empty write")
+    }
+
     func testUsingTransactionAfterItsClosureThrowsClosed() throws {
         let engine = try StorageEngine(path: "/db/u.strata", options: memoryOptions(MemoryFileSystem()))
         var escaped: WritableTree?
