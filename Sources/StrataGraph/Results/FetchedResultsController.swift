@@ -160,8 +160,12 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
     }
 
     /// The current results as snapshots: the current one first (once fetched), then one after
-    /// every change. The stream keeps the newest snapshot its reader has not taken yet.
-    public func snapshots() -> AsyncStream<ResultsSnapshot> {
+    /// every change. The stream keeps the newest snapshot its reader has not taken yet; each read
+    /// of this property makes a new stream.
+    /// ```swift
+    /// for await snapshot in controller.snapshots { print(snapshot.numberOfItems) }
+    /// ```
+    public var snapshots: AsyncStream<ResultsSnapshot> {
         let id = UUID()
         let (stream, continuation) = AsyncStream.makeStream(of: ResultsSnapshot.self, bufferingPolicy: .bufferingNewest(1))
         if let layout { continuation.yield(layout.snapshot) }

@@ -7,7 +7,7 @@
 import Foundation
 
 /// The sections and items of a ``FetchedResultsController`` at one moment, as
-/// `controller(_:didChangeContentWith:)` and ``FetchedResultsController/snapshots()`` deliver
+/// `controller(_:didChangeContentWith:)` and ``FetchedResultsController/snapshots`` deliver
 /// them: section identifiers are the section names, items the objects' IDs.
 public struct ResultsSnapshot: Sendable, Hashable, CustomStringConvertible {
     /// The sections in order: each name with its items.

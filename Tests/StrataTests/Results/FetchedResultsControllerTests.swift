@@ -182,7 +182,7 @@ final class FetchedResultsControllerTests: XCTestCase {
             try frc.performFetch()
             return frc
         }
-        let stream = frc.snapshots()
+        let stream = frc.snapshots
         var iterator = stream.makeAsyncIterator()
         let first = await iterator.next()
         XCTAssertEqual(first?.numberOfItems, 2)
