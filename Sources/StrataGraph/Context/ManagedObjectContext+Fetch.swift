@@ -154,6 +154,16 @@ extension ManagedObjectContext {
         return plan.window(result)
     }
 
+    /// The store's projection of `plan` (IDs with the values of `slots`), as of this context's
+    /// query generation, with this context's changed objects of the plan's entities (when
+    /// pending changes are included): the caller lays those over the projection. Nil for a child
+    /// context (its parent's unsaved changes are not in the store).
+    func storeProjection(_ plan: FetchPlan, slots: [Int], includesPendingChanges: Bool) throws -> (rows: ProjectedRows, changed: [ManagedObject])? {
+        guard parent == nil else { return nil }
+        let rows = try coordinatorForReads().projectedRows(matching: plan, slots: slots, pin: try readPin())
+        return (rows, includesPendingChanges && hasChanges ? changedObjects(in: plan.entityNames) : [])
+    }
+
     /// How many rows `plan` selects as this context sees them.
     func planCount(_ plan: FetchPlan, includesPendingChanges: Bool) throws -> Int {
         guard includesPendingChanges && hasChanges else {
@@ -191,7 +201,7 @@ extension ManagedObjectContext {
     }
 
     /// Inserted, updated and deleted objects of the entities, in a stable order.
-    private func changedObjects(in names: Set<String>) -> [ManagedObject] {
+    func changedObjects(in names: Set<String>) -> [ManagedObject] {
         if changeTracker.isEmpty { return [] }
         var result: [ManagedObject] = []
         for object in changeTracker.updated.objects where names.contains(object.entity.name) { result.append(object) }

@@ -199,6 +199,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return try store.read(snapshot: pin?.snapshots[store.identifier]) { try $0.rows(matching: plan) }
     }
 
+    func projectedRows(matching plan: FetchPlan, slots: [Int], pin: QueryGenerationToken? = nil) throws -> ProjectedRows {
+        let store = try store(for: plan.entity)
+        if let pin, !pin.visibleStores.contains(store.identifier) { return ProjectedRows(ids: [], columns: slots.map { _ in [] }) }
+        return try store.read(snapshot: pin?.snapshots[store.identifier]) { try $0.projectedRows(matching: plan, slots: slots) }
+    }
+
     func count(matching plan: FetchPlan, pin: QueryGenerationToken? = nil) throws -> Int {
         let store = try store(for: plan.entity)
         if let pin, !pin.visibleStores.contains(store.identifier) { return 0 }

@@ -36,7 +36,7 @@ extension FetchedResultsController: ContextChangeObserver {
         // The objects whose place may have changed, each once.
         var candidates: [ObjectIdentifier: (object: ManagedObject, updated: Bool)] = [:]
         func consider(_ object: ManagedObject, updated: Bool) {
-            guard plan.entityNames.contains(object.entity.name) || layout.contains(object) else { return }
+            guard plan.entityNames.contains(object.entity.name) || layout.contains(object.objectID) else { return }
             let id = ObjectIdentifier(object)
             candidates[id] = (object, (candidates[id]?.updated ?? false) || updated)
         }
@@ -63,8 +63,8 @@ extension FetchedResultsController: ContextChangeObserver {
                let key = try? key(of: object, row: row), let section = try? sectionName(of: row) {
                 target = (key, section)
             }
-            let before = layout.placement(of: object)
-            let oldPath = layout.indexPath(of: object)
+            let before = layout.placement(of: object.objectID)
+            let oldPath = before?.path
             switch (before, target) {
             case (nil, nil): continue
             case (nil, let target?):
@@ -87,11 +87,13 @@ extension FetchedResultsController: ContextChangeObserver {
         }
         if changes.isEmpty { return }
         let oldIDs = differenceWanted ? layout.flatIDs : []
-        for change in changes where change.type == .delete || change.type == .move { layout.remove(change.object) }
-        for placement in placements { layout.insert(placement.object, key: placement.key, section: placement.section) }
+        for change in changes where change.type == .delete || change.type == .move { layout.remove(change.object.objectID) }
+        for placement in placements {
+            layout.insert(placement.object.objectID, object: layout.holdsObjects ? placement.object : nil, key: placement.key, section: placement.section)
+        }
         resultsChanged()
         for index in changes.indices where changes[index].type != .delete {
-            changes[index].new = layout.indexPath(of: changes[index].object)
+            changes[index].new = layout.indexPath(of: changes[index].object.objectID)
         }
         let newNames = layout.sections.map(\.name)
         self.layout = layout
@@ -103,11 +105,10 @@ extension FetchedResultsController: ContextChangeObserver {
     /// index paths did not change.
     func context(_ context: ManagedObjectContext, didChangeIDsOf objects: [(object: ManagedObject, oldID: ManagedObjectID)]) {
         guard var layout else { return }
-        let renamed = objects.compactMap { item in layout.indexPath(of: item.object).map { (item.object, item.oldID, $0) } }
-        if renamed.isEmpty { return }
         self.layout = nil
-        for (_, _, path) in renamed { layout.noteNewID(at: path) }
+        let renamed = objects.compactMap { item in layout.rename(item.oldID, to: item.object.objectID).map { (item.object, item.oldID, $0) } }
         self.layout = layout
+        if renamed.isEmpty { return }
         resultsChanged()
         publish(layout.snapshot)
         guard let delegate else { return }
@@ -164,16 +165,15 @@ extension FetchedResultsController: ContextChangeObserver {
         let oldSet = Set(oldNames), newSet = Set(newNames)
         delegate.controllerWillChangeContent(self)
         for (index, name) in oldNames.enumerated().reversed() where !newSet.contains(name) {
-            delegate.controller(self, didChange: ResultsSection(name: name, indexTitle: sectionIndexTitle(forSectionName: name), members: []),
+            delegate.controller(self, didChange: ResultsSection(name: name, indexTitle: sectionIndexTitle(forSectionName: name),
+                                                                numberOfObjects: 0, members: { [] }),
                                 atSectionIndex: index, for: .delete)
         }
         for change in changes where change.type == .delete {
             delegate.controller(self, didChange: change.object, at: change.old, for: .delete, newIndexPath: nil)
         }
         for (index, name) in newNames.enumerated() where !oldSet.contains(name) {
-            let members = layout.sections[index].entries.map(\.object)
-            delegate.controller(self, didChange: ResultsSection(name: name, indexTitle: sectionIndexTitle(forSectionName: name), members: members),
-                                atSectionIndex: index, for: .insert)
+            delegate.controller(self, didChange: sectionInfo(layout, index), atSectionIndex: index, for: .insert)
         }
         for change in changes where change.type == .insert {
             delegate.controller(self, didChange: change.object, at: nil, for: .insert, newIndexPath: change.new)
@@ -220,43 +220,36 @@ extension FetchedResultsController: ContextChangeObserver {
         guard let old = layout else { return }
         let oldNames = old.sections.map(\.name)
         let oldIDs = old.flatIDs
-        var oldPaths: [ObjectIdentifier: IndexPath] = [:]
         var oldObjects: [ManagedObject] = []
         for (s, section) in old.sections.enumerated() {
-            for (i, entry) in section.entries.enumerated() {
-                oldPaths[ObjectIdentifier(entry.object)] = IndexPath(indexes: [s, i])
-                oldObjects.append(entry.object)
-            }
+            for i in 0..<section.count { oldObjects.append(old.object(section: s, item: i) ?? managedObjectContext.object(with: section.ids[i])) }
         }
         suppressesFetchDelivery = true
         defer { suppressesFetchDelivery = false }
         guard (try? performFetch()) != nil, let new = layout else { return }
         var changes: [ResultsObjectChange] = []
         var removed: [(offset: Int, id: ManagedObjectID, object: ObjectIdentifier)] = []
-        var newPaths: [ObjectIdentifier: IndexPath] = [:]
-        for (s, section) in new.sections.enumerated() {
-            for (i, entry) in section.entries.enumerated() { newPaths[ObjectIdentifier(entry.object)] = IndexPath(indexes: [s, i]) }
-        }
         for object in oldObjects {
             let id = ObjectIdentifier(object)
-            guard let oldPath = oldPaths[id] else { continue }
-            if let newPath = newPaths[id] {
-                let oldKey = old.placement(of: object)?.key, newKey = new.placement(of: object)?.key
-                let keyChanged = oldKey.map { o in newKey.map { n in zip(o.values, n.values).contains { $0 != $1 } } ?? true } ?? true
-                if oldPath != newPath || keyChanged {
-                    changes.append(ResultsObjectChange(object: object, type: .move, old: oldPath, new: newPath))
+            guard let before = old.placement(of: object.objectID) else { continue }
+            let oldPath = before.path
+            if let after = new.placement(of: object.objectID) {
+                let keyChanged = zip(before.key.values, after.key.values).contains { $0 != $1 }
+                if oldPath != after.path || keyChanged {
+                    changes.append(ResultsObjectChange(object: object, type: .move, old: oldPath, new: after.path))
                     removed.append((old.flatOffset(oldPath), object.objectID, id))
                 } else if updated.contains(object) {
-                    changes.append(ResultsObjectChange(object: object, type: .update, old: oldPath, new: newPath))
+                    changes.append(ResultsObjectChange(object: object, type: .update, old: oldPath, new: after.path))
                 }
             } else {
                 changes.append(ResultsObjectChange(object: object, type: .delete, old: oldPath, new: nil))
                 removed.append((old.flatOffset(oldPath), object.objectID, id))
             }
         }
-        for section in new.sections {
-            for entry in section.entries where oldPaths[ObjectIdentifier(entry.object)] == nil {
-                changes.append(ResultsObjectChange(object: entry.object, type: .insert, old: nil, new: new.indexPath(of: entry.object)))
+        for (s, section) in new.sections.enumerated() {
+            for i in 0..<section.count where !old.contains(section.ids[i]) {
+                let object = new.object(section: s, item: i) ?? managedObjectContext.object(with: section.ids[i])
+                changes.append(ResultsObjectChange(object: object, type: .insert, old: nil, new: IndexPath(indexes: [s, i])))
             }
         }
         if changes.isEmpty { return }

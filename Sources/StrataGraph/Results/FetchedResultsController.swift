@@ -53,6 +53,9 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
     var delegateLacks: DelegateStyles = []
     let streams = Lock<[UUID: AsyncStream<ResultsSnapshot>.Continuation]>([:]) // guards the continuations
     private var flatCache: [ResultType]?
+    /// With a batch size: the batches of objects most recently read, least recent first
+    /// (FetchedResultsController+Batches.swift).
+    var batches: [(number: Int, objects: [ManagedObject])] = []
     /// Set while a limited request is fetched again to compare (its fetch is not delivered).
     var suppressesFetchDelivery = false
 
@@ -88,30 +91,61 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
         guard !plan.sortDescriptors.isEmpty else {
             throw StrataError(.invalidArgument, "a fetched results controller needs a fetch request with at least one sort descriptor (\(entity.name))")
         }
-        let objects = try context.fetch(fetchRequest)
+        context.sweepCandidates()
         self.plan = plan
         sortPaths = plan.sortDescriptors.map { $0.key.split(separator: ".").map(String.init) }
         sectionPath = sectionNameKeyPath.map { $0.split(separator: ".").map(String.init) }
-        var items: [(object: ManagedObject, key: ResultsKey, section: String)] = []
-        items.reserveCapacity(objects.count)
-        for result in objects {
-            guard let object = result as? ManagedObject else { continue }
-            guard let row = try currentRow(of: object) else { continue }
-            items.append((object, try key(of: object, row: row), try sectionName(of: row)))
+        let built: ResultsLayout
+        do {
+            if let batched = try batchedLayout(plan) {
+                built = batched
+            } else {
+                built = try fullLayout(plan)
+            }
+        } catch {
+            self.plan = nil
+            throw error
         }
-        layout = try ResultsLayout.build(sorts: plan.sortDescriptors, items, sectionKeyPath: sectionNameKeyPath)
+        dropBatches()
+        layout = built
         flatCache = nil
         context.addChangeObserver(self)
         deliverFetched()
     }
 
+    /// The layout of every fetched object, each held (a controller without a batch size).
+    private func fullLayout(_ plan: FetchPlan) throws -> ResultsLayout {
+        let objects = try managedObjectContext.fetch(fetchRequest)
+        var ids: [ManagedObjectID] = [], ranks: [UInt8] = [], ties: [UInt64] = [], held: [ManagedObject?] = [], names: [String] = []
+        var columns = [[RowValue]](repeating: [], count: plan.sortDescriptors.count)
+        ids.reserveCapacity(objects.count)
+        for result in objects {
+            guard let object = result as? ManagedObject, let row = try currentRow(of: object) else { continue }
+            let key = try key(of: object, row: row)
+            ids.append(object.objectID)
+            for column in columns.indices { columns[column].append(key.values[column]) }
+            ranks.append(key.rank)
+            ties.append(key.tie)
+            held.append(object)
+            names.append(try sectionName(of: row))
+        }
+        return try ResultsLayout.build(sorts: plan.sortDescriptors, ids: ids, keyColumns: columns, ranks: ranks, ties: ties,
+                                       objects: held, holdsObjects: true, sectionKeyPath: sectionNameKeyPath) { names[$0] }
+    }
+
     // MARK: Results
 
-    /// Every object of the results, section after section (nil before `performFetch()`).
+    /// Every object of the results, section after section (nil before `performFetch()`). With a
+    /// batch size, objects not read yet are faults here; read them through ``object(at:)`` or
+    /// ``sections`` to have them materialized a batch at a time.
     public var fetchedObjects: [ResultType]? {
         guard let layout else { return nil }
         if let flatCache { return flatCache }
-        let flat = layout.sections.flatMap { $0.entries.map { $0.object as! ResultType } }
+        var flat: [ResultType] = []
+        flat.reserveCapacity(layout.count)
+        for (index, section) in layout.sections.enumerated() {
+            for item in 0..<section.count { flat.append(storedObject(section: index, item: item) as! ResultType) }
+        }
         flatCache = flat
         return flat
     }
@@ -120,25 +154,38 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
     /// named "" holds every object (none when there are no objects).
     public var sections: [any FetchedResultsSectionInfo]? {
         guard let layout else { return nil }
-        return layout.sections.map { section in
-            ResultsSection(name: section.name, indexTitle: sectionIndexTitle(forSectionName: section.name),
-                           members: section.entries.map(\.object))
+        return layout.sections.indices.map { sectionInfo(layout, $0) }
+    }
+
+    /// Section `index` as its users see it; its objects are read when asked for.
+    func sectionInfo(_ layout: ResultsLayout, _ index: Int) -> ResultsSection {
+        let section = layout.sections[index]
+        let ids = section.ids
+        return ResultsSection(name: section.name, indexTitle: sectionIndexTitle(forSectionName: section.name), numberOfObjects: section.count) { [weak self] in
+            self?.objects(for: ids) ?? []
         }
     }
 
     /// The object at `indexPath` (section, item). Out of range is a programming error, as in Core Data.
     public func object(at indexPath: IndexPath) -> ResultType {
         guard let layout, indexPath.count == 2, layout.sections.indices.contains(indexPath[0]),
-              layout.sections[indexPath[0]].entries.indices.contains(indexPath[1]) else {
+              indexPath[1] >= 0, indexPath[1] < layout.sections[indexPath[0]].count else {
             preconditionFailure("Strata: no object at index path \(indexPath) of \(self)")
         }
-        return layout.sections[indexPath[0]].entries[indexPath[1]].object as! ResultType
+        if let object = layout.object(section: indexPath[0], item: indexPath[1]) { return object as! ResultType }
+        return batchedObject(at: indexPath, in: layout) as! ResultType
+    }
+
+    /// The object at (section, item) without materializing a batch: held, registered, or a fault.
+    private func storedObject(section: Int, item: Int) -> ManagedObject {
+        if let object = layout!.object(section: section, item: item) { return object }
+        return managedObjectContext.object(with: layout!.sections[section].ids[item])
     }
 
     /// Where `object` is in the results, if it is there.
     public func indexPath(forObject object: ResultType) -> IndexPath? {
         guard let managed = object as? ManagedObject else { return nil }
-        return layout?.indexPath(of: managed)
+        return layout?.indexPath(of: managed.objectID)
     }
 
     /// The index title of a section: the delegate's, else the name's first letter upper-cased.
@@ -224,5 +271,8 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
         }
     }
 
-    func resultsChanged() { flatCache = nil }
+    func resultsChanged() {
+        flatCache = nil
+        dropBatches()
+    }
 }

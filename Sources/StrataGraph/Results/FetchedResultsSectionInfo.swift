@@ -27,12 +27,13 @@ public enum FetchedResultsChangeType: UInt, Sendable, Hashable {
     case update = 4
 }
 
-/// A section as a controller hands it out: its name, title and objects at that moment.
+/// A section as a controller hands it out: its name, title and size at that moment; its objects
+/// are read when asked for (a controller with a batch size materializes them then).
 struct ResultsSection: FetchedResultsSectionInfo {
     let name: String
     let indexTitle: String?
-    let members: [ManagedObject]
+    let numberOfObjects: Int
+    let members: () -> [ManagedObject]
 
-    var numberOfObjects: Int { members.count }
-    var objects: [Any]? { members }
+    var objects: [Any]? { members() }
 }

@@ -1,19 +1,23 @@
-// ResultsLayout: a fetched results controller's objects, in sections, in sort order, with each
-// object's place found in O(log n).
+// ResultsLayout: a fetched results controller's results, in sections, in sort order, with each
+// object's place found in O(log n), in about 90 bytes an object.
 //
-// Owns: the sections (each a name and its entries, ordered by sort key), the placement of each
-// object (its section name and the key it was placed with), and the order itself: the sort
-// descriptors' values, then a tie-breaker (stored objects by primary key, then unsaved ones in
-// insertion order), so every key is unique and binary search finds an entry exactly. Sections
-// stay in the order of their objects' keys; an empty section is removed at once. Never reads
-// objects' values (the controller computes keys) and never reports changes.
+// Owns: the entries (one per object of the results, named by a number that stays the same while
+// the object is in the results), their keys (the sort descriptors' values, then a tie-breaker:
+// stored objects by primary key, then unsaved ones in insertion order, so every key is unique and
+// binary search finds an entry exactly), the section each is in, the sections (each its entries'
+// numbers and object IDs in order), and finding an entry by object ID. Sections stay in the order
+// of their objects' keys; an empty section is removed at once. The objects themselves are held
+// only when the controller fetched them all (`holdsObjects`); a controller with a batch size
+// holds IDs and keys only and materializes objects when they are read. Never reads objects'
+// values (the controller computes keys) and never reports changes.
 //
-// Each section also keeps its objects' IDs in a column of their own, changed at the same
-// positions as the entries (and when objects get permanent IDs). It exists for snapshots: a
-// snapshot is then the columns as they are (shared, not copied, while the delegate lets go of
-// the previous one), instead of reading every object's ID after every change (a save with a
+// Keys are kept by entry number, one column per sort descriptor (no array per object), and an
+// entry is found from its ID through a table keyed by primary key (EntryNumberTable; temporary
+// IDs, and a primary key held twice, in a dictionary). Each section also keeps its objects' IDs in
+// order: a snapshot is then those columns as they are (shared, not copied, while the delegate lets
+// go of the previous one), instead of gathering every ID after every change (a save with a
 // 100,000-object controller took 8× as long). FetchedResultsControllerOracleTests checks every
-// snapshot against the IDs of a fresh fetch.
+// snapshot against the IDs of a fresh fetch, with and without a batch size.
 
 import Foundation
 
@@ -26,33 +30,46 @@ struct ResultsKey {
 }
 
 struct ResultsLayout {
-    struct Entry {
-        let object: ManagedObject
-        var key: ResultsKey
-    }
     struct Section {
         var name: String
-        var entries: [Entry]
-        /// `entries[i].object.objectID` at each `i` (see the file comment).
+        /// Names the section for its entries while it exists.
+        let serial: Int32
+        /// The section's entries, in order.
+        var numbers: [Int32]
+        /// The object ID of each entry of `numbers`, at the same position.
         var ids: [ManagedObjectID]
+        var count: Int { numbers.count }
     }
 
     let sorts: [FetchSortDescriptor]
+    /// Whether the entries hold their objects (a controller without a batch size).
+    let holdsObjects: Bool
     private(set) var sections: [Section] = []
-    /// Each object's section name and key, by object identity.
-    private var placements: [ObjectIdentifier: (section: String, key: ResultsKey)] = [:]
-    /// Section positions by name (rebuilt when sections come or go).
-    private var sectionPositions: [String: Int] = [:]
 
-    init(sorts: [FetchSortDescriptor]) {
+    // Entries, by number.
+    private var keyColumns: [[RowValue]]
+    private var ties: [UInt64] = []
+    private var ranks: [UInt8] = []
+    private var sectionSerials: [Int32] = []
+    private var objects: [ManagedObject?] = []
+    private var freeNumbers: [Int32] = []
+    private(set) var count = 0
+
+    // Finding entries and sections.
+    private var byPrimaryKey = EntryNumberTable()
+    /// Entries with temporary IDs, and of a primary key another entry holds in `byPrimaryKey`.
+    private var byID: [ManagedObjectID: Int32] = [:]
+    private var sectionPositions: [String: Int] = [:]
+    private var positionsBySerial: [Int32: Int] = [:]
+    private var nextSerial: Int32 = 0
+
+    init(sorts: [FetchSortDescriptor], holdsObjects: Bool) {
         self.sorts = sorts
+        self.holdsObjects = holdsObjects
+        self.keyColumns = Array(repeating: [], count: sorts.count)
     }
 
-    var count: Int { placements.count }
-
-    func contains(_ object: ManagedObject) -> Bool { placements[ObjectIdentifier(object)] != nil }
-
-    func placement(of object: ManagedObject) -> (section: String, key: ResultsKey)? { placements[ObjectIdentifier(object)] }
+    // MARK: Order
 
     /// The order of two keys.
     func compare(_ a: ResultsKey, _ b: ResultsKey) -> ComparisonResult {
@@ -60,111 +77,257 @@ struct ResultsLayout {
             let order = sort.order(a.values[position], b.values[position])
             if order != .orderedSame { return order }
         }
-        if a.rank != b.rank { return a.rank < b.rank ? .orderedAscending : .orderedDescending }
-        if a.tie != b.tie { return a.tie < b.tie ? .orderedAscending : .orderedDescending }
+        return Self.compareTies(a.rank, a.tie, b.rank, b.tie)
+    }
+
+    /// The order of entry `number` and `key`.
+    private func compare(entry number: Int32, _ key: ResultsKey) -> ComparisonResult {
+        let n = Int(number)
+        for (position, sort) in sorts.enumerated() {
+            let order = sort.order(keyColumns[position][n], key.values[position])
+            if order != .orderedSame { return order }
+        }
+        return Self.compareTies(ranks[n], ties[n], key.rank, key.tie)
+    }
+
+    private static func compareTies(_ rankA: UInt8, _ tieA: UInt64, _ rankB: UInt8, _ tieB: UInt64) -> ComparisonResult {
+        if rankA != rankB { return rankA < rankB ? .orderedAscending : .orderedDescending }
+        if tieA != tieB { return tieA < tieB ? .orderedAscending : .orderedDescending }
         return .orderedSame
     }
 
-    /// The position of the section named `name`, if there is one.
-    func sectionPosition(_ name: String) -> Int? { sectionPositions[name] }
-
-    /// Where `object` is (section, item), found by binary search.
-    func indexPath(of object: ManagedObject) -> IndexPath? {
-        guard let placed = placements[ObjectIdentifier(object)], let section = sectionPositions[placed.section] else { return nil }
-        let item = position(of: placed.key, in: sections[section].entries)
-        guard item < sections[section].entries.count, sections[section].entries[item].object === object else { return nil }
-        return IndexPath(indexes: [section, item])
+    /// The key entry `number` was placed with.
+    func key(ofEntry number: Int32) -> ResultsKey {
+        let n = Int(number)
+        return ResultsKey(values: keyColumns.map { $0[n] }, rank: ranks[n], tie: ties[n])
     }
 
-    /// The first position in `entries` whose key is not before `key`.
-    private func position(of key: ResultsKey, in entries: [Entry]) -> Int {
-        var low = 0, high = entries.count
+    /// The first position in `section` whose key is not before `key`.
+    private func position(of key: ResultsKey, inSection section: Int) -> Int {
+        let numbers = sections[section].numbers
+        var low = 0, high = numbers.count
         while low < high {
             let middle = (low + high) / 2
-            if compare(entries[middle].key, key) == .orderedAscending { low = middle + 1 } else { high = middle }
+            if compare(entry: numbers[middle], key) == .orderedAscending { low = middle + 1 } else { high = middle }
         }
         return low
     }
 
+    // MARK: Finding
+
+    func contains(_ id: ManagedObjectID) -> Bool { locate(id) != nil }
+
+    /// The position of the section named `name`, if there is one.
+    func sectionPosition(_ name: String) -> Int? { sectionPositions[name] }
+
+    /// Where entry `number` is (section, item).
+    private func path(ofEntry number: Int32) -> (section: Int, item: Int)? {
+        guard let section = positionsBySerial[sectionSerials[Int(number)]] else { return nil }
+        let item = position(of: key(ofEntry: number), inSection: section)
+        guard item < sections[section].count, sections[section].numbers[item] == number else { return nil }
+        return (section, item)
+    }
+
+    /// The entry of `id` and where it is.
+    private func locate(_ id: ManagedObjectID) -> (number: Int32, section: Int, item: Int)? {
+        if let number = byID[id], let path = path(ofEntry: number) { return (number, path.section, path.item) }
+        guard let pk = id.primaryKey, !id.isTemporaryID else { return nil }
+        let tie = UInt64(bitPattern: pk)
+        var found: (number: Int32, section: Int, item: Int)?
+        _ = byPrimaryKey.find(pk) { number in
+            guard ranks[Int(number)] == 0, ties[Int(number)] == tie, let path = path(ofEntry: number),
+                  sections[path.section].ids[path.item] == id else { return false }
+            found = (number, path.section, path.item)
+            return true
+        }
+        return found
+    }
+
+    /// Where `id`'s object is (section, item), found by binary search.
+    func indexPath(of id: ManagedObjectID) -> IndexPath? {
+        locate(id).map { IndexPath(indexes: [$0.section, $0.item]) }
+    }
+
+    /// Where `id`'s object is, with the section name and key it was placed with.
+    func placement(of id: ManagedObjectID) -> (section: String, key: ResultsKey, path: IndexPath)? {
+        guard let found = locate(id) else { return nil }
+        return (sections[found.section].name, key(ofEntry: found.number), IndexPath(indexes: [found.section, found.item]))
+    }
+
+    /// The object at (section, item) when the layout holds objects.
+    func object(section: Int, item: Int) -> ManagedObject? {
+        holdsObjects ? objects[Int(sections[section].numbers[item])] : nil
+    }
+
     // MARK: Building
 
-    /// The layout of objects already in order, each with its key and section name. Throws when a
-    /// section's objects are not together (the section key path must order like the first sort
-    /// descriptor, as in Core Data).
-    static func build(sorts: [FetchSortDescriptor], _ items: [(object: ManagedObject, key: ResultsKey, section: String)],
-                      sectionKeyPath: String?) throws -> ResultsLayout {
-        var layout = ResultsLayout(sorts: sorts)
-        layout.placements.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-            if layout.sections.last?.name != item.section {
-                if layout.sectionPositions[item.section] != nil {
-                    throw StrataError(.invalidArgument, "the fetched object at index \(index) has an out of order section name '\(item.section)': objects must be sorted by section name (the section key path \(sectionKeyPath ?? "") must order like the first sort descriptor)")
-                }
-                layout.sectionPositions[item.section] = layout.sections.count
-                layout.sections.append(Section(name: item.section, entries: [], ids: []))
+    /// The layout of objects already in order: `ids[i]` with key (`keyColumns[*][i]`, `ranks[i]`,
+    /// `ties[i]`), object `objects[i]` (empty when the layout does not hold objects) and section
+    /// `sectionName(i)`. Throws when a section's objects are not together (the section key path
+    /// must order like the first sort descriptor, as in Core Data).
+    static func build(sorts: [FetchSortDescriptor], ids: [ManagedObjectID], keyColumns: [[RowValue]], ranks: [UInt8], ties: [UInt64],
+                      objects: [ManagedObject?], holdsObjects: Bool, sectionKeyPath: String?,
+                      sectionName: (Int) throws -> String) throws -> ResultsLayout {
+        var layout = ResultsLayout(sorts: sorts, holdsObjects: holdsObjects)
+        layout.keyColumns = keyColumns
+        layout.ranks = ranks
+        layout.ties = ties
+        layout.objects = objects
+        layout.count = ids.count
+        layout.sectionSerials = [Int32](repeating: 0, count: ids.count)
+        layout.byPrimaryKey = EntryNumberTable(capacity: ids.count)
+        var start = 0
+        var name = ids.isEmpty ? "" : try sectionName(0)
+        func closeSection(at end: Int) throws {
+            if layout.sectionPositions[name] != nil {
+                throw StrataError(.invalidArgument, "the fetched object at index \(start) has an out of order section name '\(name)': objects must be sorted by section name (the section key path \(sectionKeyPath ?? "") must order like the first sort descriptor)")
             }
-            layout.sections[layout.sections.count - 1].entries.append(Entry(object: item.object, key: item.key))
-            layout.sections[layout.sections.count - 1].ids.append(item.object.objectID)
-            layout.placements[ObjectIdentifier(item.object)] = (item.section, item.key)
+            let serial = layout.nextSerial
+            layout.nextSerial += 1
+            layout.sectionPositions[name] = layout.sections.count
+            layout.positionsBySerial[serial] = layout.sections.count
+            for i in start..<end { layout.sectionSerials[i] = serial }
+            let ids = start == 0 && end == ids.count ? ids : Array(ids[start..<end])
+            layout.sections.append(Section(name: name, serial: serial, numbers: (Int32(start)..<Int32(end)).map { $0 }, ids: ids))
         }
+        for i in ids.indices.dropFirst() {
+            let next = try sectionName(i)
+            if next != name {
+                try closeSection(at: i)
+                start = i
+                name = next
+            }
+        }
+        if !ids.isEmpty { try closeSection(at: ids.count) }
+        for (i, id) in ids.enumerated() { layout.index(Int32(i), id: id) }
         return layout
+    }
+
+    /// Makes entry `number` findable by `id`.
+    private mutating func index(_ number: Int32, id: ManagedObjectID) {
+        guard let pk = id.primaryKey, !id.isTemporaryID, ranks[Int(number)] == 0, ties[Int(number)] == UInt64(bitPattern: pk) else {
+            byID[id] = number
+            return
+        }
+        let taken = byPrimaryKey.find(pk) { ranks[Int($0)] == 0 && ties[Int($0)] == UInt64(bitPattern: pk) } != nil
+        if taken {
+            byID[id] = number
+        } else {
+            let ties = self.ties
+            byPrimaryKey.insert(number, key: pk) { Int64(bitPattern: ties[Int($0)]) }
+        }
+    }
+
+    /// Makes entry `number` no longer findable by `id`.
+    private mutating func unindex(_ number: Int32, id: ManagedObjectID) {
+        if byID[id] == number {
+            byID[id] = nil
+        } else if let pk = id.primaryKey {
+            byPrimaryKey.remove(number, key: pk)
+        }
     }
 
     // MARK: Changes
 
-    /// Takes `object` out; returns where it was. Its section goes when it empties.
+    /// Takes `id`'s object out; returns where it was. Its section goes when it empties.
     @discardableResult
-    mutating func remove(_ object: ManagedObject) -> IndexPath? {
-        guard let path = indexPath(of: object) else { return nil }
-        placements[ObjectIdentifier(object)] = nil
-        sections[path[0]].entries.remove(at: path[1])
-        sections[path[0]].ids.remove(at: path[1])
-        if sections[path[0]].entries.isEmpty {
-            sections.remove(at: path[0])
+    mutating func remove(_ id: ManagedObjectID) -> IndexPath? {
+        guard let found = locate(id) else { return nil }
+        unindex(found.number, id: id)
+        let n = Int(found.number)
+        if holdsObjects { objects[n] = nil }
+        for column in keyColumns.indices { keyColumns[column][n] = .null }
+        freeNumbers.append(found.number)
+        count -= 1
+        sections[found.section].numbers.remove(at: found.item)
+        sections[found.section].ids.remove(at: found.item)
+        if sections[found.section].numbers.isEmpty {
+            sections.remove(at: found.section)
             reindexSections()
         }
-        return path
+        return IndexPath(indexes: [found.section, found.item])
     }
 
-    /// Puts `object` in the section `name` at the place of `key`; a new section goes where its
-    /// first object's key puts it among the others.
-    mutating func insert(_ object: ManagedObject, key: ResultsKey, section name: String) {
-        placements[ObjectIdentifier(object)] = (name, key)
+    /// Puts the object `id` (held when the layout holds objects) in the section `name` at the
+    /// place of `key`; a new section goes where its first object's key puts it among the others.
+    mutating func insert(_ id: ManagedObjectID, object: ManagedObject?, key: ResultsKey, section name: String) {
+        let number: Int32
+        if let free = freeNumbers.popLast() {
+            number = free
+            let n = Int(free)
+            for column in keyColumns.indices { keyColumns[column][n] = key.values[column] }
+            ranks[n] = key.rank
+            ties[n] = key.tie
+            if holdsObjects { objects[n] = object }
+        } else {
+            number = Int32(ties.count)
+            for column in keyColumns.indices { keyColumns[column].append(key.values[column]) }
+            ranks.append(key.rank)
+            ties.append(key.tie)
+            sectionSerials.append(0)
+            if holdsObjects { objects.append(object) }
+        }
+        count += 1
+        index(number, id: id)
         if let section = sectionPositions[name] {
-            let item = position(of: key, in: sections[section].entries)
-            sections[section].entries.insert(Entry(object: object, key: key), at: item)
-            sections[section].ids.insert(object.objectID, at: item)
+            sectionSerials[Int(number)] = sections[section].serial
+            let item = position(of: key, inSection: section)
+            sections[section].numbers.insert(number, at: item)
+            sections[section].ids.insert(id, at: item)
             return
         }
         // The first section whose first key comes after this one.
         var low = 0, high = sections.count
         while low < high {
             let middle = (low + high) / 2
-            if compare(sections[middle].entries[0].key, key) == .orderedAscending { low = middle + 1 } else { high = middle }
+            if compare(entry: sections[middle].numbers[0], key) == .orderedAscending { low = middle + 1 } else { high = middle }
         }
-        sections.insert(Section(name: name, entries: [Entry(object: object, key: key)], ids: [object.objectID]), at: low)
+        let serial = nextSerial
+        nextSerial += 1
+        sectionSerials[Int(number)] = serial
+        sections.insert(Section(name: name, serial: serial, numbers: [number], ids: [id]), at: low)
         reindexSections()
     }
 
     private mutating func reindexSections() {
         sectionPositions.removeAll(keepingCapacity: true)
-        for (position, section) in sections.enumerated() { sectionPositions[section.name] = position }
+        positionsBySerial.removeAll(keepingCapacity: true)
+        for (position, section) in sections.enumerated() {
+            sectionPositions[section.name] = position
+            positionsBySerial[section.serial] = position
+        }
+    }
+
+    /// Notes that the object of `oldID` now has `newID` (it was saved); its place is unchanged.
+    /// Returns where it is.
+    @discardableResult
+    mutating func rename(_ oldID: ManagedObjectID, to newID: ManagedObjectID) -> IndexPath? {
+        guard let found = locate(oldID) else { return nil }
+        unindex(found.number, id: oldID)
+        sections[found.section].ids[found.item] = newID
+        index(found.number, id: newID)
+        return IndexPath(indexes: [found.section, found.item])
     }
 
     /// The flat position of the item at `path` (items of the sections before it, plus its item).
     func flatOffset(_ path: IndexPath) -> Int {
         var offset = path[1]
-        for section in sections.prefix(path[0]) { offset += section.entries.count }
+        for section in sections.prefix(path[0]) { offset += section.count }
         return offset
     }
 
-    /// Notes that the object at `path` has a new ID (it was saved).
-    mutating func noteNewID(at path: IndexPath) {
-        sections[path[0]].ids[path[1]] = sections[path[0]].entries[path[1]].object.objectID
+    /// The (section, item) of flat position `offset`.
+    func path(ofFlatOffset offset: Int) -> (section: Int, item: Int)? {
+        var rest = offset
+        for (index, section) in sections.enumerated() {
+            if rest < section.count { return (index, rest) }
+            rest -= section.count
+        }
+        return nil
     }
 
     /// Every object ID, section after section.
-    var flatIDs: [ManagedObjectID] { sections.flatMap(\.ids) }
+    var flatIDs: [ManagedObjectID] { sections.count == 1 ? sections[0].ids : sections.flatMap(\.ids) }
 
     /// The layout as a snapshot of section names and object IDs.
     var snapshot: ResultsSnapshot {

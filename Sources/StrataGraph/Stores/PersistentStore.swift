@@ -59,6 +59,11 @@ public protocol StoreReadView {
     func rows(matching plan: FetchPlan) throws -> [StoreRow]
     /// How many rows `plan` selects (offset and limit applied), without materializing objects.
     func count(matching plan: FetchPlan) throws -> Int
+    /// The IDs of the rows `plan` selects, in its order, after its offset and limit, with the
+    /// values of `slots` (slots of the plan's entity). The default projects
+    /// ``rows(matching:)``; stores with indexes answer from an index alone when it holds every
+    /// value asked for, and must agree with the default (ProjectedRows.swift).
+    func projectedRows(matching plan: FetchPlan, slots: [Int]) throws -> ProjectedRows
 }
 
 extension StoreReadView {

@@ -157,6 +157,13 @@ extension NativeReadView {
     /// Calls `body` with (primary key, entity number) of each index entry in the path's ranges, in
     /// the path's direction (ties in primary-key order either way), skipping other entities.
     func forEachIndexEntry(path: AccessPath, index: IndexLayout, plan: FetchPlan, _ body: (Int64, UInt16) throws -> Bool) throws {
+        try forEachIndexEntry(path: path, index: index, plan: plan) { pk, number, _ in try body(pk, number) }
+    }
+
+    /// ``forEachIndexEntry(path:index:plan:_:)``, with each entry's encoded element values (its
+    /// key without the primary key), valid during the call.
+    func forEachIndexEntry(path: AccessPath, index: IndexLayout, plan: FetchPlan,
+                           _ body: (Int64, UInt16, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let tree = try transaction.treeIfPresent(index.tree) else { return }
         let wanted = path.filtersEntities ? Set(plan.entityNames.compactMap { store.layouts[$0]?.number }) : []
         let ranges = keyRanges(path, index: index)
@@ -172,7 +179,7 @@ extension NativeReadView {
                 var keepGoing = true
                 try tree.forEach(from: range.lower, to: range.upper) { key, value in
                     guard let (pk, number) = try entry(key, value) else { return true }
-                    keepGoing = try body(pk, number)
+                    keepGoing = try body(pk, number, UnsafeRawBufferPointer(rebasing: key[..<(key.count - 8)]))
                     return keepGoing
                 }
                 if !keepGoing { return }
@@ -327,16 +334,17 @@ private final class EqualValueGroup {
         entryCount += 1
     }
 
-    /// Hands the group's entries to `body` in ascending primary-key order and empties it; false
-    /// when `body` asked to stop.
-    func flush(_ body: (Int64, UInt16) throws -> Bool) throws -> Bool {
+    /// Hands the group's entries (with the group's values) to `body` in ascending primary-key
+    /// order and empties it; false when `body` asked to stop.
+    func flush(_ body: (Int64, UInt16, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
         let count = entryCount
         entryCount = 0
+        let shared = UnsafeRawBufferPointer(start: values, count: valuesCount)
         var index = count
         while index > 0 {
             index -= 1
             let (pk, number) = entries[index]
-            if try !body(pk, number) { return false }
+            if try !body(pk, number, shared) { return false }
         }
         return true
     }

@@ -96,6 +96,22 @@ enum QueryPlanner {
         return best ?? AccessPath(residual: plan.predicate)
     }
 
+    /// The access path for reading the IDs of the rows `plan` selects with a few of their values:
+    /// the usual one, or, when that scans the rows and the plan has no predicate, a scan of an
+    /// index that gives the plan's order and that `readsBack` accepts (its keys hold every value
+    /// wanted): an index-only scan, which reads no row.
+    static func projectionPath(for plan: FetchPlan, indexes: [IndexCandidate], readsBack: (IndexCandidate) -> Bool) -> AccessPath {
+        let usual = accessPath(for: plan, indexes: indexes)
+        guard !usual.isIndexScan, plan.predicate == nil else { return usual }
+        for index in indexes where covers(index, plan) && readsBack(index) {
+            var candidate = path(over: index, conditions: [], conjuncts: [], plan: plan)
+            guard candidate.providesOrder || plan.sortDescriptors.isEmpty else { continue }
+            candidate.filtersEntities = filtersEntities(index, plan)
+            return candidate
+        }
+        return usual
+    }
+
     /// The point lookup, `key == constant` alone on an attribute with a unique single-element
     /// index, planned without the general search's arrays. Returns exactly the path the general
     /// search chooses (an exact equality on a whole unique index outscores any other path, and

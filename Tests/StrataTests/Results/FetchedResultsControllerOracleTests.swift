@@ -105,8 +105,9 @@ final class TableRecorder: FetchedResultsControllerDelegate {
 }
 
 final class FetchedResultsControllerOracleTests: XCTestCase {
-    private func request() throws -> FetchRequest<Quake> {
+    private func request(batchSize: Int = 0) throws -> FetchRequest<Quake> {
         let request = FetchRequest<Quake>(entityName: "Quake")
+        request.fetchBatchSize = batchSize
         request.predicate = try FetchPredicate(format: "magnitude >= 2")
         request.sortDescriptors = [FetchSortDescriptor(key: "place", ascending: true),
                                    FetchSortDescriptor(key: "magnitude", ascending: false),
@@ -132,7 +133,17 @@ final class FetchedResultsControllerOracleTests: XCTestCase {
         }
     }
 
-    private func run(_ type: StoreType, random: inout SeededRandom, steps: Int, trace: String) throws {
+    /// The same with a batch size: the controllers hold IDs and keys, and materialize objects
+    /// a batch at a time when read.
+    func testBatchedControllersFollowRandomChangesInEveryStyle() throws {
+        let seed = SeededRandom.environmentSeed()
+        for type in [StoreType.inMemory, .native] {
+            var random = SeededRandom(seed: seed)
+            try run(type, batchSize: 3, random: &random, steps: iterations(150, stress: 1500), trace: "seed \(seed), \(type), batch size 3")
+        }
+    }
+
+    private func run(_ type: StoreType, batchSize: Int = 0, random: inout SeededRandom, steps: Int, trace: String) throws {
         let path = "/dev/null/frc-oracle-\(UUID().uuidString)"
         let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes(), url: path, storeType: type)
         let other = ManagedObjectContext(.privateQueue)
@@ -155,7 +166,7 @@ final class FetchedResultsControllerOracleTests: XCTestCase {
         var controllers: [FetchedResultsController<Quake>] = []
         try context.performAndWait {
             for delegate in [snapshots, differences, table] as [any FetchedResultsControllerDelegate<Quake>] {
-                let controller = FetchedResultsController(fetchRequest: try request(), managedObjectContext: context,
+                let controller = FetchedResultsController(fetchRequest: try request(batchSize: batchSize), managedObjectContext: context,
                                                           sectionNameKeyPath: "place", cacheName: nil)
                 controller.delegate = delegate
                 try controller.performFetch()
@@ -240,6 +251,13 @@ final class FetchedResultsControllerOracleTests: XCTestCase {
                 XCTAssertEqual(controllers[0].fetchedObjects?.map(ObjectIdentifier.init), expected.flatMap { $0.objects.map(ObjectIdentifier.init) },
                                "fetchedObjects after \(action): " + where_)
                 XCTAssertEqual(controllers[2].sections?.map(\.name), expected.map(\.name))
+                XCTAssertEqual(controllers[1].sections?.map { ($0.objects ?? []).map { ObjectIdentifier($0 as AnyObject) } },
+                               expected.map { $0.objects.map(ObjectIdentifier.init) }, "section objects after \(action): " + where_)
+                let paths = expected.enumerated().flatMap { s in s.element.objects.indices.map { IndexPath(indexes: [s.offset, $0]) } }
+                XCTAssertEqual(paths.map { ObjectIdentifier(controllers[1].object(at: $0)) }, expected.flatMap { $0.objects.map(ObjectIdentifier.init) },
+                               "object(at:) after \(action): " + where_)
+                XCTAssertEqual(expected.flatMap { $0.objects }.map { controllers[2].indexPath(forObject: $0 as! Quake) }, paths,
+                               "indexPath(forObject:) after \(action): " + where_)
                 XCTAssertEqual(differences.failures + table.failures, [], where_)
             }
             if testRun?.failureCount ?? 0 > 0 { return }
