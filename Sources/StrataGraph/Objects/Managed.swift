@@ -45,7 +45,7 @@ public struct Managed<Value> {
     ) -> Value {
         get {
             // In a context whose objects are observable, the read is registered (Observation).
-            if object.isObservable { ManagedObject.registerAccess(object, wrappedKeyPath) }
+            if object.isObservable { ManagedObject.registerAccess(object, wrappedKeyPath, storage: storageKeyPath) }
             let kind = ManagedFastKind(Value.self)
             if kind != .other, let slot = object.loadedSlot(for: storageKeyPath, kind: kind),
                let value = kind.decode(object.values[slot], as: Value.self) {

@@ -1,7 +1,8 @@
 // ObjectObservationTests: managed objects in the Observation module. A property read inside
-// withObservationTracking in an observable context fires the tracking when the object changes by
-// a local edit, a merge from another context, a refresh or a delete (when the context processes
-// the change); contexts that are not observable make no registrar.
+// withObservationTracking in an observable context fires the tracking when that property changes
+// by a local edit, undo, a merge from another context, a refresh or a delete (when the context
+// processes the change), and not when another property does; contexts that are not observable
+// make no registrar.
 
 import Foundation
 import Observation
@@ -56,11 +57,16 @@ final class ObjectObservationTests: XCTestCase {
             XCTAssertEqual(quake.magnitude, 6)
         }
         XCTAssertEqual(fired.value, 1, "a merged change fires")
-        // A refresh.
+        // A refresh that reads what another context saved.
         fired = track()
+        try other.performAndWait {
+            try stored(other).magnitude = 7
+            try other.save()
+        }
         context.performAndWait {
             context.refresh(quake, mergeChanges: false)
             context.processPendingChanges()
+            XCTAssertEqual(quake.magnitude, 7)
         }
         XCTAssertEqual(fired.value, 1, "a refresh fires")
         // A delete.
@@ -70,6 +76,66 @@ final class ObjectObservationTests: XCTestCase {
             context.processPendingChanges()
         }
         XCTAssertEqual(fired.value, 1, "a delete fires")
+    }
+
+    /// Tracking follows properties, not objects: a change of another property does not fire it,
+    /// whether made here, merged from another context, or undone.
+    func testOnlyTheObservedPropertiesFire() throws {
+        let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes(), url: "/dev/null/observation-\(UUID().uuidString)")
+        context.objectsAreObservable = true
+        context.undoManager = UndoManager()
+        try context.performAndWait {
+            let quake = Quake(context: context)
+            quake.code = "q"
+            quake.place = "Hilo"
+            try context.save()
+        }
+        let quake = try context.performAndWait { try stored(context) }
+        func track(_ read: @escaping () -> Void) -> Counter {
+            let fired = Counter()
+            context.performAndWait { withObservationTracking { read() } onChange: { fired.add() } }
+            return fired
+        }
+        var magnitude = track { _ = quake.magnitude }
+        var place = track { _ = quake.place }
+        context.performAndWait {
+            quake.place = "Kona"
+            context.processPendingChanges()
+        }
+        XCTAssertEqual(magnitude.value, 0, "a change of place does not fire a reader of magnitude")
+        XCTAssertEqual(place.value, 1)
+        place = track { _ = quake.place }
+        context.performAndWait {
+            context.undoManager?.undo()
+            context.processPendingChanges()
+            XCTAssertEqual(quake.place, "Hilo")
+        }
+        XCTAssertEqual(place.value, 1, "an undone change fires")
+        XCTAssertEqual(magnitude.value, 0)
+        try context.performAndWait { try context.save() }
+        // A merged change of place only.
+        place = track { _ = quake.place }
+        let other = ManagedObjectContext(.privateQueue)
+        other.persistentStoreCoordinator = coordinator
+        let updated = try other.performAndWait { () -> ManagedObjectID in
+            let theirs = try stored(other)
+            theirs.place = "Lima"
+            try other.save()
+            return theirs.objectID
+        }
+        context.performAndWait {
+            context.mergeChanges(fromContextDidSave: Notification(name: ManagedObjectContext.didSaveObjectIDsNotification, object: other,
+                                                                 userInfo: [UpdatedObjectIDsKey: Set([updated])]))
+            XCTAssertEqual(quake.place, "Lima")
+        }
+        XCTAssertEqual(place.value, 1, "a merged change of place fires its reader")
+        XCTAssertEqual(magnitude.value, 0, "and not a reader of magnitude")
+        magnitude = track { _ = quake.magnitude }
+        context.performAndWait {
+            quake.magnitude = 3
+            context.processPendingChanges()
+        }
+        XCTAssertEqual(magnitude.value, 1)
     }
 
     func testObjectsOfUnobservableContextsHaveNoRegistrar() throws {
