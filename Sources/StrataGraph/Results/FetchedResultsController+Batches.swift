@@ -93,7 +93,7 @@ extension FetchedResultsController {
         var ids: [ManagedObjectID] = []
         var position = number * size
         while ids.count < size, let path = layout.path(ofFlatOffset: position) {
-            ids.append(layout.sections[path.section].ids[path.item])
+            ids.append(layout.id(section: path.section, item: path.item))
             position += 1
         }
         let objects = self.objects(for: ids)

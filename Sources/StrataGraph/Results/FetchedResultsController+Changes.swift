@@ -86,7 +86,7 @@ extension FetchedResultsController: ContextChangeObserver {
             }
         }
         if changes.isEmpty { return }
-        let oldIDs = differenceWanted ? layout.flatIDs : []
+        let oldSnapshot = differenceWanted ? layout.snapshot : nil
         for change in changes where change.type == .delete || change.type == .move { layout.remove(change.object.objectID) }
         for placement in placements {
             layout.insert(placement.object.objectID, object: layout.holdsObjects ? placement.object : nil, key: placement.key, section: placement.section)
@@ -97,7 +97,7 @@ extension FetchedResultsController: ContextChangeObserver {
         }
         let newNames = layout.sections.map(\.name)
         self.layout = layout
-        deliver(changes, oldNames: oldNames, newNames: newNames, removedOffsets: removedOffsets, oldIDs: oldIDs)
+        deliver(changes, oldNames: oldNames, newNames: newNames, removedOffsets: removedOffsets, oldSnapshot: oldSnapshot)
     }
 
     /// Objects of the results got permanent IDs (a save): snapshots and differences name
@@ -148,7 +148,7 @@ extension FetchedResultsController: ContextChangeObserver {
     }
 
     private func deliver(_ changes: [ResultsObjectChange], oldNames: [String], newNames: [String],
-                         removedOffsets: [(offset: Int, id: ManagedObjectID, object: ObjectIdentifier)], oldIDs: [ManagedObjectID]) {
+                         removedOffsets: [(offset: Int, id: ManagedObjectID, object: ObjectIdentifier)], oldSnapshot: ResultsSnapshot?) {
         guard let layout else { return }
         let hasStreams = !streams.withLock { $0.isEmpty }
         if hasStreams { publish(layout.snapshot) }
@@ -158,7 +158,7 @@ extension FetchedResultsController: ContextChangeObserver {
             if !delegateLacks.contains(.snapshot) { return }
         }
         if !delegateLacks.contains(.difference) {
-            delegate.controller(self, didChangeContentWith: difference(changes, removedOffsets: removedOffsets, oldIDs: oldIDs))
+            delegate.controller(self, didChangeContentWith: difference(changes, removedOffsets: removedOffsets, oldSnapshot: oldSnapshot))
             if !delegateLacks.contains(.difference) { return }
         }
         // Per object and section, as a table view's batch updates apply them.
@@ -190,7 +190,7 @@ extension FetchedResultsController: ContextChangeObserver {
     /// The change of the flat list of object IDs: removals at old offsets, insertions at new
     /// ones, a move as both (associated).
     private func difference(_ changes: [ResultsObjectChange], removedOffsets: [(offset: Int, id: ManagedObjectID, object: ObjectIdentifier)],
-                            oldIDs: [ManagedObjectID]) -> CollectionDifference<ManagedObjectID> {
+                            oldSnapshot: ResultsSnapshot?) -> CollectionDifference<ManagedObjectID> {
         guard let layout else { return CollectionDifference([])! }
         var inserted: [ObjectIdentifier: Int] = [:]
         var steps: [CollectionDifference<ManagedObjectID>.Change] = []
@@ -201,7 +201,7 @@ extension FetchedResultsController: ContextChangeObserver {
         var removedAt: [ObjectIdentifier: Int] = [:]
         for removal in removedOffsets {
             removedAt[removal.object] = removal.offset
-            steps.append(.remove(offset: removal.offset, element: oldIDs.indices.contains(removal.offset) ? oldIDs[removal.offset] : removal.id,
+            steps.append(.remove(offset: removal.offset, element: removal.id,
                                  associatedWith: inserted[removal.object]))
         }
         for change in changes where change.type == .insert || change.type == .move {
@@ -210,7 +210,7 @@ extension FetchedResultsController: ContextChangeObserver {
         }
         if let difference = CollectionDifference(steps) { return difference }
         // Not expected; a plain difference of the two lists is always valid.
-        return layout.snapshot.itemIdentifiers.difference(from: oldIDs)
+        return layout.snapshot.itemIdentifiers.difference(from: oldSnapshot?.itemIdentifiers ?? [])
     }
 
     // MARK: Limited requests
@@ -219,10 +219,10 @@ extension FetchedResultsController: ContextChangeObserver {
     private func refetchAndCompare(updated: Set<ManagedObject>) {
         guard let old = layout else { return }
         let oldNames = old.sections.map(\.name)
-        let oldIDs = old.flatIDs
+        let oldSnapshot = old.snapshot
         var oldObjects: [ManagedObject] = []
-        for (s, section) in old.sections.enumerated() {
-            for i in 0..<section.count { oldObjects.append(old.object(section: s, item: i) ?? managedObjectContext.object(with: section.ids[i])) }
+        for s in old.sections.indices {
+            old.forEachEntry(inSection: s) { object, id in oldObjects.append(object ?? managedObjectContext.object(with: id)) }
         }
         suppressesFetchDelivery = true
         defer { suppressesFetchDelivery = false }
@@ -246,13 +246,16 @@ extension FetchedResultsController: ContextChangeObserver {
                 removed.append((old.flatOffset(oldPath), object.objectID, id))
             }
         }
-        for (s, section) in new.sections.enumerated() {
-            for i in 0..<section.count where !old.contains(section.ids[i]) {
-                let object = new.object(section: s, item: i) ?? managedObjectContext.object(with: section.ids[i])
-                changes.append(ResultsObjectChange(object: object, type: .insert, old: nil, new: IndexPath(indexes: [s, i])))
+        for s in new.sections.indices {
+            var i = 0
+            new.forEachEntry(inSection: s) { object, id in
+                defer { i += 1 }
+                guard !old.contains(id) else { return }
+                changes.append(ResultsObjectChange(object: object ?? managedObjectContext.object(with: id), type: .insert, old: nil,
+                                                   new: IndexPath(indexes: [s, i])))
             }
         }
         if changes.isEmpty { return }
-        deliver(changes, oldNames: oldNames, newNames: new.sections.map(\.name), removedOffsets: removed, oldIDs: oldIDs)
+        deliver(changes, oldNames: oldNames, newNames: new.sections.map(\.name), removedOffsets: removed, oldSnapshot: oldSnapshot)
     }
 }

@@ -143,8 +143,10 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
         if let flatCache { return flatCache }
         var flat: [ResultType] = []
         flat.reserveCapacity(layout.count)
-        for (index, section) in layout.sections.enumerated() {
-            for item in 0..<section.count { flat.append(storedObject(section: index, item: item) as! ResultType) }
+        for index in layout.sections.indices {
+            layout.forEachEntry(inSection: index) { object, id in
+                flat.append((object ?? managedObjectContext.object(with: id)) as! ResultType)
+            }
         }
         flatCache = flat
         return flat
@@ -174,12 +176,6 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
         }
         if let object = layout.object(section: indexPath[0], item: indexPath[1]) { return object as! ResultType }
         return batchedObject(at: indexPath, in: layout) as! ResultType
-    }
-
-    /// The object at (section, item) without materializing a batch: held, registered, or a fault.
-    private func storedObject(section: Int, item: Int) -> ManagedObject {
-        if let object = layout!.object(section: section, item: item) { return object }
-        return managedObjectContext.object(with: layout!.sections[section].ids[item])
     }
 
     /// Where `object` is in the results, if it is there.

@@ -14,9 +14,9 @@
 // Keys are kept by entry number, one column per sort descriptor (no array per object), and an
 // entry is found from its ID through a table keyed by primary key (EntryNumberTable; temporary
 // IDs, and a primary key held twice, in a dictionary). Each section also keeps its objects' IDs in
-// order: a snapshot is then those columns as they are (shared, not copied, while the delegate lets
-// go of the previous one), instead of gathering every ID after every change (a save with a
-// 100,000-object controller took 8× as long). FetchedResultsControllerOracleTests checks every
+// order, in chunks (SectionEntries): a snapshot is then those chunks as they are (shared, not
+// copied), instead of gathering every ID after every change (a save with a 100,000-object
+// controller took 8× as long). FetchedResultsControllerOracleTests checks every
 // snapshot against the IDs of a fresh fetch, with and without a batch size.
 
 import Foundation
@@ -34,11 +34,11 @@ struct ResultsLayout {
         var name: String
         /// Names the section for its entries while it exists.
         let serial: Int32
-        /// The section's entries, in order.
-        var numbers: [Int32]
-        /// The object ID of each entry of `numbers`, at the same position.
-        var ids: [ManagedObjectID]
-        var count: Int { numbers.count }
+        /// The section's entries (numbers and object IDs), in order.
+        var entries: SectionEntries
+        var count: Int { entries.count }
+        /// Every object ID of the section, in order.
+        var ids: [ManagedObjectID] { entries.ids }
     }
 
     let sorts: [FetchSortDescriptor]
@@ -102,15 +102,9 @@ struct ResultsLayout {
         return ResultsKey(values: keyColumns.map { $0[n] }, rank: ranks[n], tie: ties[n])
     }
 
-    /// The first position in `section` whose key is not before `key`.
-    private func position(of key: ResultsKey, inSection section: Int) -> Int {
-        let numbers = sections[section].numbers
-        var low = 0, high = numbers.count
-        while low < high {
-            let middle = (low + high) / 2
-            if compare(entry: numbers[middle], key) == .orderedAscending { low = middle + 1 } else { high = middle }
-        }
-        return low
+    /// The first place in `section` whose key is not before `key`.
+    private func position(of key: ResultsKey, inSection section: Int) -> (location: SectionEntries.Location, position: Int) {
+        sections[section].entries.lowerBound { compare(entry: $0, key) == .orderedAscending }
     }
 
     // MARK: Finding
@@ -120,24 +114,31 @@ struct ResultsLayout {
     /// The position of the section named `name`, if there is one.
     func sectionPosition(_ name: String) -> Int? { sectionPositions[name] }
 
-    /// Where entry `number` is (section, item).
-    private func path(ofEntry number: Int32) -> (section: Int, item: Int)? {
+    /// Where entry `number` is (section, item, and its place in the section's chunks).
+    private func path(ofEntry number: Int32) -> Found? {
         guard let section = positionsBySerial[sectionSerials[Int(number)]] else { return nil }
-        let item = position(of: key(ofEntry: number), inSection: section)
-        guard item < sections[section].count, sections[section].numbers[item] == number else { return nil }
-        return (section, item)
+        let (location, item) = position(of: key(ofEntry: number), inSection: section)
+        guard sections[section].entries.number(at: location) == number else { return nil }
+        return Found(number: number, section: section, item: item, location: location)
+    }
+
+    private struct Found {
+        let number: Int32
+        let section: Int
+        let item: Int
+        let location: SectionEntries.Location
     }
 
     /// The entry of `id` and where it is.
-    private func locate(_ id: ManagedObjectID) -> (number: Int32, section: Int, item: Int)? {
-        if let number = byID[id], let path = path(ofEntry: number) { return (number, path.section, path.item) }
+    private func locate(_ id: ManagedObjectID) -> Found? {
+        if let number = byID[id], let found = path(ofEntry: number) { return found }
         guard let pk = id.primaryKey, !id.isTemporaryID else { return nil }
         let tie = UInt64(bitPattern: pk)
-        var found: (number: Int32, section: Int, item: Int)?
+        var found: Found?
         _ = byPrimaryKey.find(pk) { number in
             guard ranks[Int(number)] == 0, ties[Int(number)] == tie, let path = path(ofEntry: number),
-                  sections[path.section].ids[path.item] == id else { return false }
-            found = (number, path.section, path.item)
+                  sections[path.section].entries.id(at: path.location) == id else { return false }
+            found = path
             return true
         }
         return found
@@ -156,7 +157,22 @@ struct ResultsLayout {
 
     /// The object at (section, item) when the layout holds objects.
     func object(section: Int, item: Int) -> ManagedObject? {
-        holdsObjects ? objects[Int(sections[section].numbers[item])] : nil
+        guard holdsObjects else { return nil }
+        let entries = sections[section].entries
+        return entries.number(at: entries.location(of: item)).flatMap { objects[Int($0)] }
+    }
+
+    /// The objects (when held) and IDs of section `section`, in order.
+    func forEachEntry(inSection section: Int, _ body: (ManagedObject?, ManagedObjectID) -> Void) {
+        for chunk in sections[section].entries.chunks {
+            for (number, id) in zip(chunk.numbers, chunk.ids) { body(holdsObjects ? objects[Int(number)] : nil, id) }
+        }
+    }
+
+    /// The object ID at (section, item).
+    func id(section: Int, item: Int) -> ManagedObjectID {
+        let entries = sections[section].entries
+        return entries.id(at: entries.location(of: item))
     }
 
     // MARK: Building
@@ -187,8 +203,8 @@ struct ResultsLayout {
             layout.sectionPositions[name] = layout.sections.count
             layout.positionsBySerial[serial] = layout.sections.count
             for i in start..<end { layout.sectionSerials[i] = serial }
-            let ids = start == 0 && end == ids.count ? ids : Array(ids[start..<end])
-            layout.sections.append(Section(name: name, serial: serial, numbers: (Int32(start)..<Int32(end)).map { $0 }, ids: ids))
+            let sectionIDs = start == 0 && end == ids.count ? ids : Array(ids[start..<end])
+            layout.sections.append(Section(name: name, serial: serial, entries: SectionEntries(numbers: Int32(start)..<Int32(end), ids: sectionIDs)))
         }
         for i in ids.indices.dropFirst() {
             let next = try sectionName(i)
@@ -239,9 +255,8 @@ struct ResultsLayout {
         for column in keyColumns.indices { keyColumns[column][n] = .null }
         freeNumbers.append(found.number)
         count -= 1
-        sections[found.section].numbers.remove(at: found.item)
-        sections[found.section].ids.remove(at: found.item)
-        if sections[found.section].numbers.isEmpty {
+        sections[found.section].entries.remove(at: found.location)
+        if sections[found.section].count == 0 {
             sections.remove(at: found.section)
             reindexSections()
         }
@@ -271,21 +286,22 @@ struct ResultsLayout {
         index(number, id: id)
         if let section = sectionPositions[name] {
             sectionSerials[Int(number)] = sections[section].serial
-            let item = position(of: key, inSection: section)
-            sections[section].numbers.insert(number, at: item)
-            sections[section].ids.insert(id, at: item)
+            let place = position(of: key, inSection: section)
+            sections[section].entries.insert(number, id: id, at: place.location)
             return
         }
         // The first section whose first key comes after this one.
         var low = 0, high = sections.count
         while low < high {
             let middle = (low + high) / 2
-            if compare(entry: sections[middle].numbers[0], key) == .orderedAscending { low = middle + 1 } else { high = middle }
+            if compare(entry: sections[middle].entries.firstNumber, key) == .orderedAscending { low = middle + 1 } else { high = middle }
         }
         let serial = nextSerial
         nextSerial += 1
         sectionSerials[Int(number)] = serial
-        sections.insert(Section(name: name, serial: serial, numbers: [number], ids: [id]), at: low)
+        var entries = SectionEntries()
+        entries.insert(number, id: id, at: SectionEntries.Location(chunk: 0, offset: 0))
+        sections.insert(Section(name: name, serial: serial, entries: entries), at: low)
         reindexSections()
     }
 
@@ -304,7 +320,7 @@ struct ResultsLayout {
     mutating func rename(_ oldID: ManagedObjectID, to newID: ManagedObjectID) -> IndexPath? {
         guard let found = locate(oldID) else { return nil }
         unindex(found.number, id: oldID)
-        sections[found.section].ids[found.item] = newID
+        sections[found.section].entries.setID(newID, at: found.location)
         index(found.number, id: newID)
         return IndexPath(indexes: [found.section, found.item])
     }
@@ -327,10 +343,10 @@ struct ResultsLayout {
     }
 
     /// Every object ID, section after section.
-    var flatIDs: [ManagedObjectID] { sections.count == 1 ? sections[0].ids : sections.flatMap(\.ids) }
+    var flatIDs: [ManagedObjectID] { sections.flatMap(\.ids) }
 
-    /// The layout as a snapshot of section names and object IDs.
+    /// The layout as a snapshot of section names and object IDs (sharing the sections' chunks).
     var snapshot: ResultsSnapshot {
-        ResultsSnapshot(sections: sections.map { ($0.name, $0.ids) })
+        ResultsSnapshot(chunkedSections: sections.map { ($0.name, $0.entries.idChunks) })
     }
 }

@@ -10,41 +10,53 @@ import Foundation
 /// `controller(_:didChangeContentWith:)` and ``FetchedResultsController/snapshots`` deliver
 /// them: section identifiers are the section names, items the objects' IDs.
 public struct ResultsSnapshot: Sendable, Hashable, CustomStringConvertible {
-    /// The sections in order: each name with its items.
-    public let sections: [(identifier: String, items: [ManagedObjectID])]
+    /// Each section's identifier and its items in chunks (shared with the controller that made
+    /// the snapshot: a snapshot of a 100,000-object controller copies no ID).
+    private let storage: [(identifier: String, chunks: [[ManagedObjectID]])]
 
     public init(sections: [(identifier: String, items: [ManagedObjectID])]) {
-        self.sections = sections
+        storage = sections.map { ($0.identifier, [$0.items]) }
+    }
+
+    init(chunkedSections: [(identifier: String, chunks: [[ManagedObjectID]])]) {
+        storage = chunkedSections
+    }
+
+    /// The sections in order: each name with its items.
+    public var sections: [(identifier: String, items: [ManagedObjectID])] {
+        storage.map { ($0.identifier, $0.chunks.count == 1 ? $0.chunks[0] : $0.chunks.flatMap { $0 }) }
     }
 
     /// The section identifiers (section names), in order.
-    public var sectionIdentifiers: [String] { sections.map(\.identifier) }
+    public var sectionIdentifiers: [String] { storage.map(\.identifier) }
     /// Every item, section after section.
-    public var itemIdentifiers: [ManagedObjectID] { sections.flatMap(\.items) }
-    public var numberOfSections: Int { sections.count }
-    public var numberOfItems: Int { sections.reduce(0) { $0 + $1.items.count } }
+    public var itemIdentifiers: [ManagedObjectID] { storage.flatMap { $0.chunks.flatMap { $0 } } }
+    public var numberOfSections: Int { storage.count }
+    public var numberOfItems: Int { storage.reduce(0) { $0 + $1.chunks.reduce(0) { $0 + $1.count } } }
 
     /// The items of the section `identifier` (empty when there is none).
     public func itemIdentifiers(inSection identifier: String) -> [ManagedObjectID] {
-        sections.first { $0.identifier == identifier }?.items ?? []
+        storage.first { $0.identifier == identifier }.map { $0.chunks.flatMap { $0 } } ?? []
     }
 
     /// How many items the section `identifier` has.
-    public func numberOfItems(inSection identifier: String) -> Int { itemIdentifiers(inSection: identifier).count }
+    public func numberOfItems(inSection identifier: String) -> Int {
+        storage.first { $0.identifier == identifier }?.chunks.reduce(0) { $0 + $1.count } ?? 0
+    }
 
     /// The section holding `item`, if any.
     public func sectionIdentifier(containingItem item: ManagedObjectID) -> String? {
-        sections.first { $0.items.contains(item) }?.identifier
+        storage.first { $0.chunks.contains { $0.contains(item) } }?.identifier
     }
 
     /// The position of `item` among all items, if it is there.
     public func indexOfItem(_ item: ManagedObjectID) -> Int? { itemIdentifiers.firstIndex(of: item) }
 
     /// The position of the section `identifier`, if it is there.
-    public func indexOfSection(_ identifier: String) -> Int? { sections.firstIndex { $0.identifier == identifier } }
+    public func indexOfSection(_ identifier: String) -> Int? { storage.firstIndex { $0.identifier == identifier } }
 
     public static func == (lhs: ResultsSnapshot, rhs: ResultsSnapshot) -> Bool {
-        lhs.sections.count == rhs.sections.count
+        lhs.storage.count == rhs.storage.count
             && zip(lhs.sections, rhs.sections).allSatisfy { $0.identifier == $1.identifier && $0.items == $1.items }
     }
 
@@ -56,7 +68,6 @@ public struct ResultsSnapshot: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        "ResultsSnapshot(" + sections.map { "\($0.identifier.isEmpty ? "\"\"" : $0.identifier): \($0.items.count)" }.joined(separator: ", ") + ")"
+        "ResultsSnapshot(" + storage.map { "\($0.identifier.isEmpty ? "\"\"" : $0.identifier): \($0.chunks.reduce(0) { $0 + $1.count })" }.joined(separator: ", ") + ")"
     }
 }
-

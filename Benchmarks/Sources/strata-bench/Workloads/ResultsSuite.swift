@@ -141,7 +141,23 @@ enum ResultsSuite {
                 // Reading the first screens materializes a few batches, as a list view would.
                 for item in 0..<min(count, 200) { blackHole(controller.object(at: IndexPath(item: item, section: 0)).magnitude) }
                 report(measurement("resident growth, controller with fetchBatchSize 50", Double(residentBytes() - before), "bytes"))
-                blackHole(controller)
+                // Saves of one change that moves an object, with the batched controller attached.
+                let one = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                one.predicate = try FetchPredicate(format: "code == %@", "ci500")
+                let quake = try context.fetch(one)[0]
+                let delegate = CountingDelegate()
+                controller.delegate = delegate
+                var toggle = 0.0
+                let rounds = 100
+                let saving = try Clock.time {
+                    for _ in 0..<rounds {
+                        toggle += 1
+                        quake.time = Date(timeIntervalSinceReferenceDate: toggle * 86_400 * 3)
+                        try context.save()
+                    }
+                }
+                report(measurement("save one change, \(records)-object controller with fetchBatchSize 50", Double(rounds) / saving, "saves/s"))
+                blackHole((controller, delegate.changes))
             } else {
                 var objects: [ObjectQuake] = []
                 let seconds = try Clock.time { objects = try context.fetch(request()) }
