@@ -6,7 +6,7 @@ import PackageDescription
 // Targets that `import Strata` also name the targets it re-exports: SwiftPM rebuilds a target when
 // the modules it depends on directly change, not the modules re-exported through them, so an
 // incremental build would otherwise link stale code (an umbrella's own module does not change).
-let wholeProduct: [Target.Dependency] = ["Strata", "StrataGraph", "StrataNativeStore", "StrataStorage", "StrataCore"]
+let wholeProduct: [Target.Dependency] = ["Strata", "StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataStorage", "StrataCore"]
 
 let package = Package(
     name: "Strata",
@@ -20,14 +20,16 @@ let package = Package(
     targets: [
         // The dependency graph (README, "Layout"):
         //   StrataCore  <- StrataStorage  <- StrataNativeStore -> StrataGraph -> StrataCore
-        //   Strata (umbrella) = StrataGraph + StrataNativeStore + StrataStorage, re-exported
+        //                                    StrataAtomicStores -> StrataGraph
+        //   Strata (umbrella) = StrataGraph + StrataNativeStore + StrataAtomicStores + StrataStorage, re-exported
         // StrataGraph never imports the engine; a store target reaches the graph only through
         // the store protocol (RowStore) and the row types it speaks.
         .target(name: "StrataCore"),
         .target(name: "StrataStorage", dependencies: ["StrataCore"]),
         .target(name: "StrataGraph", dependencies: ["StrataCore"]),
         .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage"]),
-        .target(name: "Strata", dependencies: ["StrataGraph", "StrataNativeStore", "StrataStorage"]),
+        .target(name: "StrataAtomicStores", dependencies: ["StrataGraph", "StrataCore"]),
+        .target(name: "Strata", dependencies: ["StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataStorage"]),
         .executableTarget(name: "storectl", dependencies: wholeProduct),
         .executableTarget(
             name: "quakes",

@@ -6,4 +6,5 @@
 
 @_exported import StrataGraph
 @_exported import StrataNativeStore
+@_exported import StrataAtomicStores
 @_exported import StrataStorage

@@ -119,7 +119,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// relationships and derived attributes, which take the general path).
     @exclusivity(unchecked) internal private(set) var directAttributeTypes: [AttributeDescription.AttributeType?] = []
     /// The row of a new object: every attribute's default, empty relationships.
-    @exclusivity(unchecked) internal private(set) var defaultRow: [RowValue] = []
+    @exclusivity(unchecked) package private(set) var defaultRow: [RowValue] = []
     /// What saving checks in each slot, decided once when frozen (see `SlotValidation`).
     @exclusivity(unchecked) internal private(set) var slotValidations: [SlotValidation] = []
     /// The hash of everything about the entity a store's layout depends on.

@@ -1,7 +1,7 @@
 // TestStores: which store type the object-layer suites run against, and where its files go.
 //
-// `STRATA_TEST_STORE=native` runs every suite that builds its stack through here on `.native`
-// stores (the README's test command runs the object-layer suites once per store type). In-memory
+// `STRATA_TEST_STORE=native` (or `binary`) runs every suite that builds its stack through here on
+// `.native` (`.binary`) stores (the README's test command runs the object-layer suites once per store type). In-memory
 // URLs map to files: `/dev/null` to a fresh file, `/dev/null/<name>` to one file per name, so
 // coordinators sharing a named store share the file. Files live in one directory per process,
 // removed when the test bundle finishes.
@@ -13,7 +13,13 @@ import StrataStorage
 
 enum TestStores {
     /// The store type the suites run against.
-    static let type: StoreType = ProcessInfo.processInfo.environment["STRATA_TEST_STORE"] == "native" ? .native : .inMemory
+    static let type: StoreType = {
+        switch ProcessInfo.processInfo.environment["STRATA_TEST_STORE"] {
+        case "native": return .native
+        case "binary": return .binary
+        default: return .inMemory
+        }
+    }()
 
     /// A directory for this process's store files.
     static let directory: URL = {
@@ -25,18 +31,19 @@ enum TestStores {
 
     /// The URL for a store of `type` standing in for the in-memory `path`.
     static func url(for path: String = "/dev/null", type: StoreType = TestStores.type) -> URL {
-        guard type == .native else { return URL(fileURLWithPath: path) }
+        guard type == .native || type == .binary else { return URL(fileURLWithPath: path) }
+        let suffix = type == .native ? "strata" : "binary"
         if path.hasPrefix("/dev/null/") {
             let name = path.dropFirst("/dev/null/".count).replacingOccurrences(of: "/", with: "_")
-            return directory.appendingPathComponent("\(name).strata")
+            return directory.appendingPathComponent("\(name).\(suffix)")
         }
-        if path == "/dev/null" { return freshFile() }
+        if path == "/dev/null" { return freshFile(suffix: suffix) }
         return URL(fileURLWithPath: path)
     }
 
     /// A new, not yet existing store file.
-    static func freshFile(_ name: String = "store") -> URL {
-        directory.appendingPathComponent("\(name)-\(UUID().uuidString).strata")
+    static func freshFile(_ name: String = "store", suffix: String = "strata") -> URL {
+        directory.appendingPathComponent("\(name)-\(UUID().uuidString).\(suffix)")
     }
 
     /// Adds a store of the suites' type standing in for the in-memory `path`.

@@ -1,4 +1,5 @@
-// InMemoryStore: a persistent store whose rows live in memory only.
+// InMemoryStore: a persistent store whose rows live in memory, with no file (`.inMemory`) or
+// with a file written whole at every commit (the atomic store types, through AtomicRowStore).
 //
 // Owns: one coordinator's handle on a MemoryStoreData: private for `/dev/null`, shared by name for
 // `/dev/null/<name>`. It rebinds object IDs to this coordinator's model when the data was created
@@ -12,7 +13,7 @@ final class InMemoryStore: RowStore {
     let identifier: String
     /// `identifier` as object IDs hold it.
     let storeIdentity: StoreIdentity
-    let type = StoreType.inMemory
+    let type: StoreType
     let url: URL?
     let configurationName: String?
     let isReadOnly: Bool
@@ -22,9 +23,14 @@ final class InMemoryStore: RowStore {
     private let ownEntities: Set<ObjectIdentifier>
 
     let recordsHistory: Bool
+    /// The file behind the rows (an atomic store type's): every commit writes the whole store
+    /// through it; nil for an in-memory store.
+    private let writer: (any StoreContentsWriter)?
 
     /// Opens the store at `url`: `/dev/null` (or nil) is private, `/dev/null/<name>` is shared.
     init(url: URL?, configurationName: String?, entities: [EntityDescription], readOnly: Bool, recordsHistory: Bool = false) throws {
+        self.type = .inMemory
+        self.writer = nil
         self.recordsHistory = recordsHistory
         let path = url?.path ?? "/dev/null"
         if path == "/dev/null" || path.isEmpty {
@@ -42,6 +48,38 @@ final class InMemoryStore: RowStore {
         self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.ownEntities = Set(entities.map(ObjectIdentifier.init))
         try adoptLayouts(entities)
+    }
+
+    /// An atomic store's rows (AtomicRowStore): private `data` with `writer` behind it.
+    init(type: StoreType, url: URL, configurationName: String?, entities: [EntityDescription], readOnly: Bool,
+         data: MemoryStoreData, writer: any StoreContentsWriter) throws {
+        self.type = type
+        self.writer = writer
+        self.recordsHistory = false
+        self.data = data
+        self.url = url
+        self.configurationName = configurationName
+        self.isReadOnly = readOnly
+        self.identifier = data.identifier
+        self.storeIdentity = StoreIdentity.named(data.identifier)
+        self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        self.ownEntities = Set(entities.map(ObjectIdentifier.init))
+        try adoptLayouts(entities)
+    }
+
+    /// The contents an atomic store's file gets for `state`.
+    private func contents(_ state: MemoryStoreState) -> StoreContents {
+        let entities = entitiesByName.keys.sorted().map { name in
+            StoredEntityRows(entity: entitiesByName[name]!,
+                             rows: (state.rowsByEntity[name] ?? [:]).values.sorted { $0.id.primaryKey! < $1.id.primaryKey! })
+        }
+        return StoreContents(entities: entities, metadata: state.metadata, nextKey: state.nextKey)
+    }
+
+    /// Writes the whole store to its file now (a new atomic store).
+    func writeWholeStore() throws {
+        guard let writer else { return }
+        try data.persistMetadata({ _ in }, persist: { try writer.write(contents($0)) })
     }
 
     /// Records this model's slot layout in the shared data, or checks it against the recorded one.
@@ -67,13 +105,17 @@ final class InMemoryStore: RowStore {
     var metadata: [String: any Sendable] { data.withLock { data.metadata } }
 
     func setMetadata(_ metadata: [String: any Sendable]) throws {
-        data.withLock {
+        func merge(_ stored: inout [String: any Sendable]) {
             var merged = metadata
-            for key in StoreMetadataKey.storeOwned {
-                merged[key] = data.metadata[key]
-            }
-            data.metadata = merged
+            for key in StoreMetadataKey.storeOwned { merged[key] = stored[key] }
+            stored = merged
         }
+        if let writer {
+            if isReadOnly { throw StrataError(.readOnly, "the \(type) store \(url?.path ?? "") was added read-only") }
+            try data.persistMetadata(merge, persist: { try writer.write(contents($0)) })
+            return
+        }
+        data.withLock { merge(&data.metadata) }
     }
 
     func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
@@ -91,9 +133,10 @@ final class InMemoryStore: RowStore {
 
     func commit(_ changes: StoreChangeSet) throws -> [Int64] {
         if isReadOnly {
-            throw StrataError(.readOnly, "in-memory store \(url?.path ?? "") was added read-only")
+            throw StrataError(.readOnly, "\(writer == nil ? "in-memory" : "the \(type)") store \(url?.path ?? "") was added read-only")
         }
-        return try data.commit(changes, recordsHistory: recordsHistory, committer: ObjectIdentifier(self))
+        guard let writer else { return try data.commit(changes, recordsHistory: recordsHistory, committer: ObjectIdentifier(self)) }
+        return try data.commit(changes, recordsHistory: false, committer: ObjectIdentifier(self)) { try writer.write(self.contents($0)) }
     }
 
     func close() {}

@@ -17,7 +17,7 @@ final class MemoryStoreData: @unchecked Sendable {
     /// Each entity's rows in key order, dropped by every commit that changes the entity.
     private var orderedRows: [String: [StoreRow]] = [:] // guarded by lock
     private var uniqueIndex: [String: [[RowValue]: ManagedObjectID]] = [:] // guarded by lock
-    private var nextKey: Int64 = 1 // guarded by lock; only `allocateKeys` advances it
+    private var nextKey: Int64 = 1 // guarded by lock; only `allocateKeys` and `load` advance it
     var metadata: [String: any Sendable] = [:] // guarded by lock
     /// The slot names of each entity as first opened; later openers must match.
     var layouts: [String: [String]] = [:] // guarded by lock
@@ -78,18 +78,66 @@ final class MemoryStoreData: @unchecked Sendable {
     /// Checks versions and constraints, then applies every change (recording the transaction
     /// in the history when `recordsHistory`); all under the lock. Then tells the observers of
     /// other handles than `committer` about the commit (outside the lock).
-    func commit(_ changes: StoreChangeSet, recordsHistory: Bool, committer: ObjectIdentifier) throws -> [Int64] {
-        let (versions, generation, others) = try commitLocked(changes, recordsHistory: recordsHistory, committer: committer)
+    ///
+    /// With `persist` (an atomic store's file write), the rows after the change are handed to it
+    /// under the lock; when it throws, the change is undone and nothing of it stays.
+    func commit(_ changes: StoreChangeSet, recordsHistory: Bool, committer: ObjectIdentifier,
+                persist: ((MemoryStoreState) throws -> Void)? = nil) throws -> [Int64] {
+        let (versions, generation, others) = try commitLocked(changes, recordsHistory: recordsHistory, committer: committer, persist: persist)
         // On a queue of the data's own, in commit order: never on the committing context's thread.
         if !others.isEmpty { notifications.async { for handler in others { handler(generation) } } }
         return versions
     }
 
-    private func commitLocked(_ changes: StoreChangeSet, recordsHistory: Bool, committer: ObjectIdentifier) throws
-        -> ([Int64], UInt64, [@Sendable (UInt64) -> Void]) {
+    private func commitLocked(_ changes: StoreChangeSet, recordsHistory: Bool, committer: ObjectIdentifier,
+                              persist: ((MemoryStoreState) throws -> Void)?) throws -> ([Int64], UInt64, [@Sendable (UInt64) -> Void]) {
         lock.lock(); defer { lock.unlock() }
-        let versions = try apply(changes, recordsHistory: recordsHistory)
-        return (versions, generation, observers.values.filter { $0.owner != committer }.map(\.handler))
+        guard let persist else {
+            let versions = try apply(changes, recordsHistory: recordsHistory)
+            return (versions, generation, observers.values.filter { $0.owner != committer }.map(\.handler))
+        }
+        let saved = (rowsByEntity, orderedRows, uniqueIndex, generation, history, nextChangeID)
+        do {
+            let versions = try apply(changes, recordsHistory: recordsHistory)
+            try persist(stateUnlocked)
+            return (versions, generation, observers.values.filter { $0.owner != committer }.map(\.handler))
+        } catch {
+            (rowsByEntity, orderedRows, uniqueIndex, generation, history, nextChangeID) = saved
+            throw error
+        }
+    }
+
+    // MARK: Whole contents (atomic stores)
+
+    /// Every row and the key counter and metadata, as an atomic store writes them.
+    var stateUnlocked: MemoryStoreState {
+        MemoryStoreState(rowsByEntity: rowsByEntity, nextKey: nextKey, metadata: metadata)
+    }
+
+    /// Takes `rows` (read from an atomic store's file) as the store's rows, before any commit;
+    /// the key counter continues after `nextKey` and every row's key.
+    func load(_ rows: [StoreRow], nextKey: Int64) {
+        withLock {
+            for row in rows {
+                rowsByEntity[row.id.entity.name, default: [:]][row.id.primaryKey!] = row
+                addConstraintEntries(of: row)
+            }
+            orderedRows = [:]
+            self.nextKey = max(self.nextKey, nextKey, (rows.compactMap(\.id.primaryKey).max() ?? 0) + 1)
+        }
+    }
+
+    /// Runs `persist` with the current state under the lock (a metadata change of an atomic
+    /// store); `change` is undone when it throws.
+    func persistMetadata(_ change: (inout [String: any Sendable]) -> Void, persist: (MemoryStoreState) throws -> Void) throws {
+        try withLock {
+            let saved = metadata
+            change(&metadata)
+            do { try persist(stateUnlocked) } catch {
+                metadata = saved
+                throw error
+            }
+        }
     }
 
     /// Registers `handler` for commits made through other handles than `owner`.
@@ -266,6 +314,13 @@ final class MemoryStoreData: @unchecked Sendable {
             uniqueIndex[table]?[values] = nil
         }
     }
+}
+
+/// The rows of a memory store at one moment, for an atomic store's file.
+struct MemoryStoreState {
+    let rowsByEntity: [String: [Int64: StoreRow]]
+    let nextKey: Int64
+    let metadata: [String: any Sendable]
 }
 
 /// The named in-memory stores of this process (`/dev/null/<name>`), alive while any store uses them.

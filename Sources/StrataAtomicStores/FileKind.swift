@@ -1,0 +1,28 @@
+// FileKind: telling what kind of store file a file is from its first bytes, so that a file of
+// one type opened as another gets an error saying what it is ("is a .native store, not .binary").
+//
+// Owns: the signatures (a .native store's `STRATAdb`, a .binary store's `STRATABN`, an XML
+// document's `<?xml` or `<database`). Never reads past the first bytes it is given.
+
+import Foundation
+
+package enum FileKind: String {
+    case native = ".native", binary = ".binary", xml = ".xml"
+
+    /// The kind of a file whose first bytes are `bytes`, if it is one Strata writes.
+    package static func of(_ bytes: some Collection<UInt8>) -> FileKind? {
+        let head = Array(bytes.prefix(256))
+        if head.starts(with: Array("STRATAdb".utf8)) { return .native }
+        if head.starts(with: Array("STRATABN".utf8)) { return .binary }
+        let text = String(decoding: head.drop { $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }, as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.hasPrefix("<?xml") || text.hasPrefix("<database") || text.hasPrefix("<!DOCTYPE database") { return .xml }
+        return nil
+    }
+
+    /// ": it is a .native store" (or nothing when the kind is unknown), to end an error message.
+    package static func describe(_ bytes: some Collection<UInt8>) -> String {
+        if bytes.isEmpty { return ": the file is empty" }
+        return of(bytes).map { ": it is a \($0.rawValue) store" } ?? ""
+    }
+}
