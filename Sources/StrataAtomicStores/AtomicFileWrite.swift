@@ -101,8 +101,12 @@ package enum AtomicFileWrite {
             fileSystem.remove(temporary)
             throw error
         }
-        // The new file is in place; its name is durable once the directory is synced.
-        try fileSystem.syncDirectory(directory.isEmpty ? "." : directory)
+        // The rename is the commit point: the new file is in place and every reader gets it.
+        // Syncing the directory makes the name durable; a failure there cannot be undone (the
+        // old file is gone) and is not reported as a failed save, as SQLite ignores a failed
+        // directory sync: the contents were synced before the rename, so after a crash the file
+        // is the old one or the new one, whole.
+        try? fileSystem.syncDirectory(directory.isEmpty ? "." : directory)
     }
 
     /// The bytes of the file at `path`.
