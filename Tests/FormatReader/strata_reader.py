@@ -12,6 +12,8 @@ Usage:
                                      the page accounting of FORMAT.md section 9
     strata_reader.py --history PATH  print a native store's persistent history
                                      (FORMAT.md section 19.6) as JSON instead
+    strata_reader.py --binary PATH   print a .binary store's metadata, schema and
+                                     rows (FORMAT.md section 20) as JSON
 
 Output shape (keys sorted):
     {"generation": G, "trees": {"name": [["keyhex", "valuehex"], ...], ...}}
@@ -853,6 +855,142 @@ def read_history(result):
     return transactions
 
 
+
+# --------------------------------------------------------------------------- #
+# The .binary store file (FORMAT.md section 20)                               #
+# --------------------------------------------------------------------------- #
+
+def _finite(x):
+    """A float as JSON can carry it: non-finite values as text."""
+    if x != x:
+        return "nan"
+    if x in (float("inf"), float("-inf")):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _zigzag(buf, pos, end):
+    raw, pos = varint_decode(buf, pos, end)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def _binary_text(buf, pos, end, what):
+    n, pos = varint_decode(buf, pos, end)
+    if pos + n > end:
+        fail("%s: text of %d bytes runs past the body" % (what, n))
+    return buf[pos:pos + n].decode("utf-8"), pos + n
+
+
+def _binary_value(buf, pos, end, entities, what, metadata=False):
+    if pos >= end:
+        fail("%s: the body ends inside a value" % what)
+    tag = buf[pos]
+    pos += 1
+    if tag == 0x00:
+        return None, pos
+    if tag == 0x01:
+        return _zigzag(buf, pos, end)
+    if tag in (0x02, 0x08):
+        return _finite(struct.unpack_from("<d", buf, pos)[0]), pos + 8
+    if tag == 0x03:
+        return _finite(struct.unpack_from("<f", buf, pos)[0]), pos + 4
+    if tag in (0x04, 0x05, 0x0B):
+        return _binary_text(buf, pos, end, what)
+    if tag in (0x06, 0x07):
+        return tag == 0x07, pos
+    if tag == 0x09:
+        n, pos = varint_decode(buf, pos, end)
+        return buf[pos:pos + n].hex(), pos + n
+    if tag == 0x0A:
+        return buf[pos:pos + 16].hex(), pos + 16
+    if tag == 0x0C and not metadata:
+        position, pos = varint_decode(buf, pos, end)
+        key, pos = _zigzag(buf, pos, end)
+        return [entities[position], key], pos
+    if tag == 0x0D and not metadata:
+        n, pos = varint_decode(buf, pos, end)
+        refs = []
+        for _ in range(n):
+            position, pos = varint_decode(buf, pos, end)
+            key, pos = _zigzag(buf, pos, end)
+            refs.append([entities[position], key])
+        return refs, pos
+    if tag == 0x10 and metadata:
+        n, pos = varint_decode(buf, pos, end)
+        items = []
+        for _ in range(n):
+            item, pos = _binary_value(buf, pos, end, entities, what, True)
+            items.append(item)
+        return items, pos
+    if tag == 0x11 and metadata:
+        n, pos = varint_decode(buf, pos, end)
+        items = {}
+        for _ in range(n):
+            key, pos = _binary_text(buf, pos, end, what)
+            items[key], pos = _binary_value(buf, pos, end, entities, what, True)
+        return items, pos
+    fail("%s: unexpected value tag 0x%02x" % (what, tag))
+
+
+def read_binary(path):
+    """Every row of a .binary store file, with its schema and metadata."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    if len(buf) < 28:
+        fail("the file has %d bytes, fewer than the 28-byte header" % len(buf))
+    if buf[0:8] != b"STRATABN":
+        fail("not a .binary store (magic %r)" % buf[0:8])
+    version, length, body_sum, header_sum = struct.unpack_from("<IQII", buf, 8)
+    if version != 1:
+        fail("format version %d" % version)
+    if checksum(buf[0:24]) != header_sum:
+        fail("header checksum")
+    if length != len(buf) - 28:
+        fail("body length %d, file has %d bytes after the header" % (length, len(buf) - 28))
+    if checksum(buf[28:]) != body_sum:
+        fail("body checksum")
+    pos, end = 28, len(buf)
+    n, pos = varint_decode(buf, pos, end)
+    metadata = {}
+    for _ in range(n):
+        key, pos = _binary_text(buf, pos, end, "metadata key")
+        metadata[key], pos = _binary_value(buf, pos, end, [], "metadata " + key, True)
+    next_key, pos = _zigzag(buf, pos, end)
+    n, pos = varint_decode(buf, pos, end)
+    schema = []
+    for _ in range(n):
+        name, pos = _binary_text(buf, pos, end, "entity name")
+        count, pos = varint_decode(buf, pos, end)
+        properties = []
+        for _ in range(count):
+            pname, pos = _binary_text(buf, pos, end, "property name")
+            kind, pos = _binary_text(buf, pos, end, "property kind")
+            destination = None
+            if kind in ("toOne", "toMany", "orderedToMany"):
+                destination, pos = _binary_text(buf, pos, end, "destination")
+            properties.append([pname, kind, destination])
+        schema.append({"name": name, "properties": properties})
+    names = [e["name"] for e in schema]
+    for entity in schema:
+        count, pos = varint_decode(buf, pos, end)
+        rows = []
+        previous = None
+        for _ in range(count):
+            key, pos = _zigzag(buf, pos, end)
+            if previous is not None and key <= previous:
+                fail("%s: row %d after row %d" % (entity["name"], key, previous))
+            previous = key
+            version, pos = _zigzag(buf, pos, end)
+            values = []
+            for prop in entity["properties"]:
+                value, pos = _binary_value(buf, pos, end, names, "%s.%s" % (entity["name"], prop[0]))
+                values.append(value)
+            rows.append([key, version, values])
+        entity["rows"] = rows
+    if pos != end:
+        fail("%d bytes after the last row" % (end - pos))
+    return {"metadata": metadata, "nextKey": next_key, "entities": schema}
+
 def main(argv):
     global VERBOSE
     args = list(argv[1:])
@@ -865,13 +1003,23 @@ def main(argv):
     if "--check-space" in args:
         check_space = True
         args.remove("--check-space")
+    if "--binary" in args:
+        args.remove("--binary")
+        try:
+            result = read_binary(args[0])
+        except FormatError as e:
+            sys.stderr.write("strata_reader: invalid .binary store: %s\n" % e)
+            return 1
+        sys.stdout.write(json.dumps(result, sort_keys=True, separators=(",", ":")))
+        sys.stdout.write("\n")
+        return 0
     history = False
     if "--history" in args:
         history = True
         args.remove("--history")
     if len(args) != 1 or args[0].startswith("-"):
         sys.stderr.write("usage: strata_reader.py [-v] [--check-space] [--history] PATH | "
-                         "--selftest\n")
+                         "--binary PATH | --selftest\n")
         return 2
     try:
         store = Store(args[0])

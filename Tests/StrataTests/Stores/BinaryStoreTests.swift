@@ -110,6 +110,105 @@ final class BinaryStoreTests: XCTestCase {
         }
     }
 
+    /// The independent reader (Tests/FormatReader, written from FORMAT.md alone) reads every
+    /// row of a file with every kind as the store holds it: FORMAT.md §20 says every byte.
+    func testTheIndependentReaderAgrees() throws {
+        let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let python else { throw XCTSkip("python3 is not installed") }
+        let reader = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("FormatReader/strata_reader.py")
+        let url = freshURL()
+        let model = try kindsModel()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .binary, at: url)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            for index in 0..<12 {
+                let station = Station(context: context)
+                station.name = "s\(index) é\u{0}"
+                station.homepage = index % 2 == 0 ? nil : URL(string: "https://example.com/\(index)")
+                station.count16 = Int16(-index)
+                station.price = Decimal(string: "-\(index).25")!
+                station.weight = Float(index) / 3
+                station.aliases = ["x"]
+                station.readings = (0..<(index % 3)).map { _ in Reading(context: context) }
+                let event: Event = index % 2 == 0 ? Earthquake(context: context) : Eruption(context: context)
+                event.time = Date(timeIntervalSinceReferenceDate: Double(index) * 1.5)
+                (event as? Earthquake)?.magnitude = index == 0 ? .infinity : Double(index)
+            }
+            try context.save()
+            try coordinator.setMetadata(["app": "yes", "count": 3, "nested": ["a": [1, 2]]], for: coordinator.persistentStores[0])
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [reader.path, "--binary", url.path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let independent = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let metadata = try XCTUnwrap(independent["metadata"] as? [String: Any])
+        XCTAssertEqual(metadata["app"] as? String, "yes")
+        XCTAssertEqual(metadata["StoreType"] as? String, "Binary")
+        XCTAssertEqual(metadata["StoreUUID"] as? String, coordinator.persistentStores[0].identifier)
+        XCTAssertEqual("\(metadata["nested"] ?? "")", "\(["a": [1, 2]])")
+        // Each row as the independent reader saw it, against the store's rows.
+        func json(_ value: RowValue) -> String {
+            func finite(_ x: Double) -> String { x.isNaN ? "\"nan\"" : x.isInfinite ? (x > 0 ? "\"inf\"" : "\"-inf\"") : "\(x)" }
+            switch value {
+            case .null: return "null"
+            case .integer(let v): return "\(v)"
+            case .double(let v): return finite(v)
+            case .float(let v): return finite(Double(v))
+            case .decimal(let v): return "\"\(v)\""
+            case .string(let v): return "\"\(v)\""
+            case .boolean(let v): return "\(v)"
+            case .date(let v): return finite(v.timeIntervalSinceReferenceDate)
+            case .data(let v): return "\"" + v.map { String(format: "%02x", $0) }.joined() + "\""
+            case .uuid(let v): return "\"" + withUnsafeBytes(of: v.uuid) { $0.map { String(format: "%02x", $0) }.joined() } + "\""
+            case .uri(let v): return "\"\(v.absoluteString)\""
+            case .objectID(let id): return "[\"\(id.entity.name)\",\(id.primaryKey!)]"
+            case .objectIDs(let ids): return "[" + ids.map { "[\"\($0.entity.name)\",\($0.primaryKey!)]" }.joined(separator: ",") + "]"
+            }
+        }
+        func json(_ any: Any?) -> String {
+            switch any {
+            case nil, is NSNull: return "null"
+            case let v as String: return "\"\(v)\""
+            case let v as Bool where !(any is Int) || String(cString: (any as! NSNumber).objCType) == "c": return "\(v)"
+            case let v as NSNumber: return v.doubleValue == v.doubleValue.rounded() && abs(v.doubleValue) < 1e15 && !"\(v)".contains(".") ? "\(v.int64Value)" : "\(v.doubleValue)"
+            case let v as [Any]: return "[" + v.map { json($0) }.joined(separator: ",") + "]"
+            default: return "\(any!)"
+            }
+        }
+        let store = try XCTUnwrap(coordinator.persistentStores.first as? any RowStore)
+        let entities = try XCTUnwrap(independent["entities"] as? [[String: Any]])
+        XCTAssertEqual(entities.map { $0["name"] as? String }, model.entities.map(\.name).sorted())
+        var compared = 0
+        for stored in entities {
+            let name = try XCTUnwrap(stored["name"] as? String)
+            let entity = try XCTUnwrap(model.entitiesByName[name])
+            let properties = try XCTUnwrap(stored["properties"] as? [[Any]]).map { $0[0] as! String }
+            let rows = try store.read { try $0.rows(ofEntities: [name]) }
+            let theirs = try XCTUnwrap(stored["rows"] as? [[Any]])
+            XCTAssertEqual(theirs.count, rows.count, name)
+            for (their, mine) in zip(theirs, rows) {
+                XCTAssertEqual((their[0] as? NSNumber)?.int64Value, mine.id.primaryKey, name)
+                XCTAssertEqual((their[1] as? NSNumber)?.int64Value, mine.version, name)
+                let values = try XCTUnwrap(their[2] as? [Any])
+                for (property, value) in zip(properties, values) {
+                    let slot = try XCTUnwrap(entity.slotIndex[property])
+                    XCTAssertEqual(json(value), json(mine.values[slot]), "\(name).\(property) of row \(mine.id.primaryKey!)")
+                    compared += 1
+                }
+            }
+        }
+        XCTAssertGreaterThan(compared, 150)
+    }
+
     /// A saved store's file bytes (a small Quake store).
     private func sampleFile() throws -> (url: URL, bytes: [UInt8], model: ManagedObjectModel) {
         let url = freshURL()
