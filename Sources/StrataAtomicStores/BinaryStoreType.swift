@@ -78,3 +78,12 @@ package struct BinaryStoreFactory: PersistentStoreFactory {
         return try BinaryStoreFormat.readSchema(try AtomicFileWrite.read(url.path), file: url.path).metadata
     }
 }
+
+extension ManagedObjectModel {
+    /// The model the .binary store at `url` describes (its file names every entity and property),
+    /// to read the store without the app's model: every attribute optional, relationships
+    /// without inverses.
+    public static func modelOfBinaryStore(at url: URL) throws -> ManagedObjectModel {
+        try BinaryStoreFormat.readSchema(try AtomicFileWrite.read(url.path), file: url.path).schema.model()
+    }
+}

@@ -53,7 +53,7 @@ package struct StoredSchema: Sendable, Equatable {
     }
 
     /// A model with the schema's entities (every attribute optional; relationships without
-    /// inverses), for reading a file without the model it was written with.
+    /// inverses), ready for use, for reading a file without the model it was written with.
     package func model() throws -> ManagedObjectModel {
         let model = ManagedObjectModel()
         var built: [String: EntityDescription] = [:]
@@ -90,6 +90,7 @@ package struct StoredSchema: Sendable, Equatable {
             built[stored.name]!.properties = properties
         }
         model.entities = entities.map { built[$0.name]! }
+        try model.freeze()
         return model
     }
 

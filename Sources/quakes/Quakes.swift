@@ -11,15 +11,17 @@ import Strata
 @main
 enum QuakesCommand {
     static let usage = """
-    usage: quakes [--feed PATH] [--store PATH] [--batch N] [--objects]
+    usage: quakes [--feed PATH] [--store PATH] [--type native|binary] [--batch N] [--objects]
            quakes --generate N [--seed S] > feed.geojson
 
     Imports a USGS GeoJSON earthquake feed (the shipped 5,000-quake sample unless --feed names
     one, e.g. all_month.geojson from earthquake.usgs.gov) into a .native store in the default
     directory (or --store PATH), in batch insert requests of N quakes (default 1000) on a
     background context; quakes already stored are updated by their code, never duplicated.
-    --objects imports object by object (one save per batch) instead. Then prints the quakes of the feed's last 5 hours,
-    the 10 largest and the count per day. --generate writes a synthetic feed instead.
+    --objects imports object by object (one save per batch) instead. --type binary keeps the quakes
+    in a .binary store (one file, written whole at each save) instead of a .native one. Then prints
+    the quakes of the feed's last 5 hours, the 10 largest and the count per day. --generate writes a
+    synthetic feed instead.
     """
 
     static func main() async {
@@ -36,6 +38,7 @@ enum QuakesCommand {
             return
         }
         let feedPath = value("--feed"), storePath = value("--store"), generate = value("--generate"), seed = value("--seed")
+        let typeName = value("--type") ?? "native"
         let batchText = value("--batch")
         let objects = arguments.contains("--objects")
         arguments.removeAll { $0 == "--objects" }
@@ -51,14 +54,20 @@ enum QuakesCommand {
         }
         let batchSize = Int(batchText ?? "1000") ?? 0
         guard batchSize > 0 else { fail("--batch needs a positive number", status: 2) }
+        let type: StoreType
+        switch typeName {
+        case "native": type = .native
+        case "binary": type = .binary
+        default: fail("--type takes native or binary, not \(typeName)", status: 2)
+        }
         do {
-            try await run(feedPath: feedPath, storePath: storePath, batchSize: batchSize, objects: objects)
+            try await run(feedPath: feedPath, storePath: storePath, type: type, batchSize: batchSize, objects: objects)
         } catch {
             fail("\(error)")
         }
     }
 
-    static func run(feedPath: String?, storePath: String?, batchSize: Int, objects: Bool) async throws {
+    static func run(feedPath: String?, storePath: String?, type: StoreType = .native, batchSize: Int, objects: Bool) async throws {
         let feed: Feed
         if let feedPath {
             feed = try Feed(contentsOf: feedPath)
@@ -72,23 +81,31 @@ enum QuakesCommand {
         let container = PersistentContainer(name: "Earthquakes", managedObjectModel: try QuakeModel.make())
         if let storePath {
             container.persistentStoreDescriptions = [PersistentStoreDescription(url: URL(fileURLWithPath: storePath))]
+        } else if type != .native {
+            container.persistentStoreDescriptions = [PersistentStoreDescription(
+                url: PersistentContainer.defaultDirectoryURL().appendingPathComponent("Earthquakes.\(type.rawValue.lowercased())"))]
         }
-        // Persistent history: the view context picks up the importer's transactions from it.
+        let tracksHistory = type == .native
         for description in container.persistentStoreDescriptions {
-            description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
+            description.type = type
+            // Persistent history (.native only): the view context picks up the importer's
+            // transactions from it.
+            if tracksHistory { description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey) }
         }
         try await container.loadPersistentStores()
         let viewContext = container.viewContext
         viewContext.transactionAuthor = "app"
-        let lastToken = container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil)
+        let lastToken = tracksHistory ? container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil) : nil
         let store = container.persistentStoreDescriptions.first?.url?.path ?? "?"
         note("importing \(feed.quakes.count) quakes from \(feedPath ?? "the sample feed") into \(store)" + (objects ? " object by object" : " by batch insert requests"))
         let summary = try await Importer.run(feed, into: container, batchSize: batchSize, objects: objects) { done, total in
             note("  \(done)/\(total) (\(done * 100 / max(total, 1))%)")
         }
         print("imported \(feed.quakes.count) quakes in \(String(format: "%.2f", summary.seconds)) s: \(summary.inserted) new, \(summary.updated) updated" + (summary.skipped > 0 ? ", \(summary.skipped) skipped (no code)" : ""))
-        let (merged, _) = try await HistoryMerge.mergeNewTransactions(into: viewContext, after: lastToken)
-        print("the view context merged \(merged.changes) changes from \(merged.transactions) transaction\(merged.transactions == 1 ? "" : "s") of persistent history")
+        if tracksHistory {
+            let (merged, _) = try await HistoryMerge.mergeNewTransactions(into: viewContext, after: lastToken)
+            print("the view context merged \(merged.changes) changes from \(merged.transactions) transaction\(merged.transactions == 1 ? "" : "s") of persistent history")
+        }
         print(try await Report.make(from: container))
     }
 

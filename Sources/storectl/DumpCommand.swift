@@ -1,15 +1,16 @@
 // DumpCommand: `storectl dump PATH [--pages] [--wal] [--tree NAME] [--json]`.
 //
 // Owns: rendering a StoreDump as text (header, trees, free pages, WAL transactions, reader
-// slots, pages) or JSON. Must never modify the store.
+// slots, pages) or JSON; a .binary store's file goes to AtomicStoreDump. Must never modify the store.
 
 import Foundation
 import StrataStorage
+import StrataAtomicStores
 
 enum DumpCommand: Command {
     static let name = "dump"
-    static let summary = "show the format: header copies, trees, free pages, WAL frames by generation, readers; --pages lists every page, --tree NAME its pages and cells"
-    static let usage = "dump PATH [--pages] [--wal] [--tree NAME] [--json]"
+    static let summary = "show the format: header copies, trees, free pages, WAL frames by generation, readers; --pages lists every page, --tree NAME its pages and cells; for a .binary store its entities, object counts and (--objects, --json) objects"
+    static let usage = "dump PATH [--pages] [--wal] [--tree NAME] [--objects] [--json]"
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         var arguments = arguments
@@ -17,7 +18,14 @@ enum DumpCommand: Command {
         let walDetail = arguments.flag("--wal")
         let json = arguments.flag("--json")
         let tree = arguments.value("--tree").map { TreeName($0) }
+        let objects = arguments.flag("--objects")
         let path = try arguments.path()
+        switch try StoreCtl.fileKind(path) {
+        case .binary: return try AtomicStoreDump.run(path: path, objects: objects, json: json)
+        case .xml: throw StrataError(.storeNotAvailable, "\(path) is an XML store; storectl does not read .xml stores yet")
+        case .native, nil: break
+        }
+        if objects { throw ArgumentError(message: "--objects lists the objects of .binary stores; for a .native store use --tree NAME") }
         let engine = try StoreCtl.openStore(path)
         defer { engine.close() }
         let dump = try engine.dump(pages: pages, tree: tree)

@@ -3,10 +3,11 @@
 // Owns: the verb table, usage text and the exit-code contract: 0 success, 1 the store has
 // problems or cannot be opened, 2 bad arguments. Errors are one line on stderr, never a trace.
 // One verb per file (DumpCommand.swift, CheckCommand.swift, StatsCommand.swift, ExplainCommand.swift,
-// HistoryCommand.swift).
+// HistoryCommand.swift, ConvertCommand.swift).
 
 import Foundation
 import StrataStorage
+import StrataAtomicStores
 
 /// A storectl verb.
 protocol Command: Sendable {
@@ -18,7 +19,8 @@ protocol Command: Sendable {
 }
 
 enum StoreCtl {
-    static let commands: [any Command.Type] = [DumpCommand.self, CheckCommand.self, StatsCommand.self, ExplainCommand.self, HistoryCommand.self]
+    static let commands: [any Command.Type] = [DumpCommand.self, CheckCommand.self, StatsCommand.self, ExplainCommand.self, HistoryCommand.self,
+                                               ConvertCommand.self]
 
     static var usage: String {
         var text = "usage: storectl <command> PATH [options]\n\ncommands:\n"
@@ -62,6 +64,15 @@ enum StoreCtl {
         options.readOnly = true
         options.busyTimeout = 10
         return try StorageEngine(path: path, options: options)
+    }
+}
+
+extension StoreCtl {
+    /// What kind of store file `path` is, from its first bytes (nil: not one Strata knows).
+    static func fileKind(_ path: String) throws -> FileKind? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw StrataError(.io, "cannot open \(path)") }
+        defer { try? handle.close() }
+        return FileKind.of([UInt8](try handle.read(upToCount: 256) ?? Data()))
     }
 }
 

@@ -109,7 +109,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
 
     /// Validates, resolves names and computes layouts, once; afterwards the model is immutable.
     /// Throws the same error on every call if the model is invalid.
-    func freeze() throws {
+    package func freeze() throws {
         freezeLock.lock()
         defer { freezeLock.unlock() }
         if isFrozen { return }

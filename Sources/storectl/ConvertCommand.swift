@@ -1,0 +1,57 @@
+// ConvertCommand: `storectl convert SRC DST --to native|binary`.
+//
+// Owns: copying every object of a store into a new store of another type, without the app's
+// model (each file type carries its shape: the model is rebuilt from the source), through the
+// coordinator's migratePersistentStore. Must never modify SRC, and never overwrite DST.
+
+import Foundation
+import Strata
+import StrataAtomicStores
+
+enum ConvertCommand: Command {
+    static let name = "convert"
+    static let summary = "copy every object of a store into a new store of another type (native, binary); DST must not exist"
+    static let usage = "convert SRC DST --to native|binary"
+
+    static func run(_ arguments: Arguments) throws -> Int32 {
+        var arguments = arguments
+        guard let target = arguments.value("--to") else { throw ArgumentError(message: "--to native|binary is required") }
+        let type: StoreType
+        switch target {
+        case "native": type = .native
+        case "binary": type = .binary
+        case "xml": throw StrataError(.storeNotAvailable, "storectl cannot write .xml stores yet")
+        default: throw ArgumentError(message: "--to takes native or binary, not \(target)")
+        }
+        let (source, destination) = try arguments.pathAndOne("DST")
+        guard !FileManager.default.fileExists(atPath: destination) else {
+            throw ArgumentError(message: "\(destination) exists; convert writes a new store only")
+        }
+        let sourceURL = URL(fileURLWithPath: source)
+        let sourceType: StoreType
+        let model: ManagedObjectModel
+        switch try StoreCtl.fileKind(source) {
+        case .native:
+            sourceType = .native
+            model = try ManagedObjectModel.modelOfNativeStore(at: sourceURL)
+        case .binary:
+            sourceType = .binary
+            model = try ManagedObjectModel.modelOfBinaryStore(at: sourceURL)
+        case .xml: throw StrataError(.storeNotAvailable, "\(source) is an XML store; storectl does not read .xml stores yet")
+        case nil: throw StrataError(.incompatibleFormat, "\(source) is not a store Strata knows (.native or .binary)")
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: sourceType, configuration: nil, at: sourceURL, options: [ReadOnlyPersistentStoreOption: true])
+        let converted = try coordinator.migratePersistentStore(store, to: URL(fileURLWithPath: destination), options: nil, type: type)
+        let count = try model.entities.reduce(0) { total, entity in
+            let request = FetchRequest<ManagedObject>(entityName: entity.name)
+            request.includesSubentities = false
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            return total + (try context.performAndWait { try context.count(for: request) })
+        }
+        try coordinator.remove(converted)
+        print("converted \(source) (\(sourceType)) to \(destination) (\(type)): \(count) objects of \(model.entities.count) entities")
+        return 0
+    }
+}
