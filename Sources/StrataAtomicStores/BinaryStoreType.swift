@@ -73,6 +73,22 @@ package struct BinaryStoreFactory: PersistentStoreFactory {
         try StoreFiles.remove(url)
     }
 
+    /// Rewrites the file with `metadata` for the application's keys (the store's own are kept).
+    package func setMetadata(_ metadata: [String: any Sendable], forStoreAt url: URL, options: [String: Any]) throws {
+        if AtomicRowStore.isOpen(url) {
+            throw StrataError(.invalidArgument, "the .binary store \(url.path) is added to a coordinator in this process; set its metadata with setMetadata(_:for:)")
+        }
+        let bytes = try AtomicFileWrite.read(url.path)
+        let model = try BinaryStoreFormat.readSchema(bytes, file: url.path).schema.model()
+        var (contents, _) = try BinaryStoreFormat.decode(bytes, file: url.path) { schema, _ in
+            try schema.bind(to: model.entities, file: url.path, dropsUnknownProperties: false)
+        }
+        var merged = metadata
+        for key in StoreMetadataKey.storeOwned { merged[key] = contents.metadata[key] }
+        contents.metadata = merged
+        try BinaryFileWriter(path: url.path, fileSystem: fileSystem).write(contents)
+    }
+
     package func metadataForStore(at url: URL, options: [String: Any]) throws -> [String: any Sendable] {
         guard FileManager.default.fileExists(atPath: url.path) else { throw StrataError(.invalidArgument, "no store at \(url.path)") }
         return try BinaryStoreFormat.readSchema(try AtomicFileWrite.read(url.path), file: url.path).metadata

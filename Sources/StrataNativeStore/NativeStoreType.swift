@@ -31,7 +31,15 @@ struct NativeStoreFactory: PersistentStoreFactory {
     static let fileSuffixes = ["", "-wal", "-shm"]
 
     func openStore(_ request: StoreOpenRequest) throws -> any RowStore {
-        try NativeStore(request)
+        do {
+            return try NativeStore(request)
+        } catch let error as StrataError where error.code == .incompatibleFormat {
+            // A store file of another type: say which.
+            if let kind = FileKind.ofFile(request.url.path), kind != .native {
+                throw StrataError(.incompatibleFormat, "\(request.url.path) is a \(kind.rawValue) store, not a .native one (add it with StoreType.\(kind.rawValue.dropFirst()))")
+            }
+            throw error
+        }
     }
 
     func metadataForStore(at url: URL, options: [String: Any]) throws -> [String: any Sendable] {

@@ -8,6 +8,7 @@
 import Foundation
 import StrataStorage
 import StrataAtomicStores
+import StrataGraph
 
 /// A storectl verb.
 protocol Command: Sendable {

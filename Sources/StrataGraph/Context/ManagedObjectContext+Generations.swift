@@ -35,6 +35,9 @@ extension ManagedObjectContext {
             generationPin = .unpinned
             return
         }
+        if let refusal = persistentStoreCoordinator?.persistentStores.lazy.compactMap({ ($0 as? any RowStore)?.queryGenerationRefusal }).first {
+            throw StrataError(.invalidArgument, "\(debugName): \(refusal)")
+        }
         if token.isCurrentToken {
             generationPin = .atNextAccess
             return

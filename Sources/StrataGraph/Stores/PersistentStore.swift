@@ -194,6 +194,9 @@ public protocol RowStore: PersistentStore {
     func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID]
     /// Whether reads can be pinned to a generation (query generations).
     var supportsGenerations: Bool { get }
+    /// Why the store refuses query generations, when a context asks for one (nil: it serves
+    /// them, or, as in-memory stores do, reads its latest state under any pin).
+    var queryGenerationRefusal: String? { get }
     /// Pins the latest generation (nil for stores without generations).
     func beginSnapshot() throws -> (any StoreSnapshot)?
     /// Runs `body` with a consistent view of the store: of `snapshot`'s generation when given,
@@ -234,6 +237,8 @@ public protocol RowStore: PersistentStore {
 }
 
 extension RowStore {
+    public var queryGenerationRefusal: String? { nil }
+
     /// Runs `body` with a view of the latest state.
     public func read<R>(_ body: (any StoreReadView) throws -> R) throws -> R { try read(snapshot: nil, body) }
 

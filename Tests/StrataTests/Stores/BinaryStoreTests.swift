@@ -388,6 +388,56 @@ final class BinaryStoreTests: XCTestCase {
         return model
     }
 
+    func testQueryGenerationsAreRefusedAndABinaryFileIsNotANativeStore() throws {
+        let (url, _, model) = try sampleFile()
+        let coordinator = try reopen(url, model)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            XCTAssertThrowsError(try context.setQueryGenerationFrom(.current)) {
+                XCTAssertTrue("\($0)".contains("query generations are kept by .native stores only"), "\($0)")
+            }
+            XCTAssertNoThrow(try context.setQueryGenerationFrom(nil))
+        }
+        let native = PersistentStoreCoordinator(managedObjectModel: model)
+        XCTAssertThrowsError(try native.addPersistentStore(type: .native, at: url)) {
+            XCTAssertTrue("\($0)".contains("is a .binary store, not a .native one"), "\($0)")
+        }
+        let head = Array(try AtomicFileWrite.read(url.path).prefix(8))
+        XCTAssertEqual(head, Array("STRATABN".utf8), "the file is untouched")
+    }
+
+    /// Store management on .binary files: metadata read and set without adding the store,
+    /// migration to and from .native, replace and destroy.
+    func testStoreManagement() throws {
+        let (url, _, model) = try sampleFile()
+        AtomicRowStore.forget(url)
+        try PersistentStoreCoordinator.setMetadata(["app": "1"], type: .binary, at: url)
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .binary, at: url)
+        XCTAssertEqual(metadata["app"] as? String, "1")
+        XCTAssertEqual(metadata[StoreMetadataKey.storeType] as? String, "Binary")
+        // .binary → .native → .binary, every object kept.
+        let coordinator = try reopen(url, model)
+        let before = try rowsText(coordinator).map { $0.split(separator: " ").dropFirst(2).joined(separator: " ") }
+        XCTAssertThrowsError(try PersistentStoreCoordinator.setMetadata(["app": "2"], type: .binary, at: url)) {
+            XCTAssertTrue("\($0)".contains("is added to a coordinator"), "\($0)")
+        }
+        let native = TestStores.freshFile("migrated")
+        let migrated = try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: native, type: .native)
+        XCTAssertEqual(migrated.type, .native)
+        XCTAssertEqual(migrated.metadata["app"] as? String, "1")
+        let back = freshURL()
+        try coordinator.migratePersistentStore(migrated, to: back, type: .binary)
+        XCTAssertEqual(try rowsText(coordinator).map { $0.split(separator: " ").dropFirst(2).joined(separator: " ") }, before)
+        try coordinator.remove(coordinator.persistentStores[0])
+        // Replace and destroy.
+        let copy = freshURL()
+        try coordinator.replacePersistentStore(at: copy, withPersistentStoreFrom: back, type: .binary)
+        XCTAssertEqual(try rowsText(try reopen(copy, model)).count, before.count)
+        try coordinator.destroyPersistentStore(at: copy, type: .binary)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: copy.path))
+    }
+
     func testAChangedModelMigratesOnlyWhenAsked() throws {
         let url = freshURL()
         let old = handModel([("code", .string, nil), ("magnitude", .float, nil), ("depth", .double, nil)])

@@ -84,6 +84,11 @@ package enum AtomicRowStore {
         return store
     }
 
+    /// Whether a store of this process has the file at `url` open.
+    package static func isOpen(_ url: URL) -> Bool {
+        openFiles.withLock { $0[url.standardizedFileURL.path]?.data != nil }
+    }
+
     /// Forgets the rows of the file at `url` (it was destroyed or replaced): stores added later
     /// read the file again.
     package static func forget(_ url: URL) {

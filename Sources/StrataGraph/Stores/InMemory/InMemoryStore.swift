@@ -125,6 +125,11 @@ final class InMemoryStore: RowStore {
 
     var supportsGenerations: Bool { false }
 
+    /// An atomic store's file holds one state: a pin would be a promise it cannot keep.
+    var queryGenerationRefusal: String? {
+        writer == nil ? nil : "query generations are kept by .native stores only; the \(type) store \(url?.path ?? "") holds one state, its latest"
+    }
+
     func beginSnapshot() throws -> (any StoreSnapshot)? { nil }
 
     func read<R>(snapshot: (any StoreSnapshot)?, _ body: (any StoreReadView) throws -> R) throws -> R {

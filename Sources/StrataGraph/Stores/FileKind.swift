@@ -20,6 +20,13 @@ package enum FileKind: String {
         return nil
     }
 
+    /// The kind of the file at `path` (nil: missing, unreadable, or not a kind Strata knows).
+    package static func ofFile(_ path: String) -> FileKind? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 256)).flatMap { $0.map { of([UInt8]($0)) } ?? nil }
+    }
+
     /// ": it is a .native store" (or nothing when the kind is unknown), to end an error message.
     package static func describe(_ bytes: some Collection<UInt8>) -> String {
         if bytes.isEmpty { return ": the file is empty" }
