@@ -16,6 +16,7 @@ import Darwin
 
 private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int { write(descriptor, buffer, count) }
 private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { read(descriptor, buffer, count) }
 private func systemRename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
 
 /// The calls an atomic file write makes (POSIX by default; tests inject failures).
@@ -109,16 +110,29 @@ package enum AtomicFileWrite {
         try? fileSystem.syncDirectory(directory.isEmpty ? "." : directory)
     }
 
-    /// The bytes of the file at `path`.
+    /// The bytes of the file at `path`, read straight into the array.
     package static func read(_ path: String) throws -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw StrataError(.io, "cannot open \(path) for reading")
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor < 0 { throw StrataError(errno == ENOENT ? .invalidArgument : .io, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { _ = systemClose(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw StrataError(.io, "cannot read the size of \(path): \(String(cString: strerror(errno)))") }
+        let size = Int(status.st_size)
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = 0
+            while count < size {
+                let got = systemRead(descriptor, buffer.baseAddress! + count, size - count)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if got == 0 { break }
+                count += got
+            }
         }
-        defer { try? handle.close() }
-        do {
-            return [UInt8](try handle.readToEnd() ?? Data())
-        } catch {
-            throw StrataError(.io, "cannot read \(path): \(error)")
-        }
+        if failure != 0 { throw StrataError(.io, "cannot read \(path): \(String(cString: strerror(failure)))") }
+        return bytes
     }
 }

@@ -106,6 +106,9 @@ package struct StoredSchema: Sendable, Equatable {
                 throw StrataError(.incompatibleModel, "\(file) holds objects of entity \(stored.name), which the model does not have")
             }
             if entity.name != stored.name { isExact = false }
+            if bound.contains(where: { $0.entity === entity }) {
+                throw StrataError(.incompatibleModel, "\(file) describes entity \(stored.name) twice (as \(entity.name), ignoring case)")
+            }
             var slots: [Int?] = []
             let folded = Dictionary(entity.slots.indices.map { (entity.slots[$0].name.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
             for property in stored.properties {

@@ -28,7 +28,7 @@ enum StrataBench {
     static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let suite = arguments.first, !suite.hasPrefix("-") else {
-            fail("usage: strata-bench engine|fetch|objects|batch|results [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
+            fail("usage: strata-bench engine|fetch|objects|batch|results|atomic [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
         }
         arguments.removeFirst()
         var records = 1_000_000
@@ -55,7 +55,7 @@ enum StrataBench {
             }
             index += 1
         }
-        guard ["engine", "fetch", "objects", "batch", "results"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch, results)") }
+        guard ["engine", "fetch", "objects", "batch", "results", "atomic"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch, results, atomic)") }
         if suite == "fetch" {
             // In one process: the in-memory store against SQLite :memory: (no files, no fsync).
             if !json { FileHandle.standardError.write(Data("running fetch suite (\(records) records)…\n".utf8)) }
@@ -67,6 +67,16 @@ enum StrataBench {
             return
         }
         if directory.hasSuffix("/") { directory.removeLast() }
+        if suite == "atomic" {
+            // In one process: the .binary store against JSONEncoder/JSONDecoder on Codable structs.
+            if !json { FileHandle.standardError.write(Data("running atomic suite…\n".utf8)) }
+            do {
+                AtomicSuite.print(try AtomicSuite.run(records: records, directory: directory, repeats: repeats), json: json, records: records)
+            } catch {
+                fail("atomic suite: \(error)")
+            }
+            return
+        }
         if suite == "results" {
             if child != nil {
                 do {

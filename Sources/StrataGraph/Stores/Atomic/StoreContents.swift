@@ -71,7 +71,7 @@ package enum AtomicRowStore {
             let data = MemoryStoreData(identifier: contents?.metadata[StoreMetadataKey.storeUUID] as? String ?? UUID().uuidString)
             if let contents {
                 data.withLock { data.metadata = contents.metadata }
-                data.load(contents.entities.flatMap(\.rows), nextKey: contents.nextKey)
+                data.load(contents.entities, nextKey: contents.nextKey)
             }
             // A new store's file exists from the start; a migrated one is written in its new shape.
             writesNow = contents == nil || reshaped

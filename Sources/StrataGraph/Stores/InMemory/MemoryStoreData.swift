@@ -114,16 +114,28 @@ final class MemoryStoreData: @unchecked Sendable {
         MemoryStoreState(rowsByEntity: rowsByEntity, nextKey: nextKey, metadata: metadata)
     }
 
-    /// Takes `rows` (read from an atomic store's file) as the store's rows, before any commit;
-    /// the key counter continues after `nextKey` and every row's key.
-    func load(_ rows: [StoreRow], nextKey: Int64) {
+    /// Takes `entities`' rows (read from an atomic store's file, each entity's in key order) as
+    /// the store's rows, before any commit; the key counter continues after `nextKey` and every
+    /// row's key.
+    func load(_ entities: [StoredEntityRows], nextKey: Int64) {
         withLock {
-            for row in rows {
-                rowsByEntity[row.id.entity.name, default: [:]][row.id.primaryKey!] = row
-                addConstraintEntries(of: row)
+            var highest: Int64 = 0
+            for stored in entities {
+                let name = stored.entity.name
+                var table: [Int64: StoreRow] = [:]
+                table.reserveCapacity(stored.rows.count)
+                let constrained = !plans(for: stored.entity).isEmpty
+                for row in stored.rows {
+                    let key = row.id.primaryKey!
+                    table[key] = row
+                    highest = max(highest, key)
+                    if constrained { addConstraintEntries(of: row) }
+                }
+                rowsByEntity[name] = table
+                // Already in key order: the first fetch need not sort them.
+                orderedRows[name] = stored.rows
             }
-            orderedRows = [:]
-            self.nextKey = max(self.nextKey, nextKey, (rows.compactMap(\.id.primaryKey).max() ?? 0) + 1)
+            self.nextKey = max(self.nextKey, nextKey, highest + 1)
         }
     }
 
