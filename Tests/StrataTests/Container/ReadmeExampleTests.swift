@@ -116,3 +116,35 @@ final class ReadmeResultsExampleTests: XCTestCase {
         }
     }
 }
+
+/// The README's .binary store example, kept compiling and running: a store added at a path,
+/// saved, read back by another coordinator after the first is gone, and converted to .native.
+final class ReadmeBinaryExampleTests: XCTestCase {
+    func testReadmeBinaryExample() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-binary-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("quakes.binary").path
+        let model = try ManagedObjectModel(classes: [Quake.self, Region.self])
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            try coordinator.addPersistentStore(type: .binary, at: URL(fileURLWithPath: path))
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                let quake = Quake(context: context)
+                quake.code = "ci1"
+                quake.magnitude = 4.2
+                try context.save()
+            }
+        }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: .binary, at: URL(fileURLWithPath: path))
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        XCTAssertEqual(try context.performAndWait { try context.fetch(Quake.fetchRequest()).map(\.magnitude) }, [4.2])
+        let native = directory.appendingPathComponent("quakes.strata")
+        try coordinator.migratePersistentStore(store, to: native, type: .native)
+        XCTAssertEqual(try context.performAndWait { try context.fetch(Quake.fetchRequest()).map(\.code) }, ["ci1"])
+    }
+}
