@@ -28,11 +28,9 @@ final class InMemoryStore: RowStore {
     private let writer: (any StoreContentsWriter)?
 
     /// Opens the store at `url`: `/dev/null` (or nil) is private, `/dev/null/<name>` is shared.
-    init(url: URL?, configurationName: String?, entities: [EntityDescription], readOnly: Bool, recordsHistory: Bool = false) throws {
-        self.type = .inMemory
-        self.writer = nil
-        self.recordsHistory = recordsHistory
+    convenience init(url: URL?, configurationName: String?, entities: [EntityDescription], readOnly: Bool, recordsHistory: Bool = false) throws {
         let path = url?.path ?? "/dev/null"
+        let data: MemoryStoreData
         if path == "/dev/null" || path.isEmpty {
             data = MemoryStoreData()
         } else if path.hasPrefix("/dev/null/") {
@@ -40,22 +38,17 @@ final class InMemoryStore: RowStore {
         } else {
             throw StrataError(.invalidArgument, "an in-memory store's URL must be /dev/null or /dev/null/<name>; got \(path)")
         }
-        self.url = url ?? URL(fileURLWithPath: "/dev/null")
-        self.configurationName = configurationName
-        self.isReadOnly = readOnly
-        self.identifier = data.identifier
-        self.storeIdentity = StoreIdentity.named(data.identifier)
-        self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        self.ownEntities = Set(entities.map(ObjectIdentifier.init))
-        try adoptLayouts(entities)
+        try self.init(type: .inMemory, url: url ?? URL(fileURLWithPath: "/dev/null"), configurationName: configurationName,
+                      entities: entities, readOnly: readOnly, data: data, writer: nil, recordsHistory: recordsHistory)
     }
 
-    /// An atomic store's rows (AtomicRowStore): private `data` with `writer` behind it.
+    /// A store of `type` over `data`: with `writer`, an atomic store's rows (AtomicRowStore),
+    /// every commit written through it.
     init(type: StoreType, url: URL, configurationName: String?, entities: [EntityDescription], readOnly: Bool,
-         data: MemoryStoreData, writer: any StoreContentsWriter) throws {
+         data: MemoryStoreData, writer: (any StoreContentsWriter)?, recordsHistory: Bool = false) throws {
         self.type = type
         self.writer = writer
-        self.recordsHistory = false
+        self.recordsHistory = recordsHistory
         self.data = data
         self.url = url
         self.configurationName = configurationName
