@@ -101,13 +101,18 @@ extension FetchedResultsController {
         return objects[offset - number * size]
     }
 
-    /// The objects of `ids`, registered and filled from their rows (unsaved objects as they are).
+    /// The objects of `ids`, registered and filled from their rows: objects the context has in
+    /// memory (loaded, changed, unsaved) as they are, the others read together.
     func objects(for ids: [ManagedObjectID]) -> [ManagedObject] {
         let context = managedObjectContext
-        let stored = ids.filter { !$0.isTemporaryID }
-        let prefetch = (try? PrefetchPlan(keyPaths: fetchRequest.relationshipKeyPathsForPrefetching, entity: plan?.entity ?? stored.first?.entity ?? EntityDescription()))
-        var loaded = (prefetch.map { context.materializeBatch(stored, prefetching: $0) } ?? stored.map { context.object(with: $0) }).makeIterator()
-        return ids.map { $0.isTemporaryID ? context.object(with: $0) : loaded.next()! }
+        let toRead = ids.filter { id in !id.isTemporaryID && context.registry[id].map { $0.state.isFault } ?? true }
+        var read: [ManagedObjectID: ManagedObject] = [:]
+        if !toRead.isEmpty {
+            let prefetch = (try? PrefetchPlan(keyPaths: fetchRequest.relationshipKeyPathsForPrefetching, entity: plan?.entity ?? toRead[0].entity))
+            let objects = prefetch.map { context.materializeBatch(toRead, prefetching: $0) } ?? toRead.map { context.object(with: $0) }
+            read = Dictionary(zip(toRead, objects), uniquingKeysWith: { first, _ in first })
+        }
+        return ids.map { read[$0] ?? context.object(with: $0) }
     }
 
     /// Lets go of the batches alive (their objects stay registered while something else holds them).

@@ -162,8 +162,16 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
     /// Section `index` as its users see it; its objects are read when asked for.
     func sectionInfo(_ layout: ResultsLayout, _ index: Int) -> ResultsSection {
         let section = layout.sections[index]
+        let title = sectionIndexTitle(forSectionName: section.name)
+        if layout.holdsObjects {
+            var members: [ManagedObject] = []
+            members.reserveCapacity(section.count)
+            layout.forEachEntry(inSection: index) { object, _ in if let object { members.append(object) } }
+            return ResultsSection(name: section.name, indexTitle: title, numberOfObjects: section.count) { members }
+        }
+        // With a batch size: the objects are made when asked for.
         let ids = section.ids
-        return ResultsSection(name: section.name, indexTitle: sectionIndexTitle(forSectionName: section.name), numberOfObjects: section.count) { [weak self] in
+        return ResultsSection(name: section.name, indexTitle: title, numberOfObjects: section.count) { [weak self] in
             self?.objects(for: ids) ?? []
         }
     }
