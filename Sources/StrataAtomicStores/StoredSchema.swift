@@ -57,6 +57,7 @@ package struct StoredSchema: Sendable, Equatable {
     package func model() throws -> ManagedObjectModel {
         let model = ManagedObjectModel()
         var built: [String: EntityDescription] = [:]
+        var extra: [EntityDescription] = []
         for stored in entities {
             let entity = EntityDescription()
             entity.name = stored.name
@@ -73,9 +74,15 @@ package struct StoredSchema: Sendable, Equatable {
                     attribute.isOptional = true
                     properties.append(attribute)
                 case .toOne(let destination), .toMany(let destination, _):
-                    guard let target = built[destination] else {
-                        throw StrataError(.corrupt, "entity \(stored.name), relationship \(property.name) names entity \(destination), which the file does not describe")
-                    }
+                    // A destination with no objects in the file (XML stores list only objects'
+                    // shapes) is an entity without properties.
+                    let target = built[destination] ?? {
+                        let entity = EntityDescription()
+                        entity.name = destination
+                        built[destination] = entity
+                        extra.append(entity)
+                        return entity
+                    }()
                     let relationship = RelationshipDescription()
                     relationship.name = property.name
                     relationship.destinationEntity = target
@@ -89,7 +96,7 @@ package struct StoredSchema: Sendable, Equatable {
             }
             built[stored.name]!.properties = properties
         }
-        model.entities = entities.map { built[$0.name]! }
+        model.entities = entities.map { built[$0.name]! } + extra
         try model.freeze()
         return model
     }

@@ -133,7 +133,6 @@ extension FetchSortDescriptor {
 
 /// Core Data's store type names as strings (`addPersistentStore(ofType: InMemoryStoreType, …)`).
 public let InMemoryStoreType = StoreType.inMemory.rawValue
-public let XMLStoreType = StoreType.xml.rawValue
 
 extension PersistentStoreCoordinator {
     /// Core Data's string-typed `addPersistentStore(ofType:configurationName:at:options:)`: the

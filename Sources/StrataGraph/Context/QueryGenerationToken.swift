@@ -15,7 +15,8 @@ import Foundation
 /// let token = context.queryGenerationToken       // share it:
 /// try other.setQueryGenerationFrom(token)        // both read the same generation
 /// ```
-/// Stores without generations (`.binary`, `.xml`, `.inMemory`) are read unpinned.
+/// `.inMemory` stores are read unpinned; `setQueryGenerationFrom(_:)` refuses a token while the
+/// coordinator has an atomic store (`.binary`), whose file holds one state.
 public final class QueryGenerationToken: Sendable, Hashable, CustomStringConvertible {
     /// Pins a context, at its next store access, to the generation current then.
     public static let current = QueryGenerationToken(coordinator: nil, snapshots: [:], visibleStores: [])

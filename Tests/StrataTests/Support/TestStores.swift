@@ -1,6 +1,6 @@
 // TestStores: which store type the object-layer suites run against, and where its files go.
 //
-// `STRATA_TEST_STORE=native` (or `binary`) runs every suite that builds its stack through here on
+// `STRATA_TEST_STORE=native` (or `binary`, `xml`) runs every suite that builds its stack through here on
 // `.native` (`.binary`) stores (the README's test command runs the object-layer suites once per store type). In-memory
 // URLs map to files: `/dev/null` to a fresh file, `/dev/null/<name>` to one file per name, so
 // coordinators sharing a named store share the file. Files live in one directory per process,
@@ -17,6 +17,7 @@ enum TestStores {
         switch ProcessInfo.processInfo.environment["STRATA_TEST_STORE"] {
         case "native": return .native
         case "binary": return .binary
+        case "xml": return .xml
         default: return .inMemory
         }
     }()
@@ -31,8 +32,8 @@ enum TestStores {
 
     /// The URL for a store of `type` standing in for the in-memory `path`.
     static func url(for path: String = "/dev/null", type: StoreType = TestStores.type) -> URL {
-        guard type == .native || type == .binary else { return URL(fileURLWithPath: path) }
-        let suffix = type == .native ? "strata" : "binary"
+        guard type == .native || type == .binary || type == .xml else { return URL(fileURLWithPath: path) }
+        let suffix = type == .native ? "strata" : type == .binary ? "binary" : "xml"
         if path.hasPrefix("/dev/null/") {
             let name = path.dropFirst("/dev/null/".count).replacingOccurrences(of: "/", with: "_")
             return directory.appendingPathComponent("\(name).\(suffix)")
