@@ -47,6 +47,8 @@ enum XMLStoreReader {
             throw failure(file, "malformed XML (\(reason))", line: parser.lineNumber, column: parser.columnNumber)
         }
         guard delegate.sawDatabase else { throw failure(file, "no <database> element", line: parser.lineNumber) }
+        // The parser may accept a document cut short; the store does not.
+        guard delegate.closedDatabase else { throw failure(file, "the document ends before </database>", line: parser.lineNumber) }
         return delegate.document
     }
 
@@ -72,6 +74,7 @@ enum XMLStoreReader {
         var document = Document()
         var error: StrataError?
         var sawDatabase = false
+        var closedDatabase = false
         private var path: [String] = []
         private var text = ""
         private var object: Object?
@@ -143,6 +146,7 @@ enum XMLStoreReader {
                 return
             }
             switch name {
+            case "database": closedDatabase = path.isEmpty
             case "UUID": document.uuid = text.trimmingCharacters(in: .whitespacesAndNewlines)
             case "nextObjectID":
                 guard let number = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return fail(parser, "the nextObjectID \"\(text)\"") }

@@ -1,0 +1,299 @@
+// XMLStoreTests: the .xml store, in Core Data's XML store format. Every kind survives the
+// document (rows read back from a fresh open equal the rows before); documents in the shape
+// Core Data writes (hand-written fixtures: upper-cased types, lower-cased names, z-ids, 20-decimal
+// dates, a metadata plist with Core Data's hashes) open with the app's model and keep their
+// objects and relationships; a document that does not fit the model is refused naming the first
+// mismatch; malformed XML and bytes that are not UTF-8 (in an element name too) are errors naming
+// the line and column or offset, never a crash, and the file is left as it was; seeded mutations
+// of real documents never crash; Strata's own documents need the migration options when the
+// model changed.
+
+import Foundation
+import XCTest
+@testable import Strata
+@testable import StrataGraph
+@testable import StrataAtomicStores
+import _StrataTestSupport
+
+final class XMLStoreTests: XCTestCase {
+    private func freshURL() -> URL { TestStores.freshFile("xml", suffix: "xml") }
+
+    private func reopen(_ url: URL, _ model: ManagedObjectModel, options: [String: Any]? = nil) throws -> PersistentStoreCoordinator {
+        AtomicRowStore.forget(url)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .xml, at: url, options: options)
+        return coordinator
+    }
+
+    /// Every row of the store as text (keys, values; relationships by entity and key).
+    private func rowsText(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
+        let store = try XCTUnwrap(coordinator.persistentStores.first as? any RowStore)
+        return try store.read { view in
+            try coordinator.managedObjectModel.entities.map(\.name).sorted().flatMap { name in
+                try view.rows(ofEntities: [name]).map { row in
+                    "\(name) \(row.id.primaryKey!) " + row.values.map { value -> String in
+                        switch value {
+                        case .objectID(let id): return "→\(id.entity.name)#\(id.primaryKey!)"
+                        case .objectIDs(let ids): return "→[" + ids.map { "\($0.entity.name)#\($0.primaryKey!)" }.joined(separator: ",") + "]"
+                        default: return "\(value)"
+                        }
+                    }.joined(separator: " | ")
+                }
+            }
+        }
+    }
+
+    func testEveryKindSurvivesTheDocument() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let url = freshURL()
+        let model = try ManagedObjectModel(classes: [Station.self, Reading.self, Event.self, Earthquake.self, Eruption.self])
+        var before: [String] = []
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            try coordinator.addPersistentStore(type: .xml, at: url)
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                for index in 0..<30 {
+                    let station = Station(context: context)
+                    station.name = ["s\(index)", "  spaced  ", "a < b & c > \"d\" 'e'", "line\nbreak\r\nand\ttab", "Zürich 日本 e\u{301}", ""][index % 6]
+                    station.location = Coordinates(latitude: Double(random.next(below: 180)) - 90.25, longitude: 1e-7)
+                    station.aliases = random.chance(0.5) ? nil : ["a\(index)"]
+                    station.homepage = random.chance(0.5) ? nil : URL(string: "https://example.com/\(index)?q=1&r=2")
+                    station.count16 = Int16.min + Int16(index)
+                    station.count32 = Int32.max - Int32(index)
+                    station.price = Decimal(string: "\(index).0\(index)")!
+                    station.active = index % 2 == 0
+                    station.weight = Float(index) / 3
+                    station.readings = (0..<random.next(below: 4)).map { n in
+                        let reading = Reading(context: context)
+                        reading.value = Double(n) * .pi
+                        return reading
+                    }
+                    let event: Event = index % 2 == 0 ? Earthquake(context: context) : Eruption(context: context)
+                    event.time = Date(timeIntervalSinceReferenceDate: Double(random.next(below: 1_000_000)) - 500_000.123456)
+                    (event as? Earthquake)?.magnitude = Double(index) / 7
+                    (event as? Eruption)?.volcano = "Etna \(index)"
+                }
+                try context.save()
+            }
+            before = try rowsText(coordinator)
+        }
+        let document = String(decoding: try AtomicFileWrite.read(url.path), as: UTF8.self)
+        XCTAssertTrue(document.hasPrefix("<?xml version=\"1.0\" standalone=\"yes\"?>\n<!DOCTYPE database SYSTEM \"file:///System/Library/DTDs/CoreData.dtd\">"))
+        XCTAssertTrue(document.contains("<object type=\"STATION\" id=\"z"), "entity types upper-cased")
+        XCTAssertTrue(document.contains("<attribute name=\"count16\" type=\"int16\">"))
+        XCTAssertTrue(document.contains("<relationship name=\"readings\" type=\"0/0\" destination=\"READING\""))
+        XCTAssertTrue(document.contains("<relationship name=\"station\" type=\"1/1\" destination=\"STATION\" idrefs=\"z"))
+        XCTAssertTrue(document.contains("a &lt; b &amp; c &gt; &quot;d&quot; 'e'"))
+        let again = try reopen(url, model)
+        XCTAssertEqual(try rowsText(again), before, "seed \(seed)")
+        XCTAssertGreaterThan(before.count, 60)
+    }
+
+    /// A document as Core Data writes it (the shape public files written by Core Data show).
+    static let coreDataDocument = """
+    <?xml version="1.0" standalone="yes"?>
+    <!DOCTYPE database SYSTEM "file:///System/Library/DTDs/CoreData.dtd">
+
+    <database>
+        <databaseInfo>
+            <version>134481920</version>
+            <UUID>7DFA6DAB-A071-4B34-8DFB-BAC65DD66FDE</UUID>
+            <nextObjectID>106</nextObjectID>
+            <metadata>
+                <plist version="1.0">
+                    <dict>
+                        <key>NSPersistenceFrameworkVersion</key>
+                        <integer>641</integer>
+                        <key>NSStoreModelVersionHashes</key>
+                        <dict>
+                            <key>Department</key>
+                            <data>
+    Gl79yicU/qMmmjW+02T6r/N/3wY/MXt1/ETG6BgiQvk=
+    </data>
+                            <key>Employee</key>
+                            <data>
+    l1GW8zsQs6xToCTE303HdInkm0pvem69Qmej6Ixq3k4=
+    </data>
+                        </dict>
+                        <key>NSStoreModelVersionHashesVersion</key>
+                        <integer>3</integer>
+                        <key>NSStoreModelVersionIdentifiers</key>
+                        <array>
+                            <string></string>
+                        </array>
+                    </dict>
+                </plist>
+            </metadata>
+        </databaseInfo>
+        <object type="DEPARTMENT" id="z104">
+            <attribute name="name" type="string">Engineering</attribute>
+            <relationship name="employees" type="0/0" destination="EMPLOYEE" idrefs="z102 z105"></relationship>
+        </object>
+        <object type="EMPLOYEE" id="z102">
+            <attribute name="name" type="string">Alice</attribute>
+            <attribute name="salary" type="int32">100</attribute>
+            <attribute name="hiredate" type="date">445103622.25000000000000000000</attribute>
+            <attribute name="active" type="bool">1</attribute>
+            <relationship name="department" type="1/1" destination="DEPARTMENT" idrefs="z104"></relationship>
+        </object>
+        <object type="EMPLOYEE" id="z105">
+            <attribute name="name" type="string">Bob &amp; Co</attribute>
+            <attribute name="active" type="bool">0</attribute>
+            <relationship name="department" type="1/1" destination="DEPARTMENT" idrefs="z104"></relationship>
+        </object>
+    </database>
+    """
+
+    /// The app's model for the fixture: names as the app spells them (Core Data lower-cases them).
+    private func employeesModel(extra: AttributeDescription? = nil) -> ManagedObjectModel {
+        let department = EntityDescription(name: "Department")
+        let employee = EntityDescription(name: "Employee")
+        let employees = RelationshipDescription()
+        employees.name = "employees"
+        employees.destinationEntity = employee
+        employees.maxCount = 0
+        let worksIn = RelationshipDescription()
+        worksIn.name = "department"
+        worksIn.destinationEntity = department
+        employees.inverseRelationship = worksIn
+        worksIn.inverseRelationship = employees
+        department.properties = [AttributeDescription(name: "name", type: .string), employees]
+        employee.properties = [AttributeDescription(name: "name", type: .string), AttributeDescription(name: "salary", type: .integer32),
+                               AttributeDescription(name: "hireDate", type: .date), AttributeDescription(name: "active", type: .boolean), worksIn]
+            + (extra.map { [$0] } ?? [])
+        return ManagedObjectModel(entities: [department, employee])
+    }
+
+    func testADocumentCoreDataWroteOpensWithTheAppsModel() throws {
+        let url = freshURL()
+        try Data(Self.coreDataDocument.utf8).write(to: url)
+        let coordinator = try reopen(url, employeesModel())
+        XCTAssertEqual(coordinator.persistentStores[0].identifier, "7DFA6DAB-A071-4B34-8DFB-BAC65DD66FDE")
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "Employee")
+            request.sortDescriptors = [FetchSortDescriptor(key: "name")]
+            let people = try context.fetch(request)
+            XCTAssertEqual(people.map { $0.value(forKey: "name") as? String }, ["Alice", "Bob & Co"])
+            XCTAssertEqual((people[0].value(forKey: "hireDate") as? Date)?.timeIntervalSinceReferenceDate, 445103622.25)
+            XCTAssertEqual((people[0].value(forKey: "salary") as? NSNumber)?.intValue, 100)
+            XCTAssertNil(people[1].value(forKey: "salary"), "an attribute the document does not have is nil")
+            XCTAssertEqual(people.map { ($0.value(forKey: "active") as? NSNumber)?.boolValue }, [true, false])
+            let department = try XCTUnwrap(people[0].value(forKey: "department") as? ManagedObject)
+            XCTAssertEqual(department.value(forKey: "name") as? String, "Engineering")
+            XCTAssertEqual((department.value(forKey: "employees") as? Set<ManagedObject>)?.count, 2)
+            XCTAssertEqual(people[0].objectID.primaryKey, 102, "z-ids keep their numbers")
+            // A save writes the document again, in the same shape.
+            people[1].setValue(250, forKey: "salary")
+            try context.save()
+        }
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .xml, at: url)
+        XCTAssertEqual(metadata["NSPersistenceFrameworkVersion"] as? Int, 641, "Core Data's metadata is kept")
+        let again = try reopen(url, employeesModel())
+        XCTAssertEqual(try rowsText(again).filter { $0.contains("250") }.count, 1)
+        XCTAssertTrue(String(decoding: try AtomicFileWrite.read(url.path), as: UTF8.self).contains("<nextObjectID>106</nextObjectID>"))
+    }
+
+    func testADocumentThatDoesNotFitIsRefusedByName() throws {
+        let url = freshURL()
+        try Data(Self.coreDataDocument.utf8).write(to: url)
+        // The model lacks `active`.
+        let lacking = employeesModel()
+        let employee = lacking.entitiesByName["Employee"]!
+        employee.properties = employee.properties.filter { $0.name != "active" }
+        XCTAssertThrowsError(try reopen(url, lacking)) { XCTAssertTrue("\($0)".contains("has a property active"), "\($0)") }
+        // A kind that does not fit.
+        let wrongKind = employeesModel()
+        let salary = wrongKind.entitiesByName["Employee"]!.properties.first { $0.name == "salary" } as! AttributeDescription
+        salary.attributeType = .string
+        XCTAssertThrowsError(try reopen(url, wrongKind)) { XCTAssertTrue("\($0)".contains("EMPLOYEE.salary is stored as"), "\($0)") }
+        XCTAssertEqual(String(decoding: try AtomicFileWrite.read(url.path), as: UTF8.self), Self.coreDataDocument, "the file is untouched")
+    }
+
+    func testMalformedDocumentsAreErrorsNamingWhere() throws {
+        let model = employeesModel()
+        func refused(_ bytes: [UInt8], _ expected: String, file: StaticString = #filePath, line: UInt = #line) throws {
+            let url = freshURL()
+            try Data(bytes).write(to: url)
+            XCTAssertThrowsError(try reopen(url, model), file: file, line: line) {
+                XCTAssertTrue("\($0)".contains(expected), "\($0)", file: file, line: line)
+            }
+            XCTAssertEqual(try AtomicFileWrite.read(url.path), bytes, "the file is untouched", file: file, line: line)
+        }
+        let text = Self.coreDataDocument
+        try refused(Array(text.replacingOccurrences(of: "</object>\n    <object type=\"EMPLOYEE\" id=\"z102\">", with: "\n    <object type=\"EMPLOYEE\" id=\"z102\">").utf8), "line")
+        try refused(Array(text.prefix(text.count / 2).utf8), "line")
+        // Bytes that are not UTF-8, in text and in an element name (FoundationXML traps on those).
+        var inName = Array(text.utf8)
+        let at = Array(text.utf8).firstIndex(of: UInt8(ascii: "d"))!   // in "<database>"
+        inName[at] = 0xFF
+        try refused(inName, "not UTF-8 at offset \(at)")
+        var inText = Array(text.utf8)
+        inText.insert(contentsOf: [0xC3, 0x28], at: Array(text.utf8).count - 40)
+        try refused(inText, "not UTF-8 at offset")
+        try refused(Array(text.replacingOccurrences(of: "type=\"int32\">100", with: "type=\"int32\">1x0").utf8), "of EMPLOYEE.salary at line")
+        try refused(Array(text.replacingOccurrences(of: "idrefs=\"z102 z105\"", with: "idrefs=\"z102 z999\"").utf8), "names the object z999")
+        try refused(Array(text.replacingOccurrences(of: "type=\"int32\"", with: "type=\"int128\"").utf8), "unknown type \"int128\"")
+        try refused(Array("<database><table/></database>".utf8), "unexpected <table>")
+        try refused(Array("STRATABN and more".utf8), "is a .binary store")
+    }
+
+    func testSeededMutationsNeverCrash() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let model = employeesModel()
+        let original = Array(Self.coreDataDocument.utf8)
+        // The model must be in use (frozen) for binding.
+        _ = PersistentStoreCoordinator(managedObjectModel: model)
+        try model.freeze()
+        var refused = 0
+        let cases = iterations(300, stress: 5_000)
+        for number in 0..<cases {
+            var bytes = original
+            for _ in 0..<(1 + random.next(below: 4)) where !bytes.isEmpty {
+                switch random.next(below: 4) {
+                case 0: bytes[random.next(below: bytes.count)] = UInt8(random.next(below: 256))
+                case 1: bytes.remove(at: random.next(below: bytes.count))
+                case 2: bytes.insert(["<", ">", "&", "\"", "/", "z", "\u{0}"].map { UInt8(ascii: $0) }[random.next(below: 7)], at: random.next(below: bytes.count))
+                default: bytes = Array(bytes.prefix(random.next(below: bytes.count + 1)))
+                }
+            }
+            do {
+                let document = try XMLStoreReader.parse(bytes, file: "mutated")
+                let schema = try XMLStoreReader.schema(of: document, file: "mutated")
+                let binding = try schema.bind(to: model.entities, file: "mutated", dropsUnknownProperties: false)
+                _ = try XMLStoreReader.contents(of: document, schema: schema, binding: binding, file: "mutated", metadata: document.metadata)
+            } catch let error as StrataError {
+                refused += 1
+                XCTAssertFalse("\(error)".isEmpty, "case \(number), seed \(seed)")
+            }
+        }
+        XCTAssertGreaterThan(refused, cases / 3, "seed \(seed)")
+    }
+
+    func testStrataDocumentsMigrateOnlyWhenAsked() throws {
+        let url = freshURL()
+        do {
+            let coordinator = try reopen(url, employeesModel())
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                let person = ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Employee"]!, insertInto: context)
+                person.setValue("Carol", forKey: "name")
+                try context.save()
+            }
+        }
+        let felt = AttributeDescription(name: "nickname", type: .string)
+        felt.defaultValue = "none"
+        XCTAssertThrowsError(try reopen(url, employeesModel(extra: felt))) { XCTAssertTrue("\($0)".contains("different model"), "\($0)") }
+        let migrated = try reopen(url, employeesModel(extra: AttributeDescription(name: "nickname", type: .string)),
+                                  options: [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true])
+        XCTAssertEqual(try rowsText(migrated).count, 1)
+        // Written again with the new model's hashes: it opens without the options now.
+        XCTAssertNoThrow(try reopen(url, employeesModel(extra: AttributeDescription(name: "nickname", type: .string))))
+    }
+}
