@@ -51,9 +51,22 @@ package struct XMLStoreFactory: PersistentStoreFactory {
         if let kind = FileKind.of(bytes), kind != .xml {
             throw StrataError(.incompatibleFormat, "\(path) is a \(kind.rawValue) store, not an .xml one (add it with StoreType.\(kind.rawValue.dropFirst()))")
         }
-        let document = try XMLStoreReader.parse(bytes, file: path)
+        var document = try XMLStoreReader.parse(bytes, file: path)
         var metadata = document.metadata
         if let uuid = document.uuid, !uuid.isEmpty { metadata[StoreMetadataKey.storeUUID] = uuid }
+        // Entity types are upper-cased in the document; the metadata's version hashes (Strata's
+        // or Core Data's) name the entities as the model spelled them.
+        let hashes = (metadata[StoreMetadataKey.versionHashes] ?? metadata["NSStoreModelVersionHashes"]) as? [String: any Sendable] ?? [:]
+        let spelled = Dictionary(hashes.keys.map { ($0.uppercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        if !spelled.isEmpty {
+            for index in document.objects.indices {
+                document.objects[index].type = spelled[document.objects[index].type] ?? document.objects[index].type
+                for r in document.objects[index].relationships.indices {
+                    document.objects[index].relationships[r].destination = spelled[document.objects[index].relationships[r].destination]
+                        ?? document.objects[index].relationships[r].destination
+                }
+            }
+        }
         return (document, try XMLStoreReader.schema(of: document, file: path), metadata)
     }
 
@@ -101,5 +114,16 @@ extension ManagedObjectModel {
     /// their objects have), to read the store without the app's model.
     public static func modelOfXMLStore(at url: URL) throws -> ManagedObjectModel {
         try XMLStoreFactory.read(url.path).schema.model()
+    }
+}
+
+/// Reading an atomic store's file without the app's model (storectl).
+package enum AtomicStoreReading {
+    /// The shape, metadata and rows of the XML store at `path`, bound to the model its objects show.
+    package static func xml(_ path: String) throws -> (schema: StoredSchema, metadata: [String: any Sendable], contents: StoreContents) {
+        let (document, schema, metadata) = try XMLStoreFactory.read(path)
+        let model = try schema.model()
+        let binding = try schema.bind(to: model.entities, file: path, dropsUnknownProperties: false)
+        return (schema, metadata, try XMLStoreReader.contents(of: document, schema: schema, binding: binding, file: path, metadata: metadata))
     }
 }

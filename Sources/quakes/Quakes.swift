@@ -11,15 +11,16 @@ import Strata
 @main
 enum QuakesCommand {
     static let usage = """
-    usage: quakes [--feed PATH] [--store PATH] [--type native|binary] [--batch N] [--objects]
+    usage: quakes [--feed PATH] [--store PATH] [--type native|binary|xml] [--batch N] [--objects]
            quakes --generate N [--seed S] > feed.geojson
 
     Imports a USGS GeoJSON earthquake feed (the shipped 5,000-quake sample unless --feed names
     one, e.g. all_month.geojson from earthquake.usgs.gov) into a .native store in the default
     directory (or --store PATH), in batch insert requests of N quakes (default 1000) on a
     background context; quakes already stored are updated by their code, never duplicated.
-    --objects imports object by object (one save per batch) instead. --type binary keeps the quakes
-    in a .binary store (one file, written whole at each save) instead of a .native one. Then prints
+    --objects imports object by object (one save per batch) instead. --type binary (or xml) keeps the
+    quakes in a .binary store (or an .xml one, in Core Data's XML store format: one file, written
+    whole at each save) instead of a .native one. Then prints
     the quakes of the feed's last 5 hours, the 10 largest and the count per day. --generate writes a
     synthetic feed instead.
     """
@@ -58,7 +59,8 @@ enum QuakesCommand {
         switch typeName {
         case "native": type = .native
         case "binary": type = .binary
-        default: fail("--type takes native or binary, not \(typeName)", status: 2)
+        case "xml": type = .xml
+        default: fail("--type takes native, binary or xml, not \(typeName)", status: 2)
         }
         do {
             try await run(feedPath: feedPath, storePath: storePath, type: type, batchSize: batchSize, objects: objects)

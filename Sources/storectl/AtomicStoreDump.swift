@@ -1,6 +1,6 @@
-// AtomicStoreDump: `storectl dump` on an atomic store's file (.binary): its header, metadata,
-// entities with their properties and object counts, and (`--objects`, or always with `--json`)
-// every object's values.
+// AtomicStoreDump: `storectl dump` on an atomic store's file (.binary, .xml): its header,
+// metadata, entities with their properties and object counts, and (`--objects`, or always with
+// `--json`) every object's values.
 //
 // Owns: reading the file with the model it describes and rendering it. Must never modify the
 // file.
@@ -30,13 +30,18 @@ enum AtomicStoreDump {
         }
     }
 
-    static func run(path: String, objects: Bool, json: Bool) throws -> Int32 {
+    static func run(path: String, kind: FileKind, objects: Bool, json: Bool) throws -> Int32 {
         let url = URL(fileURLWithPath: path)
         let bytes = try AtomicFileWrite.read(path)
-        let (schema, metadata) = try BinaryStoreFormat.readSchema(bytes, file: path)
-        let model = try schema.model()
-        let (contents, _) = try BinaryStoreFormat.decode(bytes, file: path) { schema, _ in
-            try schema.bind(to: model.entities, file: path, dropsUnknownProperties: false)
+        let schema: StoredSchema, metadata: [String: any Sendable], contents: StoreContents
+        if kind == .xml {
+            (schema, metadata, contents) = try AtomicStoreReading.xml(path)
+        } else {
+            (schema, metadata) = try BinaryStoreFormat.readSchema(bytes, file: path)
+            let model = try schema.model()
+            contents = try BinaryStoreFormat.decode(bytes, file: path) { schema, _ in
+                try schema.bind(to: model.entities, file: path, dropsUnknownProperties: false)
+            }.contents
         }
         func propertyList(_ entity: StoredSchema.Entity) -> [[String: String]] {
             entity.properties.map { property in
@@ -62,14 +67,18 @@ enum AtomicStoreDump {
                 entities.append(["name": entity.name, "properties": propertyList(entity), "objects": objectList(stored, entity)])
             }
             let document: [String: Any] = [
-                "type": "binary", "formatVersion": 1, "bytes": bytes.count, "nextKey": contents.nextKey,
+                "type": kind == .xml ? "xml" : "binary", "formatVersion": 1, "bytes": bytes.count, "nextKey": contents.nextKey,
                 "metadata": metadata.mapValues { "\($0)" }, "entities": entities,
             ]
             let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             print(String(decoding: data, as: UTF8.self))
             return 0
         }
-        print("\(url.lastPathComponent): .binary store, format version 1, \(bytes.count) bytes (header 28, body \(bytes.count - 28)), checksums correct")
+        if kind == .xml {
+            print("\(url.lastPathComponent): .xml store (Core Data's XML store format), \(bytes.count) bytes")
+        } else {
+            print("\(url.lastPathComponent): .binary store, format version 1, \(bytes.count) bytes (header 28, body \(bytes.count - 28)), checksums correct")
+        }
         print("store \(metadata[StoreMetadataKey.storeUUID] as? String ?? "?"), next primary key \(contents.nextKey)")
         let appKeys = metadata.keys.filter { !StoreMetadataKey.storeOwned.contains($0) }.sorted()
         if !appKeys.isEmpty { print("metadata: " + appKeys.map { "\($0) = \(metadata[$0]!)" }.joined(separator: ", ")) }

@@ -1,4 +1,4 @@
-// ConvertCommand: `storectl convert SRC DST --to native|binary`.
+// ConvertCommand: `storectl convert SRC DST --to native|binary|xml`.
 //
 // Owns: copying every object of a store into a new store of another type, without the app's
 // model (each file type carries its shape: the model is rebuilt from the source), through the
@@ -10,18 +10,18 @@ import StrataAtomicStores
 
 enum ConvertCommand: Command {
     static let name = "convert"
-    static let summary = "copy every object of a store into a new store of another type (native, binary); DST must not exist"
-    static let usage = "convert SRC DST --to native|binary"
+    static let summary = "copy every object of a store into a new store of another type (native, binary, xml); DST must not exist"
+    static let usage = "convert SRC DST --to native|binary|xml"
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         var arguments = arguments
-        guard let target = arguments.value("--to") else { throw ArgumentError(message: "--to native|binary is required") }
+        guard let target = arguments.value("--to") else { throw ArgumentError(message: "--to native|binary|xml is required") }
         let type: StoreType
         switch target {
         case "native": type = .native
         case "binary": type = .binary
-        case "xml": throw StrataError(.storeNotAvailable, "storectl cannot write .xml stores yet")
-        default: throw ArgumentError(message: "--to takes native or binary, not \(target)")
+        case "xml": type = .xml
+        default: throw ArgumentError(message: "--to takes native, binary or xml, not \(target)")
         }
         let (source, destination) = try arguments.pathAndOne("DST")
         guard !FileManager.default.fileExists(atPath: destination) else {
@@ -37,11 +37,17 @@ enum ConvertCommand: Command {
         case .binary:
             sourceType = .binary
             model = try ManagedObjectModel.modelOfBinaryStore(at: sourceURL)
-        case .xml: throw StrataError(.storeNotAvailable, "\(source) is an XML store; storectl does not read .xml stores yet")
-        case nil: throw StrataError(.incompatibleFormat, "\(source) is not a store Strata knows (.native or .binary)")
+        case .xml:
+            sourceType = .xml
+            model = try ManagedObjectModel.modelOfXMLStore(at: sourceURL)
+        case nil: throw StrataError(.incompatibleFormat, "\(source) is not a store Strata knows (.native, .binary or .xml)")
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let store = try coordinator.addPersistentStore(type: sourceType, configuration: nil, at: sourceURL, options: [ReadOnlyPersistentStoreOption: true])
+        // The model is the file's own shape; the migration options let an atomic store read
+        // under it whatever model hashes the file carries.
+        let store = try coordinator.addPersistentStore(type: sourceType, configuration: nil, at: sourceURL, options: [
+            ReadOnlyPersistentStoreOption: true, MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true,
+        ])
         let converted = try coordinator.migratePersistentStore(store, to: URL(fileURLWithPath: destination), options: nil, type: type)
         let count = try model.entities.reduce(0) { total, entity in
             let request = FetchRequest<ManagedObject>(entityName: entity.name)

@@ -9,7 +9,7 @@ import StrataAtomicStores
 
 enum DumpCommand: Command {
     static let name = "dump"
-    static let summary = "show the format: header copies, trees, free pages, WAL frames by generation, readers; --pages lists every page, --tree NAME its pages and cells; for a .binary store its entities, object counts and (--objects, --json) objects"
+    static let summary = "show the format: header copies, trees, free pages, WAL frames by generation, readers; --pages lists every page, --tree NAME its pages and cells; for a .binary or .xml store its entities, object counts and (--objects, --json) objects"
     static let usage = "dump PATH [--pages] [--wal] [--tree NAME] [--objects] [--json]"
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -21,11 +21,11 @@ enum DumpCommand: Command {
         let objects = arguments.flag("--objects")
         let path = try arguments.path()
         switch try StoreCtl.fileKind(path) {
-        case .binary: return try AtomicStoreDump.run(path: path, objects: objects, json: json)
-        case .xml: throw StrataError(.storeNotAvailable, "\(path) is an XML store; storectl does not read .xml stores yet")
+        case .binary: return try AtomicStoreDump.run(path: path, kind: .binary, objects: objects, json: json)
+        case .xml: return try AtomicStoreDump.run(path: path, kind: .xml, objects: objects, json: json)
         case .native, nil: break
         }
-        if objects { throw ArgumentError(message: "--objects lists the objects of .binary stores; for a .native store use --tree NAME") }
+        if objects { throw ArgumentError(message: "--objects lists the objects of .binary and .xml stores; for a .native store use --tree NAME") }
         let engine = try StoreCtl.openStore(path)
         defer { engine.close() }
         let dump = try engine.dump(pages: pages, tree: tree)

@@ -79,6 +79,24 @@ final class AtomicStoreCommandTests: XCTestCase {
         return result
     }
 
+    func testConvertThroughXMLKeepsEveryObject() throws {
+        let path = try makeBinaryStore()
+        let xml = temporaryStorePath("converted") + ".xml"
+        let back = temporaryStorePath("back") + ".binary"
+        let toXML = try storectl(["convert", path, xml, "--to", "xml"])
+        XCTAssertEqual(toXML.status, 0, toXML.error)
+        let document = try String(contentsOfFile: xml, encoding: .utf8)
+        XCTAssertTrue(document.contains("<!DOCTYPE database SYSTEM \"file:///System/Library/DTDs/CoreData.dtd\">"))
+        XCTAssertTrue(document.contains("<object type=\"QUAKE\""))
+        let dump = try storectl(["dump", xml])
+        XCTAssertEqual(dump.status, 0, dump.error)
+        XCTAssertTrue(dump.output.contains(".xml store (Core Data's XML store format)"), dump.output)
+        XCTAssertTrue(dump.output.contains("Quake        25"), dump.output)
+        let toBinary = try storectl(["convert", xml, back, "--to", "binary"])
+        XCTAssertEqual(toBinary.status, 0, toBinary.error)
+        XCTAssertEqual(try quakes(back), try quakes(path))
+    }
+
     func testConvertToNativeAndBackKeepsEveryObject() throws {
         let path = try makeBinaryStore()
         let native = temporaryStorePath("converted")
