@@ -210,7 +210,7 @@ final class XMLStoreTests: XCTestCase {
         let wrongKind = employeesModel()
         let salary = wrongKind.entitiesByName["Employee"]!.properties.first { $0.name == "salary" } as! AttributeDescription
         salary.attributeType = .string
-        XCTAssertThrowsError(try reopen(url, wrongKind)) { XCTAssertTrue("\($0)".contains("EMPLOYEE.salary is stored as"), "\($0)") }
+        XCTAssertThrowsError(try reopen(url, wrongKind)) { XCTAssertTrue("\($0)".contains("Employee.salary is stored as"), "\($0)") }
         XCTAssertEqual(String(decoding: try AtomicFileWrite.read(url.path), as: UTF8.self), Self.coreDataDocument, "the file is untouched")
     }
 
@@ -235,7 +235,7 @@ final class XMLStoreTests: XCTestCase {
         var inText = Array(text.utf8)
         inText.insert(contentsOf: [0xC3, 0x28], at: Array(text.utf8).count - 40)
         try refused(inText, "not UTF-8 at offset")
-        try refused(Array(text.replacingOccurrences(of: "type=\"int32\">100", with: "type=\"int32\">1x0").utf8), "of EMPLOYEE.salary at line")
+        try refused(Array(text.replacingOccurrences(of: "type=\"int32\">100", with: "type=\"int32\">1x0").utf8), "of Employee.salary at line")
         try refused(Array(text.replacingOccurrences(of: "idrefs=\"z102 z105\"", with: "idrefs=\"z102 z999\"").utf8), "names the object z999")
         try refused(Array(text.replacingOccurrences(of: "type=\"int32\"", with: "type=\"int128\"").utf8), "unknown type \"int128\"")
         try refused(Array("<database><table/></database>".utf8), "unexpected <table>")
