@@ -242,6 +242,24 @@ final class XMLStoreTests: XCTestCase {
         try refused(Array("STRATABN and more".utf8), "is a .binary store")
     }
 
+    /// A document over libxml2's 10 MB lookup limit loads (given whole to FoundationXML's
+    /// parser, one that size failed at its end).
+    func testADocumentOverTenMegabytesLoads() throws {
+        let url = freshURL()
+        let filler = String(repeating: "x", count: 480)
+        var document = "<?xml version=\"1.0\" standalone=\"yes\"?>\n<database>\n    <databaseInfo>\n        <nextObjectID>30000</nextObjectID>\n    </databaseInfo>\n"
+        for index in 1..<22_000 {
+            document += "    <object type=\"DEPARTMENT\" id=\"z\(index)\"><attribute name=\"name\" type=\"string\">\(index) \(filler)</attribute></object>\n"
+        }
+        document += "</database>\n"
+        XCTAssertGreaterThan(document.utf8.count, 10_500_000)
+        try Data(document.utf8).write(to: url)
+        let coordinator = try reopen(url, employeesModel())
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        XCTAssertEqual(try context.performAndWait { try context.count(for: FetchRequest<ManagedObject>(entityName: "Department")) }, 21_999)
+    }
+
     func testSeededMutationsNeverCrash() throws {
         let seed = SeededRandom.environmentSeed()
         var random = SeededRandom(seed: seed)
