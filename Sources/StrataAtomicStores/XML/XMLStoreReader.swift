@@ -55,20 +55,40 @@ enum XMLStoreReader {
         return delegate.document
     }
 
-    /// The offset, line and column of the first byte that is not part of valid UTF-8.
+    /// The offset, line and column of the first byte that is not part of valid UTF-8 (RFC 3629:
+    /// no overlong forms, no surrogates, nothing above U+10FFFF). ASCII bytes cost one compare.
     static func firstInvalidUTF8(_ bytes: [UInt8]) -> (Int, Int, Int)? {
-        var parser = Unicode.UTF8.ForwardParser()
-        var iterator = bytes.makeIterator()
-        var offset = 0, line = 1, column = 1
-        while true {
-            switch parser.parseScalar(from: &iterator) {
-            case .valid(let encoded):
-                if encoded.count == 1 && encoded.first == UInt8(ascii: "\n") { line += 1; column = 1 } else { column += 1 }
-                offset += encoded.count
-            case .emptyInput: return nil
-            case .error: return (offset, line, column)
+        let bad: Int? = bytes.withUnsafeBufferPointer { buffer in
+            let count = buffer.count
+            var i = 0
+            while i < count {
+                let lead = buffer[i]
+                if lead < 0x80 { i += 1; continue }
+                let length: Int, low: UInt8, high: UInt8
+                switch lead {
+                case 0xC2...0xDF: (length, low, high) = (2, 0x80, 0xBF)
+                case 0xE0: (length, low, high) = (3, 0xA0, 0xBF)
+                case 0xE1...0xEC, 0xEE...0xEF: (length, low, high) = (3, 0x80, 0xBF)
+                case 0xED: (length, low, high) = (3, 0x80, 0x9F)
+                case 0xF0: (length, low, high) = (4, 0x90, 0xBF)
+                case 0xF1...0xF3: (length, low, high) = (4, 0x80, 0xBF)
+                case 0xF4: (length, low, high) = (4, 0x80, 0x8F)
+                default: return i
+                }
+                guard i + length <= count, (low...high).contains(buffer[i + 1]) else { return i }
+                for k in 2..<length where !(0x80...0xBF).contains(buffer[i + k]) { return i }
+                i += length
             }
+            return nil
         }
+        guard let offset = bad else { return nil }
+        var line = 1, lineStart = 0
+        for (index, byte) in bytes[..<offset].enumerated() where byte == UInt8(ascii: "\n") {
+            line += 1
+            lineStart = index + 1
+        }
+        let column = String(decoding: bytes[lineStart..<offset], as: UTF8.self).unicodeScalars.count + 1
+        return (offset, line, column)
     }
 
     /// Builds the document from the parser's events.
@@ -150,9 +170,9 @@ enum XMLStoreReader {
             }
             switch name {
             case "database": closedDatabase = path.isEmpty
-            case "UUID": document.uuid = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            case "UUID": document.uuid = XMLStoreReader.trimmed(text)
             case "nextObjectID":
-                guard let number = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return fail(parser, "the nextObjectID \"\(text)\"") }
+                guard let number = Int64(XMLStoreReader.trimmed(text)) else { return fail(parser, "the nextObjectID \"\(text)\"") }
                 document.nextObjectID = number
             case "attribute":
                 if var done = attribute {
@@ -176,7 +196,13 @@ enum XMLStoreReader {
     static func schema(of document: Document, file: String) throws -> StoredSchema {
         var order: [String] = []
         var properties: [String: [String: (kind: StoredSchema.Kind, order: Int)]] = [:]
+        // Objects of a type usually show the same properties in the same order: such an object
+        // adds nothing and is not looked at property by property.
+        var lastShown: [String: [String]] = [:]
         for object in document.objects {
+            let shown = object.attributes.map { $0.name + "\u{0}" + $0.type } + object.relationships.map { $0.name + "\u{0}" + $0.type + "\u{0}" + $0.destination }
+            if lastShown[object.type] == shown { continue }
+            lastShown[object.type] = shown
             if properties[object.type] == nil { order.append(object.type); properties[object.type] = [:] }
             func note(_ name: String, _ kind: StoredSchema.Kind, line: Int) throws {
                 if let known = properties[object.type]![name] {
@@ -237,11 +263,13 @@ enum XMLStoreReader {
             next += 1
         }
         var rowsByEntity: [ObjectIdentifier: (entity: EntityDescription, rows: [StoreRow])] = [:]
+        let slotMaps = schema.entities.indices.map { position in
+            Dictionary(zip(schema.entities[position].properties.map(\.name), binding.entities[position].slots), uniquingKeysWith: { a, _ in a })
+        }
         for object in document.objects {
             let position = entityPosition[object.type]!
             let bound = binding.entities[position]
-            let stored = schema.entities[position]
-            let slotOf = Dictionary(zip(stored.properties.map(\.name), bound.slots), uniquingKeysWith: { a, _ in a })
+            let slotOf = slotMaps[position]
             let entity = bound.entity
             var values = [RowValue](repeating: .null, count: entity.slots.count)
             for slot in entity.slots.indices where entity.slots[slot] is RelationshipDescription {
@@ -284,9 +312,19 @@ enum XMLStoreReader {
         return StoreContents(entities: entities, metadata: metadata, nextKey: next)
     }
 
+    /// `text` without leading and trailing XML white space (the common case, none, costs a look
+    /// at two bytes).
+    static func trimmed(_ text: String) -> String {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+        let utf8 = text.utf8
+        guard let first = utf8.first, let last = utf8.last, isSpace(first) || isSpace(last) else { return text }
+        guard let start = utf8.firstIndex(where: { !isSpace($0) }), let end = utf8.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(text[start...end])
+    }
+
     /// An attribute's element text as a value of `type`; nil when it is not one.
     static func value(of text: String, type: AttributeDescription.AttributeType, store: String, entities: StoredBinding) -> RowValue? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = self.trimmed(text)
         switch type {
         case .integer16, .integer32, .integer64: return Int64(trimmed).map { .integer($0) }
         case .double: return Double(trimmed).map { .double($0) }

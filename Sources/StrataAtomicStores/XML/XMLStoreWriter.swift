@@ -89,6 +89,12 @@ enum XMLStoreWriter {
     /// `text` escaped for element content, or nil when it holds a character XML 1.0 cannot hold.
     /// A carriage return is written as `&#13;` (a reader would turn a raw one into a newline).
     static func checkedText(_ text: String) -> String? {
+        // Most text has nothing to escape: one pass over its bytes says so.
+        let plain = text.utf8.allSatisfy { byte in
+            byte >= 0x20 && byte != UInt8(ascii: "&") && byte != UInt8(ascii: "<") && byte != UInt8(ascii: ">")
+                && byte != UInt8(ascii: "\"") && byte != 0xEF
+        }
+        if plain { return text }
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

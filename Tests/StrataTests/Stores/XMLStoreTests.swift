@@ -260,6 +260,21 @@ final class XMLStoreTests: XCTestCase {
         XCTAssertEqual(try context.performAndWait { try context.count(for: FetchRequest<ManagedObject>(entityName: "Department")) }, 21_999)
     }
 
+    /// The reader's UTF-8 check agrees with Swift's validation on random bytes (biased to
+    /// multi-byte sequences, overlong forms, surrogates and values past U+10FFFF).
+    func testTheUTF8CheckAgreesWithSwift() {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let interesting: [UInt8] = [0x41, 0x0A, 0x7F, 0x80, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xA0, 0xED, 0x9F, 0xEF, 0xF0, 0x90, 0xF4, 0x8F, 0xF5, 0xFF]
+        for number in 0..<iterations(20_000, stress: 400_000) {
+            let bytes = (0..<random.next(below: 12)).map { _ in random.chance(0.7) ? interesting[random.next(below: interesting.count)] : UInt8(random.next(below: 256)) }
+            let ours = XMLStoreReader.firstInvalidUTF8(bytes)
+            let swift = String(validating: bytes, as: UTF8.self)
+            XCTAssertEqual(ours == nil, swift != nil, "case \(number), seed \(seed): \(bytes.map { String($0, radix: 16) })")
+            if testRun?.failureCount ?? 0 > 0 { return }
+        }
+    }
+
     func testSeededMutationsNeverCrash() throws {
         let seed = SeededRandom.environmentSeed()
         var random = SeededRandom(seed: seed)
