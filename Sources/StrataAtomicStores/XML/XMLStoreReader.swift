@@ -92,17 +92,22 @@ enum XMLStoreReader {
     }
 
     /// Builds the document from the parser's events.
+    /// Fields are used by one parser on one thread, one callback at a time: no access overlaps
+    /// another, so they skip the run-time exclusivity checks (loading 100,000 quakes was 8%
+    /// slower with them).
     final class DocumentBuilder: NSObject, XMLParserDelegate {
         let file: String
-        var document = Document()
-        var error: StrataError?
-        var sawDatabase = false
-        var closedDatabase = false
-        private var path: [String] = []
-        private var text = ""
-        private var object: Object?
-        private var attribute: Attribute?
-        private var plist: XMLPropertyList.Builder?
+        @exclusivity(unchecked) var document = Document()
+        @exclusivity(unchecked) var error: StrataError?
+        @exclusivity(unchecked) var sawDatabase = false
+        @exclusivity(unchecked) var closedDatabase = false
+        @exclusivity(unchecked) private var path: [String] = []
+        @exclusivity(unchecked) private var text = ""
+        /// Whether the open element's text is wanted (white space between elements is not kept).
+        @exclusivity(unchecked) private var collecting = false
+        @exclusivity(unchecked) private var object: Object?
+        @exclusivity(unchecked) private var attribute: Attribute?
+        @exclusivity(unchecked) private var plist: XMLPropertyList.Builder?
 
         init(file: String) { self.file = file }
 
@@ -117,6 +122,7 @@ enum XMLStoreReader {
             let parent = path.last
             path.append(name)
             text = ""
+            collecting = name == "attribute" || name == "UUID" || name == "nextObjectID"
             if let plist {
                 if !plist.open(name) { fail(parser, "<\(name)> inside the metadata property list") }
                 return
@@ -149,16 +155,17 @@ enum XMLStoreReader {
         }
 
         func parser(_ parser: XMLParser, foundCharacters string: String) {
-            if let plist { plist.characters(string) } else { text += string }
+            if let plist { plist.characters(string) } else if collecting { text += string }
         }
 
         func parser(_ parser: XMLParser, foundCDATA block: Data) {
             let string = String(decoding: block, as: UTF8.self)
-            if let plist { plist.characters(string) } else { text += string }
+            if let plist { plist.characters(string) } else if collecting { text += string }
         }
 
         func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
             path.removeLast()
+            defer { collecting = false }
             if let builder = plist {
                 if let problem = builder.close(name) { return fail(parser, "in the metadata: \(problem)") }
                 if name == "plist" {

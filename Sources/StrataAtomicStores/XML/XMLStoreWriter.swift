@@ -139,7 +139,13 @@ enum XMLAttributeType {
     }
 
     static func type(named name: String) -> AttributeDescription.AttributeType? {
-        switch name.lowercased() {
+        if let exact = exactType(named: name) { return exact }
+        return exactType(named: name.lowercased())
+    }
+
+    /// `type(named:)` for the spelling Core Data writes (no case folding: this runs per value).
+    private static func exactType(named name: String) -> AttributeDescription.AttributeType? {
+        switch name {
         case "int16": return .integer16
         case "int32": return .integer32
         case "int64": return .integer64
