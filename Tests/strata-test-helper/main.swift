@@ -21,7 +21,7 @@
 //                                                 when the request returns; after each odd N also
 //                                                 batch-deletes batch N-1, printing "deleted N-1"
 // With STRATA_HELPER_TRACKING=1, object-save-loop's store records persistent history; with
-// STRATA_HELPER_STORE_TYPE=binary, object-save-loop saves into a .binary store instead.
+// STRATA_HELPER_STORE_TYPE=binary (or xml), object-save-loop saves into that atomic store instead.
 // With STRATA_HELPER_ABANDON=1 it ends without closing the store or running exit handlers
 // (commits stay in the WAL); with STRATA_HELPER_EXIT=1 it exits normally without closing it.
 // Prints "ok" on success, "error: …" and exits 1 on failure.
@@ -80,7 +80,7 @@ if arguments.first == "object-save-loop" {
     // Killed with SIGKILL by the test: every save that printed must survive, none may be partial.
     do {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: CrashModel.make())
-        let type: StoreType = ProcessInfo.processInfo.environment["STRATA_HELPER_STORE_TYPE"] == "binary" ? .binary : .native
+        let type: StoreType = ["binary": .binary, "xml": .xml][ProcessInfo.processInfo.environment["STRATA_HELPER_STORE_TYPE"] ?? ""] ?? .native
         try coordinator.addPersistentStore(type: type, at: URL(fileURLWithPath: argument(1)), options: helperStoreOptions)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator

@@ -108,19 +108,28 @@ final class ObjectCrashTests: XCTestCase {
     /// over the old one), killed at random moments: the file always opens whole, every save that
     /// returned is there, and no save is partly there.
     func testEveryReturnedSaveIntoABinaryStoreSurvivesAKill() throws {
+        try atomicStoreCampaign(.binary, suffix: "binary", environment: "binary")
+    }
+
+    /// The same for an .xml store.
+    func testEveryReturnedSaveIntoAnXMLStoreSurvivesAKill() throws {
+        try atomicStoreCampaign(.xml, suffix: "xml", environment: "xml")
+    }
+
+    private func atomicStoreCampaign(_ type: StoreType, suffix: String, environment: String) throws {
         let seed = SeededRandom.environmentSeed()
         var random = SeededRandom(seed: seed)
-        let path = TestStores.freshFile("binary-crash", suffix: "binary").path
+        let path = TestStores.freshFile("\(suffix)-crash", suffix: suffix).path
         let batch = 50
         var next: Int64 = 0
         var saved = Set<Int64>()
         for round in 0..<iterations(6, stress: 60) {
             let lines = try runUntilKilled(["object-save-loop", path, "\(next)", "\(batch)"], after: 1 + random.next(below: 6),
-                                           random: &random, environment: ["STRATA_HELPER_STORE_TYPE": "binary"])
+                                           random: &random, environment: ["STRATA_HELPER_STORE_TYPE": environment])
             saved.formUnion(lines.compactMap { $0.hasPrefix("saved ") ? Int64($0.dropFirst(6)) : nil })
             let trace = "seed \(seed), round \(round), reported \(lines.suffix(2))"
             let coordinator = PersistentStoreCoordinator(managedObjectModel: Self.model())
-            try coordinator.addPersistentStore(type: .binary, at: URL(fileURLWithPath: path))
+            try coordinator.addPersistentStore(type: type, at: URL(fileURLWithPath: path))
             let context = ManagedObjectContext(.privateQueue)
             context.persistentStoreCoordinator = coordinator
             try context.performAndWait {

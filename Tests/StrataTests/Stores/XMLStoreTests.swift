@@ -275,6 +275,33 @@ final class XMLStoreTests: XCTestCase {
         }
     }
 
+    /// A write that fails at any file-system call leaves the old document and the store as they
+    /// were (the writer shares AtomicFileWrite with .binary stores).
+    func testAFailedWriteLeavesTheOldDocument() throws {
+        let fileSystem = BinaryStoreTests.FailingFileSystem()
+        let type = StoreType(rawValue: "XMLWithFailures")
+        PersistentStoreCoordinator.registerStoreType(type, factory: XMLStoreFactory(fileSystem: fileSystem))
+        for failing in 1...4 {
+            let url = freshURL()
+            let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes(), url: url.path, storeType: type)
+            try context.performAndWait {
+                Quake(context: context).code = "kept"
+                try context.save()
+            }
+            let saved = try AtomicFileWrite.read(url.path)
+            let rows = try rowsText(coordinator)
+            fileSystem.calls = 0
+            fileSystem.failing = failing
+            try context.performAndWait {
+                Quake(context: context).code = "lost"
+                XCTAssertThrowsError(try context.save(), "failure at call \(failing)")
+            }
+            fileSystem.failing = .max
+            XCTAssertEqual(try AtomicFileWrite.read(url.path), saved, "failure at call \(failing)")
+            XCTAssertEqual(try rowsText(coordinator), rows, "failure at call \(failing)")
+        }
+    }
+
     func testSeededMutationsNeverCrash() throws {
         let seed = SeededRandom.environmentSeed()
         var random = SeededRandom(seed: seed)
