@@ -96,6 +96,22 @@ package struct XMLStoreFactory: PersistentStoreFactory {
         return try Self.read(url.path).metadata
     }
 
+    /// Rewrites the document with `metadata` for the application's keys (the store's own and
+    /// the keys Core Data keeps are kept).
+    package func setMetadata(_ metadata: [String: any Sendable], forStoreAt url: URL, options: [String: Any]) throws {
+        if AtomicRowStore.isOpen(url) {
+            throw StrataError(.invalidArgument, "the .xml store \(url.path) is added to a coordinator in this process; set its metadata with setMetadata(_:for:)")
+        }
+        var (_, _, contents) = try AtomicStoreReading.xml(url.path)
+        var merged = metadata
+        for key in StoreMetadataKey.storeOwned + ["NSStoreModelVersionHashes", "NSStoreModelVersionHashesVersion", "NSPersistenceFrameworkVersion",
+                                                   "NSStoreModelVersionIdentifiers", "NSStoreType", "NSStoreUUID"] {
+            merged[key] = contents.metadata[key]
+        }
+        contents.metadata = merged
+        try XMLFileWriter(path: url.path, fileSystem: fileSystem).write(contents)
+    }
+
     package func replaceStore(at destination: URL, destinationOptions: [String: Any],
                               withStoreAt source: URL, sourceOptions: [String: Any]) throws {
         AtomicRowStore.forget(destination)

@@ -302,6 +302,36 @@ final class XMLStoreTests: XCTestCase {
         }
     }
 
+    /// Store management on .xml files: metadata read and set without adding the store (Core
+    /// Data's keys kept), migration .xml → .native → .xml keeping every object, replace, destroy.
+    func testStoreManagement() throws {
+        let url = freshURL()
+        try Data(Self.coreDataDocument.utf8).write(to: url)
+        AtomicRowStore.forget(url)
+        try PersistentStoreCoordinator.setMetadata(["app": "1"], type: .xml, at: url)
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .xml, at: url)
+        XCTAssertEqual(metadata["app"] as? String, "1")
+        XCTAssertEqual(metadata["NSPersistenceFrameworkVersion"] as? Int, 641)
+        XCTAssertEqual(metadata[StoreMetadataKey.storeUUID] as? String, "7DFA6DAB-A071-4B34-8DFB-BAC65DD66FDE")
+        let coordinator = try reopen(url, employeesModel())
+        let before = try rowsText(coordinator)
+        let native = TestStores.freshFile("from-xml")
+        let migrated = try coordinator.migratePersistentStore(coordinator.persistentStores[0], to: native, type: .native)
+        let back = freshURL()
+        try coordinator.migratePersistentStore(migrated, to: back, type: .xml)
+        // Keys are given anew by each store: rows compared without them.
+        func shape(_ rows: [String]) -> [String] {
+            rows.map { $0.split(separator: " ").dropFirst(2).joined(separator: " ").replacingOccurrences(of: "#[0-9]+", with: "#", options: .regularExpression) }.sorted()
+        }
+        XCTAssertEqual(shape(try rowsText(coordinator)), shape(before))
+        try coordinator.remove(coordinator.persistentStores[0])
+        let copy = freshURL()
+        try coordinator.replacePersistentStore(at: copy, withPersistentStoreFrom: back, type: .xml)
+        XCTAssertEqual(try rowsText(try reopen(copy, employeesModel())).count, before.count)
+        try coordinator.destroyPersistentStore(at: copy, type: .xml)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: copy.path))
+    }
+
     func testSeededMutationsNeverCrash() throws {
         let seed = SeededRandom.environmentSeed()
         var random = SeededRandom(seed: seed)
