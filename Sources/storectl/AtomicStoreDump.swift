@@ -52,8 +52,13 @@ enum AtomicStoreDump {
                 }
             }
         }
-        func objectList(_ stored: StoredEntityRows, _ entity: StoredSchema.Entity) -> [[String: Any]] {
-            stored.rows.map { row in
+        // Each described entity with its rows (looked up by name: a format may list them in
+        // another order, and leave out entities without objects).
+        let rowsByName = Dictionary(contents.entities.map { ($0.entity.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let described: [(StoredEntityRows?, StoredSchema.Entity)] = schema.entities.map { (rowsByName[$0.name], $0) }
+        func objectList(_ stored: StoredEntityRows?, _ entity: StoredSchema.Entity) -> [[String: Any]] {
+            guard let stored else { return [] }
+            return stored.rows.map { row in
                 var values: [String: Any] = [:]
                 for property in entity.properties {
                     if let slot = stored.entity.slotIndex[property.name] { values[property.name] = rendered(row.values[slot]) }
@@ -63,7 +68,7 @@ enum AtomicStoreDump {
         }
         if json {
             var entities: [[String: Any]] = []
-            for (stored, entity) in zip(contents.entities, schema.entities) {
+            for (stored, entity) in described {
                 entities.append(["name": entity.name, "properties": propertyList(entity), "objects": objectList(stored, entity)])
             }
             let document: [String: Any] = [
@@ -83,12 +88,12 @@ enum AtomicStoreDump {
         let appKeys = metadata.keys.filter { !StoreMetadataKey.storeOwned.contains($0) }.sorted()
         if !appKeys.isEmpty { print("metadata: " + appKeys.map { "\($0) = \(metadata[$0]!)" }.joined(separator: ", ")) }
         var table = TextTable(["entity", "objects", "properties"])
-        for (stored, entity) in zip(contents.entities, schema.entities) {
-            table.add([entity.name, "\(stored.rows.count)", propertyList(entity).map { "\($0["name"]!): \($0["kind"]!)\($0["destination"].map { " → \($0)" } ?? "")" }.joined(separator: ", ")])
+        for (stored, entity) in described {
+            table.add([entity.name, "\(stored?.rows.count ?? 0)", propertyList(entity).map { "\($0["name"]!): \($0["kind"]!)\($0["destination"].map { " → \($0)" } ?? "")" }.joined(separator: ", ")])
         }
         print(table.render())
         if objects {
-            for (stored, entity) in zip(contents.entities, schema.entities) where !stored.rows.isEmpty {
+            for (stored, entity) in described where !(stored?.rows.isEmpty ?? true) {
                 print("\n\(entity.name):")
                 for object in objectList(stored, entity) {
                     let values = object["values"] as! [String: Any]
