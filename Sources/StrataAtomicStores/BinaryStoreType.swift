@@ -34,7 +34,7 @@ struct BinaryFileWriter: StoreContentsWriter {
 }
 
 /// Opens .binary stores; `fileSystem` makes the file writes (tests inject failures).
-package struct BinaryStoreFactory: PersistentStoreFactory {
+package struct BinaryStoreFactory: AtomicStoreFactory {
     let fileSystem: any AtomicFileSystem
 
     package init(fileSystem: any AtomicFileSystem = POSIXFileSystem()) {
@@ -59,18 +59,6 @@ package struct BinaryStoreFactory: PersistentStoreFactory {
             }
             return (contents, !binding.isExact)
         }
-    }
-
-    package func replaceStore(at destination: URL, destinationOptions: [String: Any],
-                              withStoreAt source: URL, sourceOptions: [String: Any]) throws {
-        AtomicRowStore.forget(destination)
-        try StoreFiles.remove(destination)
-        try StoreFiles.copy(source, to: destination)
-    }
-
-    package func destroyStore(at url: URL, options: [String: Any]) throws {
-        AtomicRowStore.forget(url)
-        try StoreFiles.remove(url)
     }
 
     /// Rewrites the file with `metadata` for the application's keys (the store's own are kept).

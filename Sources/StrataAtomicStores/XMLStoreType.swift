@@ -38,7 +38,7 @@ struct XMLFileWriter: StoreContentsWriter {
 }
 
 /// Opens XML stores.
-package struct XMLStoreFactory: PersistentStoreFactory {
+package struct XMLStoreFactory: AtomicStoreFactory {
     let fileSystem: any AtomicFileSystem
 
     package init(fileSystem: any AtomicFileSystem = POSIXFileSystem()) {
@@ -112,17 +112,6 @@ package struct XMLStoreFactory: PersistentStoreFactory {
         try XMLFileWriter(path: url.path, fileSystem: fileSystem).write(contents)
     }
 
-    package func replaceStore(at destination: URL, destinationOptions: [String: Any],
-                              withStoreAt source: URL, sourceOptions: [String: Any]) throws {
-        AtomicRowStore.forget(destination)
-        try StoreFiles.remove(destination)
-        try StoreFiles.copy(source, to: destination)
-    }
-
-    package func destroyStore(at url: URL, options: [String: Any]) throws {
-        AtomicRowStore.forget(url)
-        try StoreFiles.remove(url)
-    }
 }
 
 extension ManagedObjectModel {

@@ -19,30 +19,13 @@ final class BinaryStoreTests: XCTestCase {
 
     /// Every row of every entity of the store at `url`, as text (keys, versions, values).
     private func rowsText(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
-        let store = try XCTUnwrap(coordinator.persistentStores.first as? any RowStore)
-        let names = Set(coordinator.managedObjectModel.entities.map(\.name))
-        return try store.read { view in
-            try names.sorted().flatMap { name in
-                try view.rows(ofEntities: [name]).map { row in
-                    "\(name) \(row.id.primaryKey!) v\(row.version) " + row.values.map { value -> String in
-                        switch value {
-                        case .objectID(let id): return "→\(id.entity.name)#\(id.primaryKey!)"
-                        case .objectIDs(let ids): return "→[" + ids.map { "\($0.entity.name)#\($0.primaryKey!)" }.joined(separator: ",") + "]"
-                        default: return "\(value)"
-                        }
-                    }.joined(separator: " | ")
-                }
-            }
-        }
+        try AtomicStoreTesting.rowsText(coordinator, versions: true)
     }
 
     /// Opens the store at `url` with `model` in a coordinator of its own, after every earlier
     /// store of the file in this process is gone (so the file is read).
     private func reopen(_ url: URL, _ model: ManagedObjectModel, options: [String: Any]? = nil) throws -> PersistentStoreCoordinator {
-        AtomicRowStore.forget(url)
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .binary, at: url, options: options)
-        return coordinator
+        try AtomicStoreTesting.reopen(url, type: .binary, model, options: options)
     }
 
     private func kindsModel() throws -> ManagedObjectModel {

@@ -19,28 +19,12 @@ final class XMLStoreTests: XCTestCase {
     private func freshURL() -> URL { TestStores.freshFile("xml", suffix: "xml") }
 
     private func reopen(_ url: URL, _ model: ManagedObjectModel, options: [String: Any]? = nil) throws -> PersistentStoreCoordinator {
-        AtomicRowStore.forget(url)
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .xml, at: url, options: options)
-        return coordinator
+        try AtomicStoreTesting.reopen(url, type: .xml, model, options: options)
     }
 
     /// Every row of the store as text (keys, values; relationships by entity and key).
     private func rowsText(_ coordinator: PersistentStoreCoordinator) throws -> [String] {
-        let store = try XCTUnwrap(coordinator.persistentStores.first as? any RowStore)
-        return try store.read { view in
-            try coordinator.managedObjectModel.entities.map(\.name).sorted().flatMap { name in
-                try view.rows(ofEntities: [name]).map { row in
-                    "\(name) \(row.id.primaryKey!) " + row.values.map { value -> String in
-                        switch value {
-                        case .objectID(let id): return "→\(id.entity.name)#\(id.primaryKey!)"
-                        case .objectIDs(let ids): return "→[" + ids.map { "\($0.entity.name)#\($0.primaryKey!)" }.joined(separator: ",") + "]"
-                        default: return "\(value)"
-                        }
-                    }.joined(separator: " | ")
-                }
-            }
-        }
+        try AtomicStoreTesting.rowsText(coordinator, versions: false)
     }
 
     func testEveryKindSurvivesTheDocument() throws {

@@ -95,3 +95,21 @@ package enum AtomicRowStore {
         _ = openFiles.withLock { $0.removeValue(forKey: url.standardizedFileURL.path) }
     }
 }
+
+/// The file operations both atomic store types share: a store is its one file, and the rows a
+/// store of this process holds for it are forgotten when the file is replaced or destroyed.
+package protocol AtomicStoreFactory: PersistentStoreFactory {}
+
+extension AtomicStoreFactory {
+    public func replaceStore(at destination: URL, destinationOptions: [String: Any],
+                             withStoreAt source: URL, sourceOptions: [String: Any]) throws {
+        AtomicRowStore.forget(destination)
+        try StoreFiles.remove(destination)
+        try StoreFiles.copy(source, to: destination)
+    }
+
+    public func destroyStore(at url: URL, options: [String: Any]) throws {
+        AtomicRowStore.forget(url)
+        try StoreFiles.remove(url)
+    }
+}
