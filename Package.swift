@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "storectl", targets: ["storectl"]),
         .executable(name: "quakes", targets: ["quakes"]),
+        .plugin(name: "StrataCodegen", targets: ["StrataCodegen"]),
     ],
     targets: [
         // The dependency graph (README, "Layout"):
@@ -30,7 +31,12 @@ let package = Package(
         .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage"]),
         .target(name: "StrataAtomicStores", dependencies: ["StrataGraph", "StrataCore"]),
         .target(name: "Strata", dependencies: ["StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataStorage"]),
-        .executableTarget(name: "storectl", dependencies: wholeProduct),
+        // Managed object classes from Xcode models: the generator, the tool the build plugin
+        // runs, and the plugin (`plugins: [.plugin(name: "StrataCodegen", package: "strata")]`).
+        .target(name: "StrataCodeGeneration", dependencies: ["StrataGraph", "StrataCore"]),
+        .executableTarget(name: "strata-codegen", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore"]),
+        .plugin(name: "StrataCodegen", capability: .buildTool(), dependencies: ["strata-codegen"]),
+        .executableTarget(name: "storectl", dependencies: wholeProduct + ["StrataCodeGeneration"]),
         .executableTarget(
             name: "quakes",
             dependencies: wholeProduct,

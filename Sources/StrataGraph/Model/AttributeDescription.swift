@@ -53,6 +53,10 @@ public class AttributeDescription: PropertyDescription, @unchecked Sendable {
     /// A regular expression a string value must match entirely.
     @exclusivity(unchecked) public var regularExpression: String? { didSet { checkMutable() } }
 
+    /// Xcode's "Use Scalar Type" from a model file (`usesScalarValueType`; nil when the file does
+    /// not say); read by StrataCodegen, meaningless at run time.
+    @exclusivity(unchecked) package var usesScalarValueType: Bool?
+
     /// The default as a row value, computed when the model is frozen.
     @exclusivity(unchecked) package var defaultRowValue: RowValue = .null
 

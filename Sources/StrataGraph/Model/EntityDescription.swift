@@ -32,8 +32,12 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) public var managedObjectClass: ManagedObject.Type = ManagedObject.self {
         didSet { checkMutable(); managedObjectClassName = String(describing: managedObjectClass) }
     }
-    /// The class name recorded in model files (informational).
+    /// The class name recorded in model files (`representedClassName`); a model read from a file
+    /// binds it to a class by ``ManagedObjectModel/init(contentsOf:classes:)``.
     @exclusivity(unchecked) public var managedObjectClassName: String = "ManagedObject" { didSet { checkMutable() } }
+    /// Xcode's code generation setting from a model file (`codeGenerationType`: "class",
+    /// "category", or nil for manual/none); read by StrataCodegen, meaningless at run time.
+    @exclusivity(unchecked) package var codeGenerationType: String?
     /// The properties this entity declares (inherited ones are not repeated here).
     @exclusivity(unchecked) public var properties: [PropertyDescription] = [] {
         didSet {

@@ -19,7 +19,8 @@ import Foundation
 /// region.properties.append(strong)
 /// let quakes = regionObject.value(forKey: "strongQuakes") as! [ManagedObject]
 /// ```
-public final class FetchedPropertyDescription: PropertyDescription {
+// @unchecked Sendable: mutable only before the model is frozen, as every PropertyDescription.
+public final class FetchedPropertyDescription: PropertyDescription, @unchecked Sendable {
     /// What the property fetches (its entity, predicate and sort descriptors).
     @exclusivity(unchecked) public var fetchRequest: FetchRequest<ManagedObject>? { didSet { checkMutable() } }
 

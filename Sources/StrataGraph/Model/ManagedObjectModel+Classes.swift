@@ -40,6 +40,12 @@ extension ManagedObjectModel {
     /// The properties a class declares, plus those of superclasses that are not listed entities
     /// themselves (a listed superclass becomes the superentity and keeps its own properties).
     private static func properties(of cls: ManagedObject.Type, listed: Set<ObjectIdentifier>) throws -> [PropertyDescription] {
+        try managedProperties(of: cls, listed: listed).map { try property(named: $0.name, $0.wrapper, in: cls) }
+    }
+
+    /// The `@Managed` wrappers a class declares (with its superclasses' up to the first listed one),
+    /// superclass first, by property name.
+    static func managedProperties(of cls: ManagedObject.Type, listed: Set<ObjectIdentifier>) -> [(name: String, wrapper: any AnyManagedProperty)] {
         let prototype = makePrototype(cls)
         var mirrors: [Mirror] = []
         var mirror: Mirror? = Mirror(reflecting: prototype)
@@ -49,12 +55,11 @@ extension ManagedObjectModel {
                   parentClass != ManagedObject.self, !listed.contains(ObjectIdentifier(parentClass)) else { break }
             mirror = parent
         }
-        var result: [PropertyDescription] = []
+        var result: [(name: String, wrapper: any AnyManagedProperty)] = []
         for current in mirrors.reversed() {
             for child in current.children {
                 guard let label = child.label, let managed = child.value as? any AnyManagedProperty else { continue }
-                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
-                result.append(try property(named: name, managed, in: cls))
+                result.append((label.hasPrefix("_") ? String(label.dropFirst()) : label, managed))
             }
         }
         return result

@@ -297,6 +297,7 @@ final class XcodeModelParser: NSObject, XMLParserDelegate {
         entity.name = try required("name", of: "entity", attributes, line: line)
         if let className = nonEmpty(attributes["representedClassName"]) { entity.managedObjectClassName = className }
         entity.isAbstract = flag(attributes["isAbstract"])
+        entity.codeGenerationType = nonEmpty(attributes["codeGenerationType"])
         entity.renamingIdentifier = nonEmpty(attributes["renamingIdentifier"] ?? attributes["elementID"])
         if let parentName = nonEmpty(attributes["parentEntity"]) { parents.append((entity, parentName, line)) }
         self.entity = entity
@@ -329,6 +330,7 @@ final class XcodeModelParser: NSObject, XMLParserDelegate {
         attribute.valueTransformerName = nonEmpty(attributes["valueTransformerName"])
         attribute.attributeValueClassName = nonEmpty(attributes["customClassName"])
         attribute.allowsExternalBinaryDataStorage = flag(attributes["allowsExternalBinaryDataStorage"])
+        attribute.usesScalarValueType = attributes["usesScalarValueType"].flatMap(Self.boolean)
         attribute.preservesValueInHistoryOnDeletion = flag(attributes["preserveAfterDeletion"])
         attribute.regularExpression = nonEmpty(attributes["regularExpressionString"])
         let defaultText = type == .date ? attributes["defaultDateTimeInterval"] ?? attributes["defaultValueString"]

@@ -4,8 +4,9 @@
 // `.xccurrentversion`; a `.xcdatamodel` directory; or a `contents` file given directly), reading
 // it, and assembling the parsed descriptions into a validated model. The XML itself is read by
 // XcodeModelParser. Every failure (missing file, unreadable version plist, bad XML, invalid
-// model) throws a StrataError naming the path. It never looks up classes by name and never
-// freezes the model: a coordinator does that when it first uses it.
+// model) throws a StrataError naming the path. It never matches classes to entities itself
+// (ManagedObjectModel+Binding does) and never freezes the model: a coordinator does that when it
+// first uses it.
 
 import Foundation
 import StrataCore
@@ -14,9 +15,10 @@ extension ManagedObjectModel {
     /// A model read from an Xcode model: a `.xcdatamodeld` directory (its current version), a
     /// `.xcdatamodel` directory, or a `.xcdatamodel/contents` XML file.
     ///
-    /// Entities keep the class name Xcode records in ``EntityDescription/managedObjectClassName``;
-    /// their ``EntityDescription/managedObjectClass`` stays ``ManagedObject`` (set it, or register
-    /// classes, before the model is used). Parts of the file Strata does not use (fetch request
+    /// Entities keep the class name Xcode records in ``EntityDescription/managedObjectClassName``.
+    /// A module-qualified name (`MyApp.Quake`) of a class the process has gives the entity that
+    /// class; otherwise ``EntityDescription/managedObjectClass`` stays ``ManagedObject``: pass the
+    /// classes to ``init(contentsOf:classes:)`` (or set them) before the model is used. Parts of the file Strata does not use (fetch request
     /// templates, fetched properties…) are skipped and described in ``warnings``. Default values
     /// are read as Core Data reads them: text that is not of the attribute's type converts as
     /// Foundation's string conversions do ("NO" is 0, "0.0" is false), with a warning; text that
@@ -51,6 +53,7 @@ extension ManagedObjectModel {
             setEntities(members, forConfigurationName: configuration.name)
         }
         try validate()
+        try bindClassesFoundByName()
     }
 }
 

@@ -74,7 +74,7 @@ public struct Managed<Value> {
             return wrapper.defaultValue
         }
         let info = ManagedKeyCache.info(of: storageKeyPath, kind: ManagedFastKind(Value.self), entity: object.entity)
-        return object[keyPath: storageKeyPath].read(from: object, key: info.name)
+        return read(from: object, key: info.name, default: object[keyPath: storageKeyPath].defaultValue)
     }
 
     @usableFromInline
@@ -86,7 +86,9 @@ public struct Managed<Value> {
         object.setValue(newValue, forKey: info.name)
     }
 
-    private func read(from object: ManagedObject, key: String) -> Value {
+    /// The value of property `key` of `object` as `Value` (`defaultValue` when it is nil or not
+    /// of that type and `Value` is not optional).
+    static func read(from object: ManagedObject, key: String, default defaultValue: Value) -> Value {
         guard let slot = object.entity.slotIndex[key] else {
             preconditionFailure("Strata: entity \(object.entity.name) has no property '\(key)' (the model was not made from this class)")
         }
@@ -107,7 +109,7 @@ public struct Managed<Value> {
         return (decoded as? Value) ?? castNil() ?? defaultValue
     }
 
-    private func castNil() -> Value? {
+    private static func castNil() -> Value? {
         let none: Any? = nil
         return none as? Value
     }

@@ -40,6 +40,19 @@ extension ManagedObject {
     @usableFromInline
     static func registerAccess<Object: ManagedObject, Value>(_ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>,
                                                             storage: ReferenceWritableKeyPath<Object, Managed<Value>>) {
+        if let observed = object.observation, observed.observed[keyPath] != nil {
+            observed.registrar.access(object, keyPath: keyPath)
+            return
+        }
+        let slot = object.state == .prototype ? nil
+            : ManagedKeyCache.info(of: storage, kind: ManagedFastKind(Value.self), entity: object.entity).slot
+        registerAccess(object, keyPath, slot: slot)
+    }
+
+    /// Registers a read of the property at `keyPath` of `object`, stored at `slot` of its entity
+    /// (nil: not a stored property; always announced).
+    static func registerAccess<Object: ManagedObject, Value>(_ object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>,
+                                                            slot: Int?) {
         let observation: ObjectObservation
         if let existing = object.observation {
             observation = existing
@@ -48,8 +61,7 @@ extension ManagedObject {
             object.observation = observation
         }
         if observation.observed[keyPath] == nil {
-            let slot = object.state == .prototype ? nil
-                : ManagedKeyCache.info(of: storage, kind: ManagedFastKind(Value.self), entity: object.entity).slot
+            let slot = object.state == .prototype ? nil : slot
             observation.observed[keyPath] = ObjectObservation.Observed(slot: slot, seen: slot.flatMap { object.loadedValue(at: $0) }) { subject, registrar in
                 let typed = unsafeDowncast(subject, to: Object.self)
                 registrar.willSet(typed, keyPath: keyPath)

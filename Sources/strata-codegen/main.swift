@@ -1,0 +1,28 @@
+// strata-codegen: the tool the StrataCodegen build plugin runs: one model in, one Swift file out.
+//
+//     strata-codegen MODEL OUTPUT.swift
+//
+// Owns: the command line and the exit status. A model that cannot be read or generated prints a
+// compiler-style diagnostic naming the model file and line, removes OUTPUT (a build must not
+// compile the code of an older model beside the error), and exits 1. Never writes beside the
+// model: OUTPUT is in the plugin's work directory.
+
+import Foundation
+import StrataCodeGeneration
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: strata-codegen MODEL(.xcdatamodeld|.xcdatamodel) OUTPUT.swift\n".utf8))
+    exit(2)
+}
+let modelURL = URL(fileURLWithPath: arguments[0])
+let outputURL = URL(fileURLWithPath: arguments[1])
+do {
+    let generator = try ModelCodeGenerator(contentsOf: modelURL)
+    let file = try generator.files(layout: .oneFile)[0]
+    try GeneratedFiles.write(file.contents, to: outputURL)
+} catch {
+    try? FileManager.default.removeItem(at: outputURL)
+    FileHandle.standardError.write(Data((GeneratedFiles.diagnostic(for: error, fallbackPath: modelURL.path) + "\n").utf8))
+    exit(1)
+}
