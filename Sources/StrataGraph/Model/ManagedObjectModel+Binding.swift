@@ -69,8 +69,10 @@ extension ManagedObjectModel {
     }
 
     /// Binds the entities whose recorded class name is module-qualified (`MyApp.Quake`) to that
-    /// class when the process has it, as Core Data looks up a class by name.
-    func bindClassesFoundByName() throws {
+    /// class when the process has it, as Core Data looks up a class by name. Classes that do not
+    /// agree with their entities (or need classes of other entities not found this way) are left
+    /// out, with a warning: ``init(contentsOf:classes:)`` can still bind them with the rest.
+    func bindClassesFoundByName() {
         var chosen: [ObjectIdentifier: ManagedObject.Type] = [:]
         for entity in entities where entity.managedObjectClass == ManagedObject.self {
             let recorded = entity.managedObjectClassName
@@ -78,7 +80,13 @@ extension ManagedObjectModel {
                   let cls = _typeByName(recorded) as? ManagedObject.Type else { continue }
             chosen[ObjectIdentifier(entity)] = cls
         }
-        if !chosen.isEmpty { try bind(chosen) }
+        guard !chosen.isEmpty else { return }
+        do {
+            try bind(chosen)
+        } catch {
+            let message = (error as? StrataError)?.message ?? "\(error)"
+            warnings.append("classes found by their module-qualified names were not bound: \(message)")
+        }
     }
 
     private static func entity(_ entity: EntityDescription, isNamedBy cls: ManagedObject.Type) -> Bool {

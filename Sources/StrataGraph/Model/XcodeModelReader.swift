@@ -17,7 +17,7 @@ extension ManagedObjectModel {
     ///
     /// Entities keep the class name Xcode records in ``EntityDescription/managedObjectClassName``.
     /// A module-qualified name (`MyApp.Quake`) of a class the process has gives the entity that
-    /// class; otherwise ``EntityDescription/managedObjectClass`` stays ``ManagedObject``: pass the
+    /// class when the class agrees with it (else ``warnings`` says why not); otherwise ``EntityDescription/managedObjectClass`` stays ``ManagedObject``: pass the
     /// classes to ``init(contentsOf:classes:)`` (or set them) before the model is used. Parts of the file Strata does not use (fetch request
     /// templates, fetched properties…) are skipped and described in ``warnings``. Default values
     /// are read as Core Data reads them: text that is not of the attribute's type converts as
@@ -53,7 +53,7 @@ extension ManagedObjectModel {
             setEntities(members, forConfigurationName: configuration.name)
         }
         try validate()
-        try bindClassesFoundByName()
+        bindClassesFoundByName()
     }
 }
 
