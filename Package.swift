@@ -41,7 +41,8 @@ let package = Package(
             name: "quakes",
             dependencies: wholeProduct,
             path: "Sources/quakes",
-            resources: [.copy("Resources/sample-feed.geojson")]
+            resources: [.copy("Resources/sample-feed.geojson"), .copy("Earthquakes.xcdatamodeld")],
+            plugins: [.plugin(name: "StrataCodegen")]
         ),
         .executableTarget(
             name: "strata-demo",

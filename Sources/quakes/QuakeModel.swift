@@ -1,37 +1,21 @@
-// QuakeModel: the Earthquakes example's entity: one USGS earthquake, unique by its code.
+// QuakeModel: the Earthquakes example's model: one USGS earthquake per `Quake`, unique by its code,
+// with fetch indexes on `time`, `magnitude` and the UTC `day` the report groups by.
 //
-// Owns: the managed class and the model built from it (a uniqueness constraint on `code`, fetch
-// indexes on `time` and `magnitude`, and the UTC `day` the report groups by). Never imports or
-// queries (Importer.swift and Report.swift do).
+// The model is the Xcode model Earthquakes.xcdatamodeld beside this file. Its entity's code
+// generation is "class": the StrataCodegen build plugin writes the `Quake` class from it on every
+// build that changes it (into the build directory; nothing generated is in the source tree), and
+// the model file ships as a resource and is read at run time, with that class.
+//
+// Owns: finding and loading the model. Never imports or queries (Importer.swift and Report.swift do).
 
 import Foundation
 import Strata
 
-final class Quake: ManagedObject {
-    @Managed var code: String = ""
-    @Managed var magnitude: Double = 0
-    @Managed var place: String = ""
-    @Managed var time: Date = .distantPast
-    @Managed var updated: Date = .distantPast
-    /// The UTC day of `time` ("2026-11-22"), for counts per day.
-    @Managed var day: String = ""
-    @Managed var depth: Double? = nil
-    @Managed var latitude: Double = 0
-    @Managed var longitude: Double = 0
-    @Managed var status: String = ""
-    @Managed var tsunami: Bool = false
-    @Managed var url: String? = nil
-}
-
 enum QuakeModel {
     static func make() throws -> ManagedObjectModel {
-        let model = try ManagedObjectModel(classes: [Quake.self])
-        let quake = model.entitiesByName["Quake"]!
-        quake.uniquenessConstraints = [["code"]]
-        func index(_ name: String, _ attribute: String) -> FetchIndexDescription {
-            FetchIndexDescription(name: name, elements: [FetchIndexElementDescription(property: quake.attributesByName[attribute]!)])
+        guard let url = Bundle.module.url(forResource: "Earthquakes", withExtension: "xcdatamodeld") else {
+            throw StrataError(.modelFile, "the Earthquakes model is missing from the resource bundle")
         }
-        quake.indexes = [index("byTime", "time"), index("byMagnitude", "magnitude"), index("byDay", "day")]
-        return model
+        return try EarthquakesModel.load(contentsOf: url)
     }
 }
