@@ -93,11 +93,9 @@ extension ManagedObjectModel {
         let qualified = String(reflecting: cls)
         let className = qualified.split(separator: ".").last.map(String.init) ?? qualified
         let recorded = entity.managedObjectClassName
-        if let name = ManagedClassNames.unqualified(recorded) {
-            guard name == className else { return false }
-            if let module = ManagedClassNames.module(recorded) { return qualified.hasPrefix(module + ".") }
-            return true
-        }
+        // A listed class is the class the app means: a recorded module (`MyApp.Quake`) that is
+        // not the class's own (a renamed target, a model moved into a package) does not matter.
+        if let name = ManagedClassNames.unqualified(recorded) { return name == className }
         return entity.name == className
     }
 
@@ -141,8 +139,10 @@ extension ManagedObjectModel {
         switch (declared, property) {
         case (.transformable(let type, _), let attribute as AttributeDescription) where attribute.type == .transformable:
             return (attribute, type)
-        case (.attribute, let attribute as AttributeDescription) where attribute.type == .transformable:
-            return nil
+        case (.attribute(let type, _), let attribute as AttributeDescription) where attribute.type == .transformable:
+            // `Data` over a transformable with no Codable type (StrataCodegen's choice when the
+            // model names no custom class): key-value reads decode it as Data too.
+            return type == .binaryData ? (attribute, Data.self) : nil
         case (.attribute(let type, _), let attribute as AttributeDescription):
             let integers: Set<AttributeDescription.AttributeType> = [.integer16, .integer32, .integer64]
             guard type == attribute.type || (integers.contains(type) && integers.contains(attribute.type)) else {
