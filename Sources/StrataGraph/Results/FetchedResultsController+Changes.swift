@@ -144,13 +144,13 @@ extension FetchedResultsController: ContextChangeObserver {
     }
 
     private func publish(_ snapshot: ResultsSnapshot) {
-        for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(snapshot) }
+        for continuation in streams.continuations.withLock({ Array($0.values) }) { continuation.yield(snapshot) }
     }
 
     private func deliver(_ changes: [ResultsObjectChange], oldNames: [String], newNames: [String],
                          removedOffsets: [(offset: Int, id: ManagedObjectID, object: ObjectIdentifier)], oldSnapshot: ResultsSnapshot?) {
         guard let layout else { return }
-        let hasStreams = !streams.withLock { $0.isEmpty }
+        let hasStreams = !streams.continuations.withLock { $0.isEmpty }
         if hasStreams { publish(layout.snapshot) }
         guard let delegate else { return }
         if !delegateLacks.contains(.snapshot) {

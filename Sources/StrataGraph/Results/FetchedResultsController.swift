@@ -51,7 +51,7 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
     var sectionPath: [String]?
     /// The content methods the delegate turned out not to implement (set by their defaults).
     var delegateLacks: DelegateStyles = []
-    let streams = Lock<[UUID: AsyncStream<ResultsSnapshot>.Continuation]>([:]) // guards the continuations
+    let streams = SnapshotStreams()
     private var flatCache: [ResultType]?
     /// With a batch size: the batches of objects most recently read, least recent first
     /// (FetchedResultsController+Batches.swift).
@@ -69,7 +69,7 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
 
     deinit {
         managedObjectContext.removeChangeObserver(self)
-        for continuation in streams.withLock({ Array($0.values) }) { continuation.finish() }
+        for continuation in streams.continuations.withLock({ Array($0.values) }) { continuation.finish() }
     }
 
     /// Deletes the section cache named `name` (Strata keeps none; kept for Core Data code).
@@ -220,8 +220,9 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
         let id = UUID()
         let (stream, continuation) = AsyncStream.makeStream(of: ResultsSnapshot.self, bufferingPolicy: .bufferingNewest(1))
         if let layout { continuation.yield(layout.snapshot) }
-        continuation.onTermination = { [weak self] _ in _ = self?.streams.withLock { $0.removeValue(forKey: id) } }
-        streams.withLock { $0[id] = continuation }
+        // The handler holds the streams, not the controller (whose type is generic).
+        continuation.onTermination = { [streams] _ in _ = streams.continuations.withLock { $0.removeValue(forKey: id) } }
+        streams.continuations.withLock { $0[id] = continuation }
         return stream
     }
 
@@ -279,4 +280,9 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: @un
         flatCache = nil
         dropBatches()
     }
+}
+
+/// The continuations of a controller's snapshot streams.
+final class SnapshotStreams: Sendable {
+    let continuations = Lock<[UUID: AsyncStream<ResultsSnapshot>.Continuation]>([:]) // guards the continuations
 }
