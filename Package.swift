@@ -68,6 +68,6 @@ let package = Package(
         ),
         .testTarget(name: "StrataTests", dependencies: wholeProduct + ["_StrataTestSupport", "strata-test-helper", "quakes"], resources: [.copy("Fixtures")]),
         .testTarget(name: "storectlTests", dependencies: wholeProduct + ["storectl", "_StrataTestSupport"]),
-        .testTarget(name: "StrataCodeGenerationTests", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore", "strata-codegen"]),
+        .testTarget(name: "StrataCodeGenerationTests", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore", "strata-codegen", "_StrataTestSupport"]),
     ]
 )

@@ -44,8 +44,8 @@ struct EntitySource {
         Self.className(of: other, generation: generationOf(other))
     }
 
-    /// The class name, checked.
-    func typeName() throws -> String {
+    /// The name of the class generated for `entity`, checked.
+    static func typeName(of entity: EntityDescription) throws -> String {
         try SwiftNames.typeName(ManagedClassNames.className(of: entity), entity: entity.name)
     }
 
@@ -72,7 +72,7 @@ struct EntitySource {
     }
 
     func source() throws -> String {
-        let name = try typeName()
+        let name = try Self.typeName(of: entity)
         var lines: [String] = []
         let abstract = entity.isAbstract ? ", abstract" : ""
         let setting = generation == .classDefinition ? "class" : "category"

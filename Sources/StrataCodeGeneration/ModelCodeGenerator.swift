@@ -96,7 +96,7 @@ package struct ModelCodeGenerator {
             return [GeneratedFile(name: "\(SwiftNames.identifier(fromFileName: modelName))+Strata.swift", contents: header() + body)]
         case .filePerEntity:
             var files = try sources.map { entity, source in
-                GeneratedFile(name: "\(try EntitySource.typeNameChecked(entity))+Strata.swift", contents: header() + source)
+                GeneratedFile(name: "\(try EntitySource.typeName(of: entity))+Strata.swift", contents: header() + source)
             }
             files.append(GeneratedFile(name: "\(listName).swift", contents: header() + list))
             return files
@@ -117,7 +117,7 @@ package struct ModelCodeGenerator {
 
     /// The enum listing the classes of the generated entities, and loading the model with them.
     private func classList() throws -> String {
-        let classes = try generatedEntities.map { try EntitySource.typeNameChecked($0) + ".self" }
+        let classes = try generatedEntities.map { try EntitySource.typeName(of: $0) + ".self" }
         return """
         /// The managed object classes StrataCodegen generated from \(modelFile): the classes of
         /// entities whose code generation is `class` or `category`. Pass them, with the classes of
@@ -149,11 +149,5 @@ package struct ModelCodeGenerator {
         if seen[listName] != nil {
             throw StrataError(.invalidModel, "\(modelFile): the class list \(listName) has the name of an entity's class")
         }
-    }
-}
-
-extension EntitySource {
-    static func typeNameChecked(_ entity: EntityDescription) throws -> String {
-        try SwiftNames.typeName(ManagedClassNames.className(of: entity), entity: entity.name)
     }
 }

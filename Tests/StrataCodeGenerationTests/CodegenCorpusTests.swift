@@ -9,6 +9,7 @@
 
 import Foundation
 import XCTest
+import _StrataTestSupport
 @testable import StrataCodeGeneration
 
 final class CodegenCorpusTests: XCTestCase {
@@ -49,10 +50,10 @@ final class CodegenCorpusTests: XCTestCase {
         XCTAssertFalse(modules.isEmpty)
         try writePackage(at: package, modules: modules)
 
-        let build = try run("swift", ["build", "--package-path", package.path, "--scratch-path", package.deletingLastPathComponent().appendingPathComponent("scratch").path])
+        let build = try runChildProcess("swift", ["build", "--package-path", package.path, "--scratch-path", package.deletingLastPathComponent().appendingPathComponent("scratch").path])
         XCTAssertEqual(build.status, 0, String(build.output.suffix(6000)))
         guard build.status == 0 else { return }
-        let check = try run(package.deletingLastPathComponent().appendingPathComponent("scratch/debug/CorpusCheck").path, [])
+        let check = try runChildProcess(package.deletingLastPathComponent().appendingPathComponent("scratch/debug/CorpusCheck").path, [])
         XCTAssertEqual(check.status, 0, check.output)
         let checked = check.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count
         XCTAssertEqual(checked, modules.count, check.output)
@@ -138,16 +139,4 @@ final class CodegenCorpusTests: XCTestCase {
     }
     """#
 
-    private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [executable] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
 }

@@ -6,24 +6,10 @@
 
 import Foundation
 import XCTest
+import _StrataTestSupport
 
 final class CodegenFixtureTests: XCTestCase {
     private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// Runs `executable` with `arguments`; stdout and stderr together.
-    private func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [executable] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
 
     func testThePluginGeneratesClassesThatTheAppUsesAndRegeneratesWhenTheModelChanges() throws {
         // A copy, so the test can edit its model; kept under .build so that builds are incremental.
@@ -37,7 +23,7 @@ final class CodegenFixtureTests: XCTestCase {
         try? fileManager.removeItem(at: package.appendingPathComponent(".build"))
         let environment = ["STRATA_PACKAGE_PATH": Self.repository.path]
         func build() throws -> (status: Int32, output: String) {
-            try run("swift", ["build", "--package-path", package.path, "--scratch-path", scratch.path], environment: environment)
+            try runChildProcess("swift", ["build", "--package-path", package.path, "--scratch-path", scratch.path], environment: environment)
         }
         let sources = package.appendingPathComponent("Sources/LibraryApp")
         let sourceFilesBefore = try fileManager.contentsOfDirectory(atPath: sources.path).sorted()
@@ -46,7 +32,7 @@ final class CodegenFixtureTests: XCTestCase {
         let first = try build()
         XCTAssertEqual(first.status, 0, first.output)
         XCTAssertTrue(first.output.contains("Generating managed object classes from Library.xcdatamodeld"), first.output)
-        let app = try run(scratch.appendingPathComponent("debug/LibraryApp").path, [])
+        let app = try runChildProcess(scratch.appendingPathComponent("debug/LibraryApp").path, [])
         XCTAssertEqual(app.status, 0, app.output)
         XCTAssertTrue(app.output.hasPrefix("codegen fixture: ok"), app.output)
 

@@ -1,5 +1,6 @@
 import XCTest
 import Strata
+import _StrataTestSupport
 
 /// STRATA_CONCURRENCY_DEBUG=1 traps on use off the context's queue, naming object and queue.
 final class ConcurrencyDebugTests: XCTestCase {
@@ -9,22 +10,10 @@ final class ConcurrencyDebugTests: XCTestCase {
         #else
         let helper = Bundle.main.bundleURL.appendingPathComponent("strata-test-helper")
         #endif
-        let process = Process()
-        process.executableURL = helper
-        process.arguments = ["concurrency-violation", target]
-        var environment = ProcessInfo.processInfo.environment
-        environment["STRATA_CONCURRENCY_DEBUG"] = debug ? "1" : "0"
         // The trap's message is all this reads: no backtracer (under the thread sanitizer it
         // never finished, and it held the output pipe open).
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return try runChildProcess(helper.path, ["concurrency-violation", target],
+                                   environment: ["STRATA_CONCURRENCY_DEBUG": debug ? "1" : "0", "SWIFT_BACKTRACE": "enable=no"])
     }
 
     func testObjectUseOffItsQueueTrapsNamingObjectAndQueue() throws {
