@@ -5,10 +5,13 @@
 // foreign-key or link trees), gathering the index entries whose values changed;
 // (2) deletes, checked the same way, removing the row and its foreign-key and link entries (after
 // a first conflict rows are only checked, so every conflict is reported, and nothing more is
-// written); (3) inserts' records, foreign keys and links; (4) the gathered index removals, per
+// written); (3) inserts' index entries are gathered; (4) the gathered index removals, per
 // index in key order and in batches (neighbouring entries from one leaf instead of a descent per
-// row); (5) new index entries of updates and inserts, where uniqueness constraints are checked,
-// so a save may swap unique values between its own rows (other indexes take theirs in batches).
+// row); (5) uniqueness constraints are checked for every new entry of updates and inserts (after
+// the removals, so a save may swap unique values between its own rows; before any insert's record
+// is written, so a refused insert, such as a batch upsert's first attempt, costs its probes and
+// not its rows); (6) inserts' records, foreign keys and links; (7) the new index entries, per
+// index in key order and in batches.
 // Any refusal throws before the transaction commits, so a refused save leaves no trace (the
 // transaction rolls back whatever was written). Index entries are `elements…, primary key(8)` →
 // entity number(2), or nothing for rows of the index's declaring entity (FORMAT.md §19.4). Never
@@ -39,6 +42,9 @@ struct NativeCommitter {
         let row: Int
         /// The row's entity number (what the entry's value says).
         let entity: UInt16
+        /// Checked for uniqueness but not put: an update whose cut value changed keeps the entry
+        /// it had (the keys tie), yet its whole value may now equal another row's.
+        var checkOnly = false
     }
     /// Index entries to remove (old keys of deleted and updated rows) and to add, one list per
     /// index tree, found by a linear search (a save touches a few indexes: comparing layout
@@ -124,8 +130,10 @@ struct NativeCommitter {
             if conflicts.isEmpty { try delete(id, stored: stored) }
         }
         if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
-        for position in insertOrder { try insert(changes.inserts[position], position: changes.updates.count + position) }
+        for position in insertOrder { try gatherInsert(changes.inserts[position], position: changes.updates.count + position) }
         try removeIndexEntries()
+        try checkUniqueness()
+        for position in insertOrder { try writeInsert(changes.inserts[position]) }
         try addIndexEntries()
         return versions
     }
@@ -233,7 +241,11 @@ struct NativeCommitter {
                 addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
                 if removals[removal].keys.lastKeyEquals(additions[addition].keys) {
                     removals[removal].keys.removeLast()
-                    additions[addition].keys.removeLast()
+                    if index.isUnique, let last = additions[addition].keys.entries.last, last.info.truncated, !last.info.hasNull {
+                        additions[addition].keys.updateLast { $0.checkOnly = true }
+                    } else {
+                        additions[addition].keys.removeLast()
+                    }
                 }
             } else {
                 addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
@@ -258,13 +270,19 @@ struct NativeCommitter {
 
     // MARK: Inserts
 
-    /// Writes an inserted row; `position` is its position for `addedRow(_:)`.
-    private mutating func insert(_ row: StoreRow, position: Int) throws {
+    /// Gathers an inserted row's index entries; `position` is its position for `addedRow(_:)`.
+    private mutating func gatherInsert(_ row: StoreRow, position: Int) throws {
         guard let key = row.id.primaryKey else { return }
         let layout = try layout(of: row.id.entity)
         for index in layout.indexes {
             addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
         }
+    }
+
+    /// Writes an inserted row's record, foreign keys and links.
+    private mutating func writeInsert(_ row: StoreRow) throws {
+        guard let key = row.id.primaryKey else { return }
+        let layout = try layout(of: row.id.entity)
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: .null, to: row.values[slot], owner: key, layout: layout) }
         for (slot, name, ordered) in layout.links { try setLinks(tree: name, owner: key, from: nil, to: row.values[slot], ordered: ordered) }
         try writeRecord(row, version: 1, layout: layout)
@@ -328,50 +346,79 @@ struct NativeCommitter {
         }
     }
 
-    private mutating func addIndexEntries() throws {
-        var conflicts: [String: RowConstraintConflict] = [:]
-        // One index after another, each in key order (appends where keys grow with the rows).
-        let lists = additions.sorted { $0.index.tree < $1.index.tree }
-        additions = []
-        for (index, gathered) in lists {
-            let tree = index.tree
-            var keys = gathered
-            keys.sort()
-            let indexTree = try self.tree(tree)
-            if !index.isUnique {
-                // Nothing to check per entry: one batch.
-                let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2, alignment: 1)
-                defer { scratch.deallocate() }
-                try keys.withKeys { count, key, addition in
-                    _ = try indexTree.putEach(count: count, key: key) { index.entryValue(entity: addition($0).entity, in: scratch) }
-                }
-                continue
-            }
-            var entryValue: (entity: UInt16, bytes: [UInt8])?
+    /// Checks the new entries of every unique index, in key order, against the entries already
+    /// in the index (after this save's removals) and against each other (equal values sort
+    /// together); throws every conflict found. Writes nothing.
+    private mutating func checkUniqueness() throws {
+        // One conflict per index and values (hashed as values: describing them as text cost a
+        // quarter of an upsert that conflicts on every row).
+        struct ConflictKey: Hashable { let tree: TreeName; let values: [RowValue] }
+        var conflicts: [ConflictKey: RowConstraintConflict] = [:]
+        for list in additions.indices where additions[list].index.isUnique {
+            additions[list].keys.sort()
+            let (index, keys) = additions[list]
+            let indexTree = try self.tree(index.tree)
+            // The elements of the entries just checked (nulls aside), and their rows: entries
+            // with equal elements are neighbours in key order.
+            var previous: [UInt8] = []
+            var run: [Int] = []
             try keys.forEach { key, addition in
-                if !addition.hasNull,
-                   let holder = try uniqueHolder(of: key, addition, index: index, in: indexTree) {
-                    let row = addedRow(addition.row)
-                    let values = index.slots.map { row.values[$0] }
-                    let name = index.tree.rawValue + "|\(values)"
-                    if savedKeys == nil {
-                        savedKeys = Set((changes.updates + changes.inserts).compactMap(\.id.primaryKey))
+                guard !addition.hasNull else { return }
+                let elements = UnsafeRawBufferPointer(rebasing: key[..<addition.elements])
+                let samePrefix = !run.isEmpty && previous.elementsEqual(elements)
+                if !samePrefix {
+                    run.removeAll(keepingCapacity: true)
+                    previous.removeAll(keepingCapacity: true)
+                    previous.append(contentsOf: elements)
+                }
+                var holder: ManagedObjectID?
+                if samePrefix {
+                    if !addition.truncated {
+                        holder = addedRow(run[run.count - 1]).id
+                    } else {
+                        // Cut values share a key: the whole values decide.
+                        let mine = index.slots.map { addedRow(addition.row).values[$0] }
+                        if let match = run.first(where: { other in index.slots.map { addedRow(other).values[$0] } == mine }) {
+                            holder = addedRow(match).id
+                        }
                     }
-                    let inSave = holder.primaryKey.map { savedKeys!.contains($0) } ?? false
-                    var conflict = conflicts[name] ?? RowConstraintConflict(
-                        entityName: row.id.entity.name, constraint: index.elementNames, values: values,
-                        conflictingIDs: inSave ? [holder] : [], storedID: inSave ? nil : holder)
-                    conflict.conflictingIDs.append(row.id)
-                    conflicts[name] = conflict
-                    return
                 }
-                if entryValue?.entity != addition.entity {
-                    entryValue = (addition.entity, index.entryValue(entity: addition.entity))
+                if holder == nil { holder = try uniqueHolder(of: key, addition, index: index, in: indexTree) }
+                run.append(addition.row)
+                guard let holder else { return }
+                let row = addedRow(addition.row)
+                let values = index.slots.map { row.values[$0] }
+                if savedKeys == nil {
+                    savedKeys = Set((changes.updates + changes.inserts).compactMap(\.id.primaryKey))
                 }
-                _ = try entryValue!.bytes.withUnsafeBytes { try indexTree.put(key, $0) }
+                let inSave = holder.primaryKey.map { savedKeys!.contains($0) } ?? false
+                let name = ConflictKey(tree: index.tree, values: values)
+                var conflict = conflicts[name] ?? RowConstraintConflict(
+                    entityName: row.id.entity.name, constraint: index.elementNames, values: values,
+                    conflictingIDs: inSave ? [holder] : [], storedID: inSave ? nil : holder)
+                conflict.conflictingIDs.append(row.id)
+                conflicts[name] = conflict
             }
         }
         if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
+    }
+
+    /// Puts the new index entries (checked by `checkUniqueness()`), one index after another,
+    /// each in key order and in batches (appends where keys grow with the rows).
+    private mutating func addIndexEntries() throws {
+        let lists = additions.sorted { $0.index.tree < $1.index.tree }
+        additions = []
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2, alignment: 1)
+        defer { scratch.deallocate() }
+        for (index, gathered) in lists {
+            var keys = gathered
+            if index.isUnique { keys.removeAll { $0.checkOnly } }
+            keys.sort()
+            let indexTree = try self.tree(index.tree)
+            try keys.withKeys { count, key, addition in
+                _ = try indexTree.putEach(count: count, key: key) { index.entryValue(entity: addition($0).entity, in: scratch) }
+            }
+        }
     }
 
     /// Another row already holding the unique values of the addition's key: decided from the

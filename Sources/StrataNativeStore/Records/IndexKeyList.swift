@@ -43,6 +43,16 @@ struct IndexKeyList<Info> {
         if last.start + last.length == bytes.count { bytes.removeLast(last.length) }
     }
 
+    /// Changes the info of the key appended last.
+    mutating func updateLast(_ change: (inout Info) -> Void) {
+        change(&entries[entries.count - 1].info)
+    }
+
+    /// Drops the keys whose info matches (their bytes stay in the buffer, unreferenced).
+    mutating func removeAll(where drop: (Info) -> Bool) {
+        entries.removeAll { drop($0.info) }
+    }
+
     /// Whether this list's last key has the same bytes as `other`'s last key.
     func lastKeyEquals<Other>(_ other: IndexKeyList<Other>) -> Bool {
         guard let mine = entries.last, let theirs = other.entries.last, mine.length == theirs.length else { return false }
