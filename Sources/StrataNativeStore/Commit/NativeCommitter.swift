@@ -350,10 +350,10 @@ struct NativeCommitter {
     /// in the index (after this save's removals) and against each other (equal values sort
     /// together); throws every conflict found. Writes nothing.
     private mutating func checkUniqueness() throws {
-        // One conflict per index and values (hashed as values: describing them as text cost a
-        // quarter of an upsert that conflicts on every row).
-        struct ConflictKey: Hashable { let tree: TreeName; let values: [RowValue] }
-        var conflicts: [ConflictKey: RowConstraintConflict] = [:]
+        // One conflict per index and values. Entries with equal values are neighbours in key
+        // order, so a conflict is found among those of the current run of equal elements (no
+        // table of every conflict: an upsert conflicts on every row).
+        var conflicts: [RowConstraintConflict] = []
         for list in additions.indices where additions[list].index.isUnique {
             additions[list].keys.sort()
             let (index, keys) = additions[list]
@@ -362,6 +362,7 @@ struct NativeCommitter {
             // with equal elements are neighbours in key order.
             var previous: [UInt8] = []
             var run: [Int] = []
+            var runConflicts = conflicts.count
             try keys.forEach { key, addition in
                 guard !addition.hasNull else { return }
                 let elements = UnsafeRawBufferPointer(rebasing: key[..<addition.elements])
@@ -370,6 +371,7 @@ struct NativeCommitter {
                     run.removeAll(keepingCapacity: true)
                     previous.removeAll(keepingCapacity: true)
                     previous.append(contentsOf: elements)
+                    runConflicts = conflicts.count
                 }
                 var holder: ManagedObjectID?
                 if samePrefix {
@@ -391,16 +393,17 @@ struct NativeCommitter {
                 if savedKeys == nil {
                     savedKeys = Set((changes.updates + changes.inserts).compactMap(\.id.primaryKey))
                 }
+                if let same = conflicts[runConflicts...].firstIndex(where: { $0.values == values }) {
+                    conflicts[same].conflictingIDs.append(row.id)
+                    return
+                }
                 let inSave = holder.primaryKey.map { savedKeys!.contains($0) } ?? false
-                let name = ConflictKey(tree: index.tree, values: values)
-                var conflict = conflicts[name] ?? RowConstraintConflict(
+                conflicts.append(RowConstraintConflict(
                     entityName: row.id.entity.name, constraint: index.elementNames, values: values,
-                    conflictingIDs: inSave ? [holder] : [], storedID: inSave ? nil : holder)
-                conflict.conflictingIDs.append(row.id)
-                conflicts[name] = conflict
+                    conflictingIDs: (inSave ? [holder] : []) + [row.id], storedID: inSave ? nil : holder))
             }
         }
-        if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(Array(conflicts.values)) }
+        if !conflicts.isEmpty { throw CommitRefusal.constraintConflicts(conflicts) }
     }
 
     /// Puts the new index entries (checked by `checkUniqueness()`), one index after another,
