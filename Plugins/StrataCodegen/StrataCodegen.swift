@@ -14,8 +14,13 @@ struct StrataCodegen: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         guard let target = target as? SourceModuleTarget else { return [] }
         let tool = try context.tool(named: "strata-codegen")
-        return models(in: target).map { model in
-            let name = model.deletingPathExtension().lastPathComponent
+        let found = models(in: target)
+        var used: [String: Int] = [:]
+        return found.map { model in
+            // Models of one name in different folders get files of their own.
+            var name = model.deletingPathExtension().lastPathComponent
+            used[name, default: 0] += 1
+            if used[name]! > 1 { name += "-\(used[name]!)" }
             let output = context.pluginWorkDirectoryURL.appending(path: "\(name)+Strata.swift")
             return .buildCommand(
                 displayName: "Generating managed object classes from \(model.lastPathComponent)",

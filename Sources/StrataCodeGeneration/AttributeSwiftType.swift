@@ -7,7 +7,7 @@
 //   object form, which Core Data's generator declares as `NSNumber?`, is the optional type.
 // - String, Date, Binary → Data, Decimal: optional when the attribute is.
 // - UUID, URI → URL, Object ID → ManagedObjectID, Transformable → its `customClassName` (else
-//   Data): always optional, as Core Data's generator declares every object type (no value of these
+//   Data, also for Apple's Objective-C classes such as NSArray, which are not Codable): always optional, as Core Data's generator declares every object type (no value of these
 //   types can stand in for "not set yet").
 // A non-optional declaration starts with the model's default, else the type's zero. Never reads
 // classes or decides names (SwiftNames does).
@@ -22,6 +22,8 @@ struct AttributeSwiftType {
     /// The initial value (`0`, `""`, `nil`).
     let initialValue: String
     let isOptional: Bool
+    /// A comment for the declaration, when the type is not what the model names.
+    private(set) var note: String?
 
     init(_ attribute: AttributeDescription, entity: String) throws {
         let scalar = attribute.usesScalarValueType == true
@@ -41,7 +43,12 @@ struct AttributeSwiftType {
         case .uuid: (base, zero) = ("Foundation.UUID", nil)
         case .uri: (base, zero) = ("Foundation.URL", nil)
         case .objectID: (base, zero) = ("Strata.ManagedObjectID", nil)
-        case .transformable: (base, zero) = (try Self.customType(attribute, entity: entity), nil)
+        case .transformable:
+            let custom = try Self.customType(attribute, entity: entity)
+            (base, zero) = (custom ?? "Foundation.Data", nil)
+            if custom == nil, let named = attribute.attributeValueClassName, named.count > 1 {
+                note = "\(named) is an Objective-C class, not Codable: the value's encoded bytes"
+            }
         }
         let optional = attribute.isOptional || alwaysOptional || zero == nil
         self.isOptional = optional
@@ -60,11 +67,21 @@ struct AttributeSwiftType {
         return plain ? type + "?" : "(\(type))?"
     }
 
+    /// Prefixes of Apple's Objective-C class names (`NSArray`, `UIColor`, `CLLocation`…): such a
+    /// custom class is not Codable, so its values can only be their bytes.
+    static let objectiveCPrefixes = ["NS", "UI", "CL", "CG", "CI", "AV", "MK", "PH", "CN", "EK", "SK"]
+
     /// The Swift type a transformable attribute's `customClassName` names, module prefixes such
-    /// as `.Tag` or `MyApp.Tag` dropped for plain class names; `Data` when it names none.
-    private static func customType(_ attribute: AttributeDescription, entity: String) throws -> String {
+    /// as `.Tag` or `MyApp.Tag` dropped for plain class names; nil when it names none, or an
+    /// Objective-C class of Apple's frameworks.
+    private static func customType(_ attribute: AttributeDescription, entity: String) throws -> String? {
         guard var name = attribute.attributeValueClassName?.trimmingCharacters(in: .whitespaces), !name.isEmpty, name != "." else {
-            return "Foundation.Data"
+            return nil
+        }
+        let unqualified = name.split(separator: ".").last.map(String.init) ?? name
+        if let prefix = objectiveCPrefixes.first(where: { unqualified.hasPrefix($0) }),
+           unqualified.dropFirst(prefix.count).first?.isUppercase == true {
+            return nil
         }
         let isPlainName = name.unicodeScalars.allSatisfy { $0 == "." || $0 == "_" || $0.properties.isXIDContinue }
         if isPlainName {
@@ -100,7 +117,10 @@ struct AttributeSwiftType {
         case .date:
             if let date = value as? Date { return "Foundation.Date(timeIntervalSinceReferenceDate: \(date.timeIntervalSinceReferenceDate))" }
         case .decimal:
-            if let decimal = value as? Decimal { return "Foundation.Decimal(string: \(stringLiteral(decimal.description)), locale: Foundation.Locale(identifier: \"en_US_POSIX\"))!" }
+            if let decimal = value as? Decimal {
+                if decimal.isNaN { return "Foundation.Decimal.nan" }
+                return "Foundation.Decimal(string: \(stringLiteral(decimal.description)), locale: Foundation.Locale(identifier: \"en_US_POSIX\"))!"
+            }
         case .uuid:
             if let uuid = value as? UUID { return "Foundation.UUID(uuidString: \"\(uuid.uuidString)\")!" }
         case .uri:

@@ -33,6 +33,8 @@ struct EntitySource {
     /// The generation of every entity of the model, by entity name (for superclasses and inverses).
     let generationOf: (EntityDescription) -> EntityCodeGeneration
     let access: String
+    /// The access modifier with its space (none for `internal`, Swift's default).
+    var accessPrefix: String { access == "internal" ? "" : access + " " }
 
     /// The Swift name of the class of `entity`, or nil when its objects are plain ManagedObjects.
     static func className(of entity: EntityDescription, generation: EntityCodeGeneration) -> String? {
@@ -81,7 +83,10 @@ struct EntitySource {
         let members = try declaredProperties().map { try member(for: $0, in: name) }
         if generation == .classDefinition {
             let finality = entity.subentities.isEmpty ? "final " : ""
-            lines.append("\(access) \(finality)class \(name): \(try superclassName()) {")
+            lines.append("\(accessPrefix)\(finality)class \(name): \(try superclassName()) {")
+            // What `\(name).fetchRequest()` (Strata's, typed for every class) fetches before a
+            // model in use has the class.
+            lines.append("    \(accessPrefix)override class var defaultEntityName: Swift.String { \(AttributeSwiftType.stringLiteral(entity.name)) }")
             for member in members { lines.append(contentsOf: member.map { "    " + $0 }) }
             lines.append("}")
         } else {
@@ -92,14 +97,12 @@ struct EntitySource {
             }
             lines.append("}")
         }
-        lines.append("")
-        lines.append("extension \(name) {")
-        lines.append("    /// A fetch request for \(entity.name) objects (their subentities' included).")
-        lines.append("    \(access) class func fetchRequest() -> Strata.FetchRequest<\(name)> {")
-        lines.append("        Strata.FetchRequest<\(name)>(entityName: \(AttributeSwiftType.stringLiteral(entity.name)))")
-        lines.append("    }")
-        lines.append("}")
+        // `fetchRequest()` is Strata's, typed for every class (one declared here would be
+        // ambiguous for subclasses).
+        var helperNames: Set<String> = []
         for relationship in declaredProperties().compactMap({ $0 as? RelationshipDescription }) where relationship.isToMany {
+            // Names differing only in their first letter's case would declare the same helpers.
+            guard helperNames.insert(Self.helperSuffix(relationship.name)).inserted else { continue }
             lines.append("")
             lines.append(contentsOf: try accessors(for: relationship, in: name))
         }
@@ -110,10 +113,12 @@ struct EntitySource {
     private func member(for property: PropertyDescription, in typeName: String) throws -> [String] {
         let name = try SwiftNames.propertyName(property.name, entity: entity.name)
         let type: String, initial: String?, inverse: String?
+        var note: String?
         switch property {
         case let attribute as AttributeDescription:
             let swiftType = try AttributeSwiftType(attribute, entity: entity.name)
             (type, initial, inverse) = (swiftType.spelling, swiftType.initialValue, nil)
+            note = swiftType.note
         case let relationship as RelationshipDescription:
             let destination = try destinationName(of: relationship)
             if relationship.isToMany {
@@ -126,13 +131,14 @@ struct EntitySource {
         default:
             return []
         }
+        let comment = note.map { ["/// \($0)."] } ?? []
         if generation == .classDefinition {
             let wrapper = inverse.map { "@Strata.Managed(inverse: \($0))" } ?? "@Strata.Managed"
-            return ["\(wrapper) \(access) var \(name): \(type)\(initial.map { " = \($0)" } ?? "")"]
+            return comment + ["\(wrapper) \(accessPrefix)var \(name): \(type)\(initial.map { " = \($0)" } ?? "")"]
         }
         let fallback = initial ?? "nil"
-        return [
-            "\(access) var \(name): \(type) {",
+        return comment + [
+            "\(accessPrefix)var \(name): \(type) {",
             "    get { Strata.Managed.value(of: self, \\.\(name), forKey: \(AttributeSwiftType.stringLiteral(property.name)), default: \(fallback)) }",
             "    set { Strata.Managed.setValue(newValue, of: self, forKey: \(AttributeSwiftType.stringLiteral(property.name))) }",
             "}",
@@ -169,26 +175,31 @@ struct EntitySource {
         return generationOf(owner) == .classDefinition && generationOf(target) == .classDefinition
     }
 
+    /// `Quakes` for `quakes`: what the to-many helpers are named after.
+    static func helperSuffix(_ name: String) -> String {
+        name.prefix(1).uppercased() + name.dropFirst()
+    }
+
     /// `addToQuakes(_:)` and its companions, as Xcode generates for a to-many relationship.
     private func accessors(for relationship: RelationshipDescription, in typeName: String) throws -> [String] {
         let property = try SwiftNames.propertyName(relationship.name, entity: entity.name)
-        let suffix = relationship.name.prefix(1).uppercased() + relationship.name.dropFirst()
+        let suffix = Self.helperSuffix(relationship.name)
         let destination = try destinationName(of: relationship)
         var lines = ["// Generated accessors for \(relationship.name)", "extension \(typeName) {"]
         if relationship.isOrdered {
             lines += [
-                "    \(access) func addTo\(suffix)(_ value: \(destination)) { \(property).append(value) }",
-                "    \(access) func insertInto\(suffix)(_ value: \(destination), at index: Swift.Int) { \(property).insert(value, at: index) }",
-                "    \(access) func removeFrom\(suffix)(_ value: \(destination)) { \(property).removeAll { $0 === value } }",
-                "    \(access) func removeFrom\(suffix)(at index: Swift.Int) { \(property).remove(at: index) }",
-                "    \(access) func addTo\(suffix)(_ values: [\(destination)]) { \(property).append(contentsOf: values) }",
+                "    \(accessPrefix)func addTo\(suffix)(_ value: \(destination)) { \(property).append(value) }",
+                "    \(accessPrefix)func insertInto\(suffix)(_ value: \(destination), at index: Swift.Int) { \(property).insert(value, at: index) }",
+                "    \(accessPrefix)func removeFrom\(suffix)(_ value: \(destination)) { \(property).removeAll { $0 === value } }",
+                "    \(accessPrefix)func removeFrom\(suffix)(at index: Swift.Int) { \(property).remove(at: index) }",
+                "    \(accessPrefix)func addTo\(suffix)(_ values: [\(destination)]) { \(property).append(contentsOf: values) }",
             ]
         } else {
             lines += [
-                "    \(access) func addTo\(suffix)(_ value: \(destination)) { \(property).insert(value) }",
-                "    \(access) func removeFrom\(suffix)(_ value: \(destination)) { \(property).remove(value) }",
-                "    \(access) func addTo\(suffix)(_ values: Swift.Set<\(destination)>) { \(property).formUnion(values) }",
-                "    \(access) func removeFrom\(suffix)(_ values: Swift.Set<\(destination)>) { \(property).subtract(values) }",
+                "    \(accessPrefix)func addTo\(suffix)(_ value: \(destination)) { \(property).insert(value) }",
+                "    \(accessPrefix)func removeFrom\(suffix)(_ value: \(destination)) { \(property).remove(value) }",
+                "    \(accessPrefix)func addTo\(suffix)(_ values: Swift.Set<\(destination)>) { \(property).formUnion(values) }",
+                "    \(accessPrefix)func removeFrom\(suffix)(_ values: Swift.Set<\(destination)>) { \(property).subtract(values) }",
             ]
         }
         lines.append("}")

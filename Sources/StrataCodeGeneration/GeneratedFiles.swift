@@ -38,16 +38,20 @@ package enum GeneratedFiles {
     /// editors point at the model file's line; `fallbackPath` names the model when the message
     /// names no file.
     package static func diagnostic(for error: any Error, fallbackPath: String) -> String {
-        let message = (error as? StrataError)?.message ?? "\(error)"
-        // The model reader writes "PATH, line N: MESSAGE".
+        diagnostic((error as? StrataError)?.message ?? "\(error)", severity: "error", fallbackPath: fallbackPath)
+    }
+
+    /// `message` (the model reader's `PATH, line N: …` form, or any other) as a compiler
+    /// diagnostic of `severity` (`error`, `warning`).
+    package static func diagnostic(_ message: String, severity: String, fallbackPath: String) -> String {
         if let range = message.range(of: #", line [0-9]+: "#, options: .regularExpression) {
             let path = message[..<range.lowerBound]
             let line = message[range].dropFirst(7).dropLast(2)
-            return "\(path):\(line): error: \(message[range.upperBound...])"
+            return "\(path):\(line): \(severity): \(message[range.upperBound...])"
         }
         if message.hasPrefix("/"), let colon = message.range(of: ": ") {
-            return "\(message[..<colon.lowerBound]):1: error: \(message[colon.upperBound...])"
+            return "\(message[..<colon.lowerBound]):1: \(severity): \(message[colon.upperBound...])"
         }
-        return "\(fallbackPath):1: error: \(message)"
+        return "\(fallbackPath):1: \(severity): \(message)"
     }
 }

@@ -41,10 +41,13 @@ package struct ModelCodeGenerator {
     /// The file the model was read from, as messages and the header show it.
     package let modelFile: String
     package let selection: Selection
+    /// The declarations' access level (`internal` by default: a class may then use the app's
+    /// internal types; `public` for a model in a library whose users see the classes).
     package let access: String
+    private var accessPrefix: String { access == "internal" ? "" : access + " " }
 
     /// Reads the model at `url` (a `.xcdatamodeld`, a `.xcdatamodel` or a `contents` file).
-    package init(contentsOf url: URL, selection: Selection = .modelSettings, access: String = "public") throws {
+    package init(contentsOf url: URL, selection: Selection = .modelSettings, access: String = "internal") throws {
         let model = try ManagedObjectModel(contentsOf: url)
         try model.freeze()
         self.model = model
@@ -122,13 +125,13 @@ package struct ModelCodeGenerator {
         /// The managed object classes StrataCodegen generated from \(modelFile): the classes of
         /// entities whose code generation is `class` or `category`. Pass them, with the classes of
         /// entities you write by hand, to `ManagedObjectModel(contentsOf:classes:)`.
-        \(access) enum \(listName) {
-            \(access) static var managedObjectClasses: [Strata.ManagedObject.Type] {
+        \(accessPrefix)enum \(listName) {
+            \(accessPrefix)static var managedObjectClasses: [Strata.ManagedObject.Type] {
                 [\(classes.joined(separator: ", "))]
             }
 
             /// The model at `url` (the `.xcdatamodeld` folder, e.g. from `Bundle.module`) with these classes.
-            \(access) static func load(contentsOf url: Foundation.URL) throws -> Strata.ManagedObjectModel {
+            \(accessPrefix)static func load(contentsOf url: Foundation.URL) throws -> Strata.ManagedObjectModel {
                 try Strata.ManagedObjectModel(contentsOf: url, classes: managedObjectClasses)
             }
         }

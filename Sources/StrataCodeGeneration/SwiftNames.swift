@@ -29,7 +29,7 @@ enum SwiftNames {
         "entity", "objectID", "managedObjectContext", "isFault", "isInserted", "isDeleted", "isUpdated", "hasChanges",
         "hasPersistentChangedValues", "description", "hashValue", "awakeFromInsert", "awakeFromFetch",
         "willSave", "didSave", "prepareForDeletion", "willTurnIntoFault", "didTurnIntoFault", "validateForInsert",
-        "validateForUpdate", "validateForDelete", "changedValues",
+        "validateForUpdate", "validateForDelete", "changedValues", "defaultEntityName",
     ]
 
     /// Whether `name` is a Swift identifier (letters, digits and `_`, not starting with a digit).
@@ -59,9 +59,13 @@ enum SwiftNames {
         return escaped(name)
     }
 
+    /// Modules the generated code names its types through (`Swift.String`, `Strata.Managed`): a
+    /// class of the same name would hide them.
+    static let qualifyingModules: Set<String> = ["Swift", "Foundation", "Strata"]
+
     /// The name of a generated type, checked: throws when it cannot be a Swift class name.
     static func typeName(_ name: String, entity: String) throws -> String {
-        guard isIdentifier(name), !unusable.contains(name) else {
+        guard isIdentifier(name), !unusable.contains(name), !qualifyingModules.contains(name) else {
             throw StrataError(.invalidModel, "entity \(entity): the class name '\(name)' is not a usable Swift type name (set another class name in the model)")
         }
         return escaped(name)

@@ -11,14 +11,14 @@ import StrataCodeGeneration
 enum CodegenCommand: Command {
     static let name = "codegen"
     static let summary = "Swift classes for an Xcode model's entities, as the StrataCodegen plugin generates them (--all: every entity, whatever its code generation setting; --one-file: one file, as the plugin writes)"
-    static let usage = "codegen MODEL [--output DIR] [--all] [--one-file] [--access public|internal|package]"
+    static let usage = "codegen MODEL [--output DIR] [--all] [--one-file] [--access internal|package|public]"
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         var arguments = arguments
         let output = arguments.value("--output")
         let all = arguments.flag("--all")
         let oneFile = arguments.flag("--one-file")
-        let access = arguments.value("--access") ?? "public"
+        let access = arguments.value("--access") ?? "internal"
         guard ["public", "internal", "package"].contains(access) else {
             throw ArgumentError(message: "--access takes public, internal or package, not \(access)")
         }

@@ -2,7 +2,8 @@
 //
 //     strata-codegen MODEL OUTPUT.swift
 //
-// Owns: the command line and the exit status. A model that cannot be read or generated prints a
+// Owns: the command line and the exit status. The model reader's warnings are printed as compiler
+// warnings; a model that cannot be read or generated prints a
 // compiler-style diagnostic naming the model file and line, removes OUTPUT (a build must not
 // compile the code of an older model beside the error), and exits 1. Never writes beside the
 // model: OUTPUT is in the plugin's work directory.
@@ -21,6 +22,10 @@ do {
     let generator = try ModelCodeGenerator(contentsOf: modelURL)
     let file = try generator.files(layout: .oneFile)[0]
     try GeneratedFiles.write(file.contents, to: outputURL)
+    // What the reader converted or dropped (a default it read leniently, an element it skips).
+    for warning in generator.model.warnings {
+        FileHandle.standardError.write(Data((GeneratedFiles.diagnostic(warning, severity: "warning", fallbackPath: modelURL.path) + "\n").utf8))
+    }
 } catch {
     try? FileManager.default.removeItem(at: outputURL)
     FileHandle.standardError.write(Data((GeneratedFiles.diagnostic(for: error, fallbackPath: modelURL.path) + "\n").utf8))

@@ -34,7 +34,7 @@ final class CodegenCorpusTests: XCTestCase {
             let generator: ModelCodeGenerator
             let file: GeneratedFile
             do {
-                generator = try ModelCodeGenerator(contentsOf: model, selection: .allEntities)
+                generator = try ModelCodeGenerator(contentsOf: model, selection: .allEntities, access: "public")
                 file = try generator.files(layout: .oneFile)[0]
             } catch {
                 let message = "\(error)"

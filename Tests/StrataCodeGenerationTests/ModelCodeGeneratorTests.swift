@@ -61,7 +61,7 @@ final class ModelCodeGeneratorTests: XCTestCase {
                 <attribute name="value" optional="\(item.optional ? "YES" : "NO")" attributeType="\(item.type)"\(scalar)/>
             </entity>
             """)
-            XCTAssertTrue(source.contains("@Strata.Managed public var value: \(item.expected)\n"),
+            XCTAssertTrue(source.contains("@Strata.Managed var value: \(item.expected)\n"),
                           "case \(index) (\(item.type), scalar \(item.scalar ?? "-"), optional \(item.optional)):\n\(source)")
         }
     }
@@ -77,13 +77,13 @@ final class ModelCodeGeneratorTests: XCTestCase {
             <attribute name="color" optional="YES" attributeType="Transformable" customClassName=".Color"/>
         </entity>
         """)
-        XCTAssertTrue(source.contains("public final class Item: Strata.ManagedObject {"), source)
-        XCTAssertTrue(source.contains("public var count: Swift.Int32 = 42\n"), source)
-        XCTAssertTrue(source.contains("public var ratio: Swift.Double = -1.5\n"), source)
-        XCTAssertTrue(source.contains(#"public var label: Swift.String = "say \"hi\"\\n""#), source)
-        XCTAssertTrue(source.contains("public var `default`: Swift.Bool = true\n"), source)
-        XCTAssertTrue(source.contains("public var tags: [String]? = nil\n"), source)
-        XCTAssertTrue(source.contains("public var color: Color? = nil\n"), source)
+        XCTAssertTrue(source.contains("final class Item: Strata.ManagedObject {"), source)
+        XCTAssertTrue(source.contains("var count: Swift.Int32 = 42\n"), source)
+        XCTAssertTrue(source.contains("var ratio: Swift.Double = -1.5\n"), source)
+        XCTAssertTrue(source.contains(#"var label: Swift.String = "say \"hi\"\\n""#), source)
+        XCTAssertTrue(source.contains("var `default`: Swift.Bool = true\n"), source)
+        XCTAssertTrue(source.contains("var tags: [String]? = nil\n"), source)
+        XCTAssertTrue(source.contains("var color: Color? = nil\n"), source)
     }
 
     func testRelationshipsInheritanceAndInverses() throws {
@@ -100,15 +100,15 @@ final class ModelCodeGeneratorTests: XCTestCase {
         </entity>
         """)
         // Node has a subentity: not final. Folder inherits from Node's class.
-        XCTAssertTrue(source.contains("public class Node: Strata.ManagedObject {"), source)
-        XCTAssertTrue(source.contains("public final class Folder: Node {"), source)
+        XCTAssertTrue(source.contains("class Node: Strata.ManagedObject {"), source)
+        XCTAssertTrue(source.contains("final class Folder: Node {"), source)
         // One side of each pair names the inverse: the to-many side, or the first by name.
-        XCTAssertTrue(source.contains("@Strata.Managed(inverse: \\Node.parent) public var children: [Node] = []"), source)
-        XCTAssertTrue(source.contains("@Strata.Managed public var parent: Folder?\n"), source)
-        XCTAssertTrue(source.contains("@Strata.Managed(inverse: \\Tag.folders) public var tags: Swift.Set<Tag> = []"), source)
-        XCTAssertTrue(source.contains("@Strata.Managed public var folders: Swift.Set<Folder> = []"), source)
-        XCTAssertTrue(source.contains("public func insertIntoChildren(_ value: Node, at index: Swift.Int)"), source)
-        XCTAssertTrue(source.contains("public func addToTags(_ value: Tag) { tags.insert(value) }"), source)
+        XCTAssertTrue(source.contains("@Strata.Managed(inverse: \\Node.parent) var children: [Node] = []"), source)
+        XCTAssertTrue(source.contains("@Strata.Managed var parent: Folder?\n"), source)
+        XCTAssertTrue(source.contains("@Strata.Managed(inverse: \\Tag.folders) var tags: Swift.Set<Tag> = []"), source)
+        XCTAssertTrue(source.contains("@Strata.Managed var folders: Swift.Set<Folder> = []"), source)
+        XCTAssertTrue(source.contains("func insertIntoChildren(_ value: Node, at index: Swift.Int)"), source)
+        XCTAssertTrue(source.contains("func addToTags(_ value: Tag) { tags.insert(value) }"), source)
         XCTAssertTrue(source.contains("[Node.self, Folder.self, Tag.self]"), source)
     }
 
@@ -131,8 +131,8 @@ final class ModelCodeGeneratorTests: XCTestCase {
         </entity>
         """
         let source = try generatedSource(entities)
-        XCTAssertTrue(source.contains("public final class Whole: Strata.ManagedObject {"), source)
-        XCTAssertTrue(source.contains("extension Part {\n    public var size: Swift.Int32 {"), source)
+        XCTAssertTrue(source.contains("final class Whole: Strata.ManagedObject {"), source)
+        XCTAssertTrue(source.contains("extension Part {\n    var size: Swift.Int32 {"), source)
         XCTAssertTrue(source.contains(#"get { Strata.Managed.value(of: self, \.size, forKey: "size", default: 3) }"#), source)
         XCTAssertFalse(source.contains("class Part"), "a category's class is the user's")
         XCTAssertFalse(source.contains("Manual"), "Manual/None entities get no code")
@@ -140,10 +140,10 @@ final class ModelCodeGeneratorTests: XCTestCase {
         XCTAssertTrue(source.contains("[Whole.self, Part.self]"), source)
 
         let all = try generatedSource(entities, selection: .allEntities)
-        XCTAssertTrue(all.contains("public final class Part: Strata.ManagedObject {"), all)
-        XCTAssertTrue(all.contains("public final class Manual: Strata.ManagedObject {"), all)
+        XCTAssertTrue(all.contains("final class Part: Strata.ManagedObject {"), all)
+        XCTAssertTrue(all.contains("final class Manual: Strata.ManagedObject {"), all)
         // An entity with no class name gets one after its own name.
-        XCTAssertTrue(all.contains("public final class Plain: Strata.ManagedObject {"), all)
+        XCTAssertTrue(all.contains("final class Plain: Strata.ManagedObject {"), all)
     }
 
     func testNamesSwiftCannotDeclareAreErrorsNamingEntityAndProperty() throws {
@@ -169,12 +169,34 @@ final class ModelCodeGeneratorTests: XCTestCase {
         }
     }
 
+    func testObjectiveCClassesNaNDefaultsAndHelperClashes() throws {
+        let source = try generatedSource("""
+        <entity name="Item" representedClassName="Item" codeGenerationType="class">
+            <attribute name="list" optional="YES" attributeType="Transformable" customClassName="NSArray"/>
+            <attribute name="color" optional="YES" attributeType="Transformable" customClassName="UIColor"/>
+            <attribute name="amount" attributeType="Decimal" defaultValueString="1e200"/>
+            <relationship name="items" optional="YES" toMany="YES" destinationEntity="Item"/>
+            <relationship name="Items" optional="YES" toMany="YES" destinationEntity="Item"/>
+        </entity>
+        """)
+        XCTAssertTrue(source.contains("/// NSArray is an Objective-C class, not Codable: the value's encoded bytes.\n    @Strata.Managed var list: Foundation.Data? = nil"), source)
+        XCTAssertTrue(source.contains("@Strata.Managed var color: Foundation.Data? = nil"), source)
+        XCTAssertTrue(source.contains("@Strata.Managed var amount: Foundation.Decimal = Foundation.Decimal.nan"), source)
+        XCTAssertEqual(source.components(separatedBy: "func addToItems(_ value: Item)").count, 2, "one set of helpers for items/Items:\n\(source)")
+        XCTAssertFalse(source.contains("func fetchRequest"), "Strata's own fetchRequest() is typed for every class")
+        for name in ["Swift", "Foundation", "Strata"] {
+            XCTAssertThrowsError(try generatedSource("<entity name=\"\(name)\" codeGenerationType=\"class\"/>")) { error in
+                XCTAssertTrue("\(error)".contains("the class name '\(name)' is not a usable Swift type name"), "\(error)")
+            }
+        }
+    }
+
     func testTheClassListIsNamedAfterTheModel() throws {
         let entity = #"<entity name="Item" representedClassName="Item" codeGenerationType="class"/>"#
-        XCTAssertTrue(try generatedSource(entity, name: "Quakes").contains("public enum QuakesModel {"))
-        XCTAssertTrue(try generatedSource(entity, name: "Model").contains("public enum Model {"))
-        XCTAssertTrue(try generatedSource(entity, name: "my data 2").contains("public enum myData2Model {"))
-        XCTAssertTrue(try generatedSource(#"<entity name="ShopModel" codeGenerationType="class"/>"#, name: "Shop").contains("public enum ShopModelClasses {"))
+        XCTAssertTrue(try generatedSource(entity, name: "Quakes").contains("enum QuakesModel {"))
+        XCTAssertTrue(try generatedSource(entity, name: "Model").contains("enum Model {"))
+        XCTAssertTrue(try generatedSource(entity, name: "my data 2").contains("enum myData2Model {"))
+        XCTAssertTrue(try generatedSource(#"<entity name="ShopModel" codeGenerationType="class"/>"#, name: "Shop").contains("enum ShopModelClasses {"))
     }
 
     func testFilePerEntityLayoutAndWritingWhole() throws {

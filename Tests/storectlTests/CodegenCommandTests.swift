@@ -36,14 +36,14 @@ final class CodegenCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.error)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: output.path).sorted(), ["Order+Strata.swift", "ShopModel.swift"])
         let order = try String(contentsOf: output.appendingPathComponent("Order+Strata.swift"), encoding: .utf8)
-        XCTAssertTrue(order.contains("public final class Order: Strata.ManagedObject {"), order)
-        XCTAssertTrue(order.contains("public var lines: Swift.Set<Line> = []"), order)
+        XCTAssertTrue(order.contains("final class Order: Strata.ManagedObject {"), order)
+        XCTAssertTrue(order.contains("var lines: Swift.Set<Line> = []"), order)
 
-        let all = try storectl(["codegen", url.path, "--all", "--one-file", "--access", "internal"])
+        let all = try storectl(["codegen", url.path, "--all", "--one-file", "--access", "public"])
         XCTAssertEqual(all.status, 0, all.error)
         XCTAssertTrue(all.output.contains("// ---- Shop+Strata.swift"), all.output)
-        XCTAssertTrue(all.output.contains("internal final class Line: Strata.ManagedObject {"), all.output)
-        XCTAssertTrue(all.output.contains("@Strata.Managed internal var quantity: Swift.Int32 = 1"), all.output)
+        XCTAssertTrue(all.output.contains("public final class Line: Strata.ManagedObject {"), all.output)
+        XCTAssertTrue(all.output.contains("@Strata.Managed public var quantity: Swift.Int32 = 1"), all.output)
     }
 
     func testABadModelIsExitOneNamingFileAndLine() throws {

@@ -40,7 +40,7 @@ final class CodegenFixtureTests: XCTestCase {
         XCTAssertEqual(try fileManager.contentsOfDirectory(atPath: sources.path).sorted(), sourceFilesBefore)
         let generated = try XCTUnwrap(generatedFile(in: scratch), "no Library+Strata.swift under \(scratch.path)")
         let text = try String(contentsOf: generated, encoding: .utf8)
-        XCTAssertTrue(text.contains("public final class Book: Item {"), text)
+        XCTAssertTrue(text.contains("final class Book: Item {"), text)
         XCTAssertTrue(text.contains("extension Shelf {"), text)
         XCTAssertFalse(text.contains("class Note"), "Note's code generation is Manual/None")
         XCTAssertFalse(text.contains("oldField"), "the old model version was generated")
@@ -55,7 +55,7 @@ final class CodegenFixtureTests: XCTestCase {
         try withSubtitle.write(to: contents, atomically: true, encoding: .utf8)
         let second = try build()
         XCTAssertEqual(second.status, 0, second.output)
-        XCTAssertTrue(try String(contentsOf: generated, encoding: .utf8).contains("public var subtitle: Swift.String? = nil"))
+        XCTAssertTrue(try String(contentsOf: generated, encoding: .utf8).contains("var subtitle: Swift.String? = nil"))
 
         // 4. A model the reader refuses fails the build with the file and line, and the old
         //    generated source is gone (nothing of an older model is compiled beside the error).

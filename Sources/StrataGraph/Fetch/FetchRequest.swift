@@ -113,10 +113,14 @@ public final class FetchRequest<Result>: CustomStringConvertible {
 }
 
 extension FetchRequestResult where Self: ManagedObject {
-    /// A request for objects of this class's entity.
+    /// A request for objects of this class's entity (named by ``ManagedObject/defaultEntityName``
+    /// until a model in use has the class; a context finds the entity by name when it fetches).
     public static func fetchRequest() -> FetchRequest<Self> {
-        let request = FetchRequest<Self>(entityName: entity().name)
-        request.entity = entity()
+        guard let entity = ManagedClassRegistry.entity(for: self) else {
+            return FetchRequest<Self>(entityName: defaultEntityName)
+        }
+        let request = FetchRequest<Self>(entityName: entity.name)
+        request.entity = entity
         return request
     }
 }

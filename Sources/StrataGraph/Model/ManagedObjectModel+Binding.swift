@@ -56,6 +56,9 @@ extension ManagedObjectModel {
     /// ``init(contentsOf:classes:)`` matches them, after checking that each class's `@Managed`
     /// properties agree with its entity. Nothing changes when it throws.
     public func setManagedObjectClasses(_ classes: [ManagedObject.Type]) throws {
+        guard !isFrozen else {
+            throw StrataError(.invalidModel, "the model is in use (a coordinator has it): set its classes before adding it to one")
+        }
         var chosen: [ObjectIdentifier: ManagedObject.Type] = [:]
         for cls in classes {
             let matches = entities.filter { Self.entity($0, isNamedBy: cls) }
@@ -116,7 +119,11 @@ extension ManagedObjectModel {
                 guard let property = entityProperties[name] else {
                     throw StrataError(.invalidModel, "\(place) is not a property of the entity")
                 }
-                if let transformable = try check(wrapper.declaration, against: property, place: place, classOf: classOf) {
+                let (declaration, valueType) = wrapper.supportedDeclaration
+                guard let declaration else {
+                    throw StrataError(.invalidModel, "\(place) has type \(valueType), which @Managed cannot store (a transformable value's type must be Codable)")
+                }
+                if let transformable = try check(declaration, against: property, place: place, classOf: classOf) {
                     transformableTypes.append(transformable)
                 }
             }
@@ -126,6 +133,17 @@ extension ManagedObjectModel {
             let recorded = entity.managedObjectClassName
             entity.managedObjectClass = cls
             entity.managedObjectClassName = recorded
+        }
+        // A subentity without a class of its own takes its nearest ancestor's: relationships to
+        // the ancestor hold its objects too, typed as the ancestor's class.
+        for entity in entities where entity.managedObjectClass == ManagedObject.self {
+            var ancestor = entity.superentity
+            while let current = ancestor, current.managedObjectClass == ManagedObject.self { ancestor = current.superentity }
+            if let inherited = ancestor?.managedObjectClass {
+                let recorded = entity.managedObjectClassName
+                entity.managedObjectClass = inherited
+                entity.managedObjectClassName = recorded
+            }
         }
         for (attribute, type) in transformableTypes where attribute.transformableType == nil {
             attribute.transformableType = type
@@ -144,8 +162,10 @@ extension ManagedObjectModel {
             // model names no custom class): key-value reads decode it as Data too.
             return type == .binaryData ? (attribute, Data.self) : nil
         case (.attribute(let type, _), let attribute as AttributeDescription):
-            let integers: Set<AttributeDescription.AttributeType> = [.integer16, .integer32, .integer64]
-            guard type == attribute.type || (integers.contains(type) && integers.contains(attribute.type)) else {
+            // An integer property at least as wide as the attribute (a narrower one would cut values).
+            let widths: [AttributeDescription.AttributeType: Int] = [.integer16: 16, .integer32: 32, .integer64: 64]
+            let widens = widths[type].flatMap { mine in widths[attribute.type].map { mine >= $0 } } ?? false
+            guard type == attribute.type || widens else {
                 throw StrataError(.invalidModel, "\(place) is declared as \(type) but the model's attribute is \(attribute.type)")
             }
             return nil

@@ -155,6 +155,14 @@ public struct Managed<Value> {
 
     /// What the property declares, from `Value` (read when a model is built from classes).
     static func declaration() -> ManagedDeclaration {
+        guard let declaration = supportedDeclaration() else {
+            preconditionFailure("Strata: @Managed does not support \(Value.self): use an attribute type, a Codable value, a ManagedObject subclass (optional), or a Set/Array of one")
+        }
+        return declaration
+    }
+
+    /// What the property declares, or nil when `Value` is none of the types `@Managed` stores.
+    static func supportedDeclaration() -> ManagedDeclaration? {
         if let attribute = Value.self as? any ManagedAttributeValue.Type {
             return .attribute(attribute.attributeType, optional: attribute.isOptionalAttribute)
         }
@@ -167,7 +175,7 @@ public struct Managed<Value> {
             return .toMany(destination, ordered: collection.isOrdered)
         }
         if let codable = Value.self as? any Codable.Type { return .transformable(codable, optional: false) }
-        preconditionFailure("Strata: @Managed does not support \(Value.self): use an attribute type, a Codable value, a ManagedObject subclass (optional), or a Set/Array of one")
+        return nil
     }
 }
 
@@ -199,6 +207,8 @@ extension Array: ManagedCollection {
 /// Type-erased view of a `Managed` wrapper, read by `ManagedObjectModel(classes:)` through `Mirror`.
 protocol AnyManagedProperty {
     var declaration: ManagedDeclaration { get }
+    /// The declaration, or nil for a type `@Managed` cannot store (the value's type, named).
+    var supportedDeclaration: (ManagedDeclaration?, valueType: Any.Type) { get }
     var defaultAny: Any { get }
     var inverse: AnyKeyPath? { get }
 }
@@ -206,6 +216,7 @@ protocol AnyManagedProperty {
 extension Managed: AnyManagedProperty {
     var defaultAny: Any { defaultValue }
     var declaration: ManagedDeclaration { Self.declaration() }
+    var supportedDeclaration: (ManagedDeclaration?, valueType: Any.Type) { (Self.supportedDeclaration(), Value.self) }
 }
 
 /// Property names of `@Managed` storage key paths, computed once per key path.

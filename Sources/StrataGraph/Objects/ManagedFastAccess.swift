@@ -131,7 +131,9 @@ enum ManagedFastKind: Sendable {
 struct ManagedKeyInfo: Sendable {
     let name: String
     let kind: ManagedFastKind
-    /// The property's slot in the object's entity, nil when the entity has no such property.
+    /// The property's slot in the object's entity, for the fast lane: nil when the entity has no
+    /// such property, or when it is transformable (its row holds encoded bytes, which only the
+    /// general path decodes: a `Data` property over it would otherwise read the encoding).
     let slot: Int?
 }
 
@@ -196,7 +198,10 @@ enum ManagedKeyCache {
             return found
         }
         let name = ManagedKeyNames.name(of: keyPath)
-        let info = ManagedKeyInfo(name: name, kind: kind, slot: entity.slotIndex[name])
+        let slot = entity.slotIndex[name].flatMap { slot in
+            (entity.slots[slot] as? AttributeDescription)?.type == .transformable ? nil : slot
+        }
+        let info = ManagedKeyInfo(name: name, kind: kind, slot: slot)
         tables.withLock { tables in
             guard tables.count < maxTables else { return }
             let latest = tables.last

@@ -149,6 +149,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return object
     }
 
+    /// The name of this class's entity, for `fetchRequest()` before any model in use has the
+    /// class: the class's own name unless a subclass says otherwise (StrataCodegen's classes
+    /// return their entity's name).
+    open class var defaultEntityName: String { String(describing: self) }
+
     /// The entity whose class is `Self` in the model of the most recently frozen model that has it.
     open class func entity() -> EntityDescription {
         guard let entity = ManagedClassRegistry.entity(for: self) else {

@@ -46,6 +46,9 @@ final class OrderedShelf: ManagedObject { @Managed var books: [BoundVolume] = []
 final class WrongKindShelf: ManagedObject { @Managed var tags: BoundVolume? }
 final class UnrelatedBigShelf: ManagedObject {}
 final class TaggedShelf: ManagedObject { @Managed var tags: [String]? = nil }
+final class BytesShelf: ManagedObject { @Managed var tags: Data? = nil }
+final class ArrayShelf: ManagedObject { @Managed var tags: NSArray? = nil }
+final class NarrowVolume: ManagedObject { @Managed var pages: Int16 = 0 }
 
 final class ModelClassBindingTests: XCTestCase {
     /// The shelf model, with `shelfClass` as the Shelf entity's recorded class name.
@@ -64,6 +67,7 @@ final class ModelClassBindingTests: XCTestCase {
             <entity name="BigShelf" representedClassName=".UnrelatedBigShelf" parentEntity="Shelf"/>
             <entity name="Volume" representedClassName="\(volumeClass)">
                 <attribute name="title" attributeType="String" defaultValueString=""/>
+                <attribute name="pages" attributeType="Integer 32" defaultValueString="0" usesScalarValueType="YES"/>
                 <relationship name="shelf" optional="YES" maxCount="1" destinationEntity="Shelf" inverseName="books" inverseEntity="Shelf"/>
             </entity>
         </model>
@@ -75,7 +79,10 @@ final class ModelClassBindingTests: XCTestCase {
         let model = try ManagedObjectModel(contentsOf: try modelURL(), classes: [BindShelf.self, BoundVolume.self])
         XCTAssertTrue(model.entitiesByName["Shelf"]?.managedObjectClass == BindShelf.self)
         XCTAssertTrue(model.entitiesByName["Volume"]?.managedObjectClass == BoundVolume.self)
-        XCTAssertTrue(model.entitiesByName["BigShelf"]?.managedObjectClass == ManagedObject.self, "an entity not listed keeps ManagedObject")
+        // A subentity not listed takes its superentity's class (a relationship to Shelf holds
+        // BigShelf objects too, typed BindShelf).
+        XCTAssertTrue(model.entitiesByName["BigShelf"]?.managedObjectClass == BindShelf.self)
+        XCTAssertEqual(model.entitiesByName["BigShelf"]?.managedObjectClassName, ".UnrelatedBigShelf")
         XCTAssertEqual(model.entitiesByName["Volume"]?.managedObjectClassName, "StrataTests.BoundVolume", "the recorded name is kept")
     }
 
@@ -91,6 +98,29 @@ final class ModelClassBindingTests: XCTestCase {
             context.reset()
             let fetched = try context.fetch(FetchRequest<ManagedObject>(entityName: "Shelf"))[0]
             XCTAssertEqual(fetched.value(forKey: "tags") as? [String], ["x"], "key-value reads decode with the class's type")
+        }
+    }
+
+    func testDataOverATransformableReadsWhatWasWritten() throws {
+        let model = try ManagedObjectModel(contentsOf: try modelURL(shelfClass: ".BytesShelf"), classes: [BytesShelf.self])
+        let (_, context) = try TestModels.stack(model, url: "/dev/null/binding-\(UUID().uuidString)")
+        try context.performAndWait {
+            let shelf = BytesShelf(context: context)
+            shelf.tags = Data([1, 2])
+            XCTAssertEqual(shelf.tags, Data([1, 2]))
+            try context.save()
+            context.reset()
+            let fetched = try context.fetch(FetchRequest<BytesShelf>(entityName: "Shelf"))[0]
+            XCTAssertEqual(fetched.tags, Data([1, 2]), "the typed read decodes, as the key-value read does")
+            XCTAssertEqual(fetched.value(forKey: "tags") as? Data, Data([1, 2]))
+        }
+    }
+
+    func testAModelInUseRefusesNewClasses() throws {
+        let model = try ManagedObjectModel(contentsOf: try modelURL())
+        _ = try TestModels.stack(model, url: "/dev/null/binding-\(UUID().uuidString)")
+        XCTAssertThrowsError(try model.setManagedObjectClasses([BindShelf.self, BoundVolume.self])) { error in
+            XCTAssertTrue("\(error)".contains("the model is in use"), "\(error)")
         }
     }
 
@@ -115,10 +145,13 @@ final class ModelClassBindingTests: XCTestCase {
             (".OrderedShelf", [OrderedShelf.self], "property 'books' holds BoundVolume objects, but the objects of its destination entity Volume are ManagedObject"),
             (".WrongKindShelf", [WrongKindShelf.self], "property 'tags' is a relationship in the class but an attribute in the model"),
             (".BindShelf", [BindShelf.self, BoundVolume.self, UnrelatedBigShelf.self], "entity BigShelf: class UnrelatedBigShelf is not a subclass of BindShelf"),
+            (".ArrayShelf", [ArrayShelf.self], "property 'tags' has type Optional<NSArray>, which @Managed cannot store"),
+            (".BindShelf|.NarrowVolume", [NarrowVolume.self], "property 'pages' is declared as integer16 but the model's attribute is integer32"),
             (".BindShelf", [BindShelf.self, BoundVolume.self, HandWrittenQuake.self], "class StrataTests.HandWrittenQuake is the class of no entity"),
         ]
         for (recorded, classes, expected) in cases {
-            let model = try ManagedObjectModel(contentsOf: try modelURL(shelfClass: recorded, volumeClass: ".BoundVolume"))
+            let names = recorded.split(separator: "|").map(String.init)
+            let model = try ManagedObjectModel(contentsOf: try modelURL(shelfClass: names[0], volumeClass: names.count > 1 ? names[1] : ".BoundVolume"))
             XCTAssertThrowsError(try model.setManagedObjectClasses(classes), recorded) { error in
                 XCTAssertTrue("\(error)".contains(expected), "\(recorded): \(error)")
             }

@@ -65,6 +65,10 @@ for name in ["Item", "Book", "Author"] {
     }
 }
 
+// `fetchRequest()` is typed for a subclass's class too, without a type to guide it.
+let bookRequest = Book.fetchRequest()
+expect(bookRequest.entityName == "Book", "Book.fetchRequest() fetches \(String(describing: bookRequest.entityName))")
+
 // MARK: 3. Typed and key-value access leave the same store
 
 enum Operation {
