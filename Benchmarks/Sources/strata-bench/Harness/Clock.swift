@@ -11,13 +11,26 @@ enum Clock {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
-    /// Seconds taken by `body`.
+    /// Seconds taken by `body`; its minor page faults go to `lastMinorFaults`.
     static func time(_ body: () throws -> Void) rethrows -> Double {
+        let faults = minorFaults()
         let start = now()
         try body()
         let end = now()
         lastInterval = (start, end)
+        lastMinorFaults = minorFaults() - faults
         return end - start
+    }
+
+    /// The minor page faults of the last timed interval: pages of fresh (or freshly reused)
+    /// memory the process touched, each costing the kernel a page to clear and map.
+    nonisolated(unsafe) static var lastMinorFaults = 0
+
+    /// This process's minor page faults so far.
+    static func minorFaults() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.ru_minflt
     }
 
     /// The monotonic start and end of the last timed interval, for `STRATA_BENCH_MARKS`.

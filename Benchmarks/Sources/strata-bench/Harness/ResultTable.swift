@@ -20,7 +20,7 @@ enum ResultTable {
         for workload in workloads {
             let value = { (system: String) in results.first { $0.workload == workload && $0.system == system } }
             let unit = results.first { $0.workload == workload }!.unit
-            let lowerIsBetter = unit == "bytes"
+            let lowerIsBetter = unit == "bytes" || unit == "pages"
             func ratio(_ system: String, _ peer: String) -> String {
                 guard let s = value(system)?.value, let p = value(peer)?.value, s > 0, p > 0 else { return "-" }
                 return String(format: "%.2fx", lowerIsBetter ? p / s : s / p)

@@ -137,7 +137,7 @@ enum GRDBPeer {
         report(ObjectsSuite.measurement(workloads[8], "grdb", tenth / delete, "objects/s"))
         report(ObjectsSuite.measurement(workloads[9], "grdb", 1 / open, "opens/s"))
         try db.close()
-        report(ObjectsSuite.measurement(workloads[10], "grdb", Double(fileSize(path) + fileSize(path + "-wal")), "bytes"))
+        report(ObjectsSuite.measurement(workloads[13], "grdb", Double(fileSize(path) + fileSize(path + "-wal")), "bytes"))
     }
 
     // MARK: batch

@@ -25,8 +25,13 @@ enum ObjectsSuite {
         "insert 100,000 (one save)", "insert in batches of 5,000", "count magnitude > 5 (indexed)",
         "count depth > 5 (not indexed)", "fetch 50 latest (index order)", "fire 100,000 faults",
         "fetch by unique code", "update 10% and save", "delete 10% and save", "open store",
+        "fresh pages: insert 100,000", "fresh pages: update 10%", "fresh pages: delete 10%",
         "store size", "peak RSS",
     ]
+    /// The minor page faults of the last timed workload, as a row of its own (`workloads[10…12]`).
+    static func freshPages(_ index: Int, _ system: String) -> Measurement {
+        Measurement(suite: "objects", workload: workloads[index], system: system, value: Double(Clock.lastMinorFaults), unit: "pages")
+    }
 
     static func quake(_ i: Int) -> (code: String, magnitude: Double, place: String, time: Double) {
         ("ci\(i)", Double((i &* 7919) % 100) / 10, FetchSuite.places[(i &* 31) % FetchSuite.places.count], Double(i))
@@ -162,6 +167,7 @@ enum ObjectsSuite {
                     context.reset()
                 }
                 report(measurement(workloads[7], "strata", tenth / update, "objects/s"))
+                report(freshPages(11, "strata"))
             }
             if wants("delete") {
                 let delete = try Clock.time {
@@ -173,10 +179,11 @@ enum ObjectsSuite {
                     context.reset()
                 }
                 report(measurement(workloads[8], "strata", tenth / delete, "objects/s"))
+                report(freshPages(12, "strata"))
             }
         }
         if wants("open") { report(measurement(workloads[9], "strata", 1 / open, "opens/s")) }
-        if phase == "all" { report(measurement(workloads[10], "strata", Double(fileSize(path) + fileSize(path + "-wal")), "bytes")) }
+        if phase == "all" { report(measurement(workloads[13], "strata", Double(fileSize(path) + fileSize(path + "-wal")), "bytes")) }
     }
 
     /// Inserts 100,000 quakes with one save, then the rest up to `records` in saves of 5,000.
@@ -200,6 +207,7 @@ enum ObjectsSuite {
                             report: (Measurement) -> Void) throws {
         let first = try Clock.time { try insert(0..<100_000) }
         report(measurement(workloads[0], system, 100_000 / first, "objects/s"))
+        report(freshPages(10, system))
         let rest = try Clock.time {
             var start = 100_000
             while start < records {
@@ -312,6 +320,7 @@ enum ObjectsSuite {
             sqlite3_finalize(statement)
         }
         report(measurement(workloads[7], "sqlite", tenth / update, "objects/s"))
+        report(freshPages(11, "sqlite"))
         let delete = try Clock.time {
             let select = try db.prepare("SELECT Z_PK, Z_OPT, ZCODE, ZMAGNITUDE, ZDEPTH, ZPLACE, ZTIME FROM ZQUAKE WHERE ZTIME >= ? AND ZTIME < ?")
             sqlite3_bind_double(select, 1, tenth)
@@ -330,9 +339,10 @@ enum ObjectsSuite {
             sqlite3_finalize(statement)
         }
         report(measurement(workloads[8], "sqlite", tenth / delete, "objects/s"))
+        report(freshPages(12, "sqlite"))
         db.close()
         report(measurement(workloads[9], "sqlite", 1 / open, "opens/s"))
-        report(measurement(workloads[10], "sqlite", Double(fileSize(path) + fileSize(path + "-wal")), "bytes"))
+        report(measurement(workloads[13], "sqlite", Double(fileSize(path) + fileSize(path + "-wal")), "bytes"))
     }
 }
 
