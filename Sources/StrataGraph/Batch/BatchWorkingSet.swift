@@ -81,11 +81,12 @@ struct BatchWorkingSet {
     /// references of the others; a deny rule with related rows left, or a nullify that empties a
     /// required to-one, throws (nothing is committed then).
     mutating func delete(_ rows: [StoreRow]) throws {
+        deletes.reserveCapacity(deletes.count + rows.count)
+        deleteOrder.reserveCapacity(deleteOrder.count + rows.count)
         var queue = rows
         while let row = queue.popLast() {
             guard let key = row.id.primaryKey, deletes[key] == nil else { continue }
-            deletes[key] = updates[key]?.read ?? row
-            updates[key] = nil
+            deletes[key] = updates.isEmpty ? row : updates.removeValue(forKey: key)?.read ?? row
             deleteOrder.append(key)
             for (slot, relationship) in row.id.entity.relationshipSlots where relationship.deleteRule == .cascadeDeleteRule {
                 for id in Self.ids(in: row.values[slot]) where !isDeleted(id) {
@@ -93,10 +94,13 @@ struct BatchWorkingSet {
                 }
             }
         }
-        // Rules that look at what stays: every deletion is known now.
+        // Rules that look at what stays: every deletion is known now (rows of entities without
+        // relationships have nothing to look at).
         for key in deleteOrder {
             let row = deletes[key]!
-            for (slot, relationship) in row.id.entity.relationshipSlots {
+            let relationshipSlots = row.id.entity.relationshipSlots
+            if relationshipSlots.isEmpty { continue }
+            for (slot, relationship) in relationshipSlots {
                 let related = Self.ids(in: row.values[slot]).filter { !isDeleted($0) }
                 guard !related.isEmpty else { continue }
                 switch relationship.deleteRule {
