@@ -192,6 +192,15 @@ enum StrataBench {
                     } else if line.hasPrefix("SKIP ") { FileHandle.standardError.write(Data("note: \(system): \(line.dropFirst(5))\n".utf8)) }
                 }
                 if status != 0 { FileHandle.standardError.write(Data("note: \(system) exited with status \(status)\n".utf8)) }
+                // Memory per registered object, in a fresh process on the store the run left.
+                if suite == "objects" && system.hasPrefix("strata") {
+                    for line in runChild(system, phase: "memory", records: records, directory: directory, suite: suite).0 {
+                        if line.hasPrefix("RESULT "), let m = try? JSONDecoder().decode(Measurement.self, from: Data(line.dropFirst(7).utf8)),
+                           m.workload == "memory per registered object" {
+                            samples[system, default: [:]][m.workload, default: []].append(m)
+                        }
+                    }
+                }
             }
         }
         var results: [Measurement] = []

@@ -67,3 +67,14 @@ func fileSize(_ path: String) -> Int64 {
 func removeFiles(_ path: String) {
     for suffix in ["", "-wal", "-shm", "-journal", "-lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 }
+
+/// This process's resident memory now, in bytes (Linux: /proc/self/statm; elsewhere the peak).
+func residentBytes() -> Int {
+    #if os(Linux)
+    if let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) {
+        let fields = text.split(separator: " ")
+        if fields.count > 1, let pages = Int(fields[1]) { return pages * Int(sysconf(Int32(_SC_PAGESIZE))) }
+    }
+    #endif
+    return peakRSSBytes()
+}

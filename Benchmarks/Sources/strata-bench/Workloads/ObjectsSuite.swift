@@ -26,7 +26,7 @@ enum ObjectsSuite {
         "count depth > 5 (not indexed)", "fetch 50 latest (index order)", "fire 100,000 faults",
         "fetch by unique code", "update 10% and save", "delete 10% and save", "open store",
         "fresh pages: insert 100,000", "fresh pages: update 10%", "fresh pages: delete 10%",
-        "store size", "peak RSS",
+        "store size", "peak RSS", "memory per registered object",
     ]
     /// The minor page faults of the last timed workload, as a row of its own (`workloads[10…12]`).
     static func freshPages(_ index: Int, _ system: String) -> Measurement {
@@ -180,6 +180,20 @@ enum ObjectsSuite {
                 }
                 report(measurement(workloads[8], "strata", tenth / delete, "objects/s"))
                 report(freshPages(12, "strata"))
+            }
+        }
+        if phases.contains("memory") {
+            // In a process of its own (the harness runs this phase after the others): the resident
+            // memory 100,000 fetched and read objects add, per object (objects, values, registry).
+            try context.performAndWait {
+                let request = FetchRequest<ObjectQuake>(entityName: "ObjectQuake")
+                request.predicate = try FetchPredicate(format: "time < %@", Date(timeIntervalSinceReferenceDate: Double(records / 10)))
+                let before = residentBytes()
+                let objects = try context.fetch(request)
+                blackHole(objects.reduce(0.0) { $0 + $1.magnitude })
+                let after = residentBytes()
+                report(measurement(workloads[15], "strata", Double(after - before) / Double(max(objects.count, 1)), "bytes/object"))
+                withExtendedLifetime(objects) {}
             }
         }
         if wants("open") { report(measurement(workloads[9], "strata", 1 / open, "opens/s")) }
