@@ -292,7 +292,7 @@ public final class PointReader {
         let key = key.baseAddress == nil ? .emptyBytes : key
         guard try cursor.seekNear(atLeast: key), let leaf = cursor.leaf else { return try body(nil) }
         let index = cursor.index
-        guard compareBytes(leaf.key(at: index), key) == 0 else { return try body(nil) }
+        guard leaf.keyEquals(at: index, key) else { return try body(nil) }
         // An inline value straight from the leaf (no copy of the cursor to call it).
         if case .inline(let bytes) = leaf.leafValue(at: index) { return try body(bytes) }
         return try cursor.withValue { try body($0) }

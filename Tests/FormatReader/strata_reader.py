@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reader for the StrataStorage on-disk format, version 1.
+"""Independent reader for the StrataStorage on-disk format, versions 1 and 2.
 
 Written from FORMAT.md alone (standard library only).
 
@@ -33,7 +33,8 @@ import sys
 STORE_MAGIC = b"STRATAdb"
 WAL_MAGIC = b"STRATAwl"
 SHM_MAGIC = b"STRATAsh"
-FORMAT_VERSION = 1
+STORE_FORMAT_VERSIONS = (1, 2)  # §3: version 2 leaves may carry a key prefix (§7)
+WAL_FORMAT_VERSION = 1
 
 HEADER_COPY_OFFSETS = (0, 512)   # §3: copy A at 0, copy B at 512
 HEADER_COPY_SIZE = 256
@@ -280,7 +281,7 @@ def parse_header_copy(buf, off):
     version = u32(c, 8)
     ps = u32(c, 12)
     crc = u32(c, 252)
-    if not magic_ok or version != FORMAT_VERSION or not valid_page_size(ps) \
+    if not magic_ok or version not in STORE_FORMAT_VERSIONS or not valid_page_size(ps) \
             or crc != checksum(c[0:252]):
         return None, magic_ok
     return {
@@ -371,7 +372,7 @@ class Store:
             note("WAL header missing (file shorter than 60 bytes)")
             return
         h = wal[0:WAL_HEADER_SIZE]
-        if h[0:8] != WAL_MAGIC or u32(h, 8) != FORMAT_VERSION \
+        if h[0:8] != WAL_MAGIC or u32(h, 8) != WAL_FORMAT_VERSION \
                 or u32(h, 56) != checksum(h[0:56]):
             note("WAL header invalid: WAL holds nothing")
             return
@@ -550,25 +551,37 @@ class Store:
             n = u16(page, 14)
             cs = u32(page, 32)
             garbage = u32(page, 36)
+            # §6/§7: byte 13 of a leaf is its key prefix length; the prefix
+            # is the last bytes of the page and every key of the leaf
+            # begins with it (cells store the rest).
+            pfx_len = page[13]
+            if pfx_len and (typ != TYPE_LEAF or n == 0):
+                fail("%s: page %d has a key prefix of %d bytes but is not a "
+                     "leaf with cells" % (what, pgno, pfx_len))
+            area_end = ps - pfx_len
+            prefix = bytes(page[area_end:ps])
             slot_end = PAGE_HEADER_SIZE + 2 * n
-            if cs > ps or cs < slot_end:
+            if cs > area_end or cs < slot_end:
                 fail("%s: page %d content start %d out of range (cells %d)"
                      % (what, pgno, cs, n))
             cells = []
             used = 0
             for s in range(n):
                 co = u16(page, PAGE_HEADER_SIZE + 2 * s)
-                if co < cs or co >= ps:
+                if co < cs or co >= area_end:
                     fail("%s: page %d slot %d offset %d outside cell area"
                          % (what, pgno, s, co))
+                whole_extra = 0
                 if typ == TYPE_LEAF:
-                    k, p = varint_decode(page, co, ps)
-                    w, p = varint_decode(page, p, ps)
-                    key = bytes(page[p:p + k])
+                    k, p = varint_decode(page, co, area_end)
+                    w, p = varint_decode(page, p, area_end)
+                    key = prefix + bytes(page[p:p + k])
+                    whole_extra = (pfx_len + len(varint_encode(k + pfx_len))
+                                   - len(varint_encode(k)))
                     p += k
                     vlen, ovf = w >> 1, w & 1
                     if ovf:
-                        if p + 4 > ps:
+                        if p + 4 > area_end:
                             fail("%s: page %d cell %d runs off the page"
                                  % (what, pgno, s))
                         vinfo = ("ovf", vlen, u32(page, p))
@@ -576,7 +589,7 @@ class Store:
                     else:
                         vinfo = ("inline", vlen, bytes(page[p:p + vlen]))
                         p += vlen
-                    if p > ps:
+                    if p > area_end:
                         fail("%s: page %d cell %d runs off the page"
                              % (what, pgno, s))
                     cells.append((key, vinfo))
@@ -593,13 +606,16 @@ class Store:
                              % (what, pgno, s))
                     cells.append((key, child))
                 size = p - co
-                if size + 2 > usable // 4:
-                    fail("%s: page %d cell %d is %d bytes with its slot, "
-                         "limit %d" % (what, pgno, s, size + 2, usable // 4))
+                # The limit is on the cell with its whole key (§7).
+                if size + whole_extra + 2 > usable // 4:
+                    fail("%s: page %d cell %d is %d bytes with its slot and "
+                         "whole key, limit %d" % (what, pgno, s,
+                                                  size + whole_extra + 2,
+                                                  usable // 4))
                 used += size
-            if used + garbage != ps - cs:
+            if used + garbage != area_end - cs:
                 note("%s: page %d cell area %d bytes != cells %d + garbage %d"
-                     % (what, pgno, ps - cs, used, garbage))
+                     % (what, pgno, area_end - cs, used, garbage))
                 stats.setdefault("garbage_mismatch", []).append(pgno)
             for a, b in zip(cells, cells[1:]):
                 if not a[0] < b[0]:

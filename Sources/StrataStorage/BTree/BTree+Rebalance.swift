@@ -73,24 +73,42 @@ extension BTreeWriter {
         let isLeaf = node.isLeaf
         let leftPage = position > 0 ? try reader.node(parent.child(at: leftPosition), expectLeaf: isLeaf) : node
         let rightPage = position > 0 ? node : try reader.node(parent.child(at: rightPosition), expectLeaf: isLeaf)
-        let separator = [UInt8](parent.key(at: leftPosition))
-        let extra = isLeaf ? 0 : NodeLimits.branchCellSize(keyLength: separator.count) + 2
-        if leftPage.usedBytes + rightPage.usedBytes + extra > limits.usable { return false }
-
-        let left = try sink.writable(leftPage.pageNumber)
-        if left.pageNumber != leftPage.pageNumber { parent.setChild(at: leftPosition, left.pageNumber) }
-        if !isLeaf {
+        if isLeaf {
+            // Leaves: the two runs of cells under one (possibly shorter) prefix. Each cell grows
+            // by at least what its prefix loses, so whether the pair can fit is known before
+            // gathering it (deletes in a leaf that stays underfull ask again and again).
+            guard leftPage.cellCount > 0, rightPage.cellCount > 0 else { return false }
+            let first = leftPage.copyKey(at: 0), last = rightPage.copyKey(at: rightPage.cellCount - 1)
+            var merged = 0
+            while merged < min(first.count, last.count, 255) && first[merged] == last[merged] { merged += 1 }
+            let least = leftPage.usedBytes - leftPage.prefixLength + leftPage.cellCount * (leftPage.prefixLength - merged)
+                + rightPage.usedBytes - rightPage.prefixLength + rightPage.cellCount * (rightPage.prefixLength - merged) + merged
+            if least > limits.usable { return false }
+            let cells = LeafCells(page: leftPage)
+            cells.append(from: rightPage, range: 0..<rightPage.cellCount)
+            if cells.usedBytes(0..<cells.count) > limits.usable { return false }
+            let left = try sink.writable(leftPage.pageNumber)
+            if left.pageNumber != leftPage.pageNumber { parent.setChild(at: leftPosition, left.pageNumber) }
+            cells.write(0..<cells.count, into: left)
+            left.lastInsertSlot = -1
+        } else {
+            let separator = [UInt8](parent.storedKey(at: leftPosition))
+            let extra = NodeLimits.branchCellSize(keyLength: separator.count) + 2
+            if leftPage.usedBytes + rightPage.usedBytes + extra > limits.usable { return false }
+            let left = try sink.writable(leftPage.pageNumber)
+            if left.pageNumber != leftPage.pageNumber { parent.setChild(at: leftPosition, left.pageNumber) }
             separator.withUnsafeBytes { key in
                 let offset = left.insertCell(at: left.cellCount, size: NodeLimits.branchCellSize(keyLength: key.count))
                 PageBuffer.encodeBranchCell(into: left.base, at: offset, child: left.link, key: key)
             }
             left.link = rightPage.link
+            for index in 0..<rightPage.cellCount { left.appendCell(rightPage.cellBytes(at: index)) }
         }
-        for index in 0..<rightPage.cellCount { left.appendCell(rightPage.cellBytes(at: index)) }
+        let leftNumber = parent.child(at: leftPosition)
 
         // The pointer that referred to the right page now refers to the merged page; the cell
         // separating the two goes away.
-        parent.setChild(at: rightPosition, left.pageNumber)
+        parent.setChild(at: rightPosition, leftNumber)
         parent.removeCell(at: leftPosition)
         try sink.free(rightPage.pageNumber, writtenAt: rightPage.generation)
         if isLeaf {

@@ -11,93 +11,84 @@
 // more than fits; when any of that is in doubt it changes nothing and the caller splits.
 
 extension BTreeWriter {
-    /// Inserts `cell` at slot `index` of the full leaf `node` (child `step.position` of
-    /// `step.page`) by moving cells into its left or right sibling. Returns false, having changed
-    /// nothing, when neither sibling can take enough cells or the parent cannot take the new
-    /// separator.
-    mutating func insertShifting(node: PageBuffer, at index: Int, cell: [UInt8], parent step: PathStep) throws -> Bool {
+    /// Inserts into the full leaf `node` (child `step.position` of `step.page`), whose cells
+    /// with the new one at `index` are `cells`, by moving cells into its left or right sibling.
+    /// Returns false, having changed nothing, when neither sibling can take enough cells or the
+    /// parent cannot take the new separator.
+    mutating func insertShifting(leaf node: PageBuffer, at index: Int, cells: LeafCells, parent step: PathStep) throws -> Bool {
         let parent = step.page
         let position = step.position
-        let scratch = PageBuffer.copy(of: node)
-        return try cell.withUnsafeBytes { newCell -> Bool in
-            let total = scratch.cellCount + 1
-            func cellAt(_ i: Int) -> UnsafeRawBufferPointer {
-                i < index ? scratch.cellBytes(at: i) : (i == index ? newCell : scratch.cellBytes(at: i - 1))
-            }
-            var sizes: [Int] = []
-            sizes.reserveCapacity(total)
-            for i in 0..<total { sizes.append(cellAt(i).count + 2) }
-            let all = sizes.reduce(0, +)
-            if position > 0, let moved = try shareLeft(node, parent: parent, position: position, sizes: sizes, all: all, cellAt: cellAt) {
-                node.clearCells()
-                node.lastInsertSlot = -1
-                for i in moved..<total { node.appendCell(cellAt(i)) }
-                return true
-            }
-            if position < parent.cellCount, let kept = try shareRight(node, parent: parent, position: position, sizes: sizes, all: all, cellAt: cellAt) {
-                node.clearCells()
-                node.lastInsertSlot = -1
-                for i in 0..<kept { node.appendCell(cellAt(i)) }
-                return true
-            }
-            return false
+        // Cells only grow when their prefix shrinks: a pair whose cells and slots alone exceed
+        // seven eighths of two pages is not worth gathering (`sharePoint` would refuse it).
+        let nodeBytes = node.usedBytes - node.prefixLength + 2 + cells.cell(index).count - node.prefixLength
+        func worthSharing(_ sibling: PageBuffer) -> Bool {
+            (nodeBytes + sibling.usedBytes - sibling.prefixLength) / 2 <= limits.usable - limits.usable / 8
         }
+        if position > 0 {
+            // The left sibling's cells, then the node's: the first part goes to the sibling.
+            let sibling = try reader.node(parent.child(at: position - 1), expectLeaf: true)
+            if worthSharing(sibling) {
+                let pair = LeafCells(page: sibling)
+                for i in 0..<cells.count { pair.append(cells.cell(i)) }
+                if let point = sharePoint(pair, within: (sibling.cellCount + 1)..<pair.count) {
+                    let separator = shortestSeparator(after: pair.key(point - 1), before: pair.key(point))
+                    if fitsReplacingSeparator(in: parent, at: position - 1, with: separator) {
+                        let left = try sink.writable(sibling.pageNumber)
+                        pair.write(0..<point, into: left)
+                        left.lastInsertSlot = -1
+                        pair.write(point..<pair.count, into: node)
+                        node.lastInsertSlot = -1
+                        replaceSeparator(in: parent, at: position - 1, child: left.pageNumber, with: separator)
+                        return true
+                    }
+                }
+            }
+        }
+        if position < parent.cellCount {
+            // The node's cells, then the right sibling's: the second part goes to the sibling.
+            let sibling = try reader.node(parent.child(at: position + 1), expectLeaf: true)
+            guard worthSharing(sibling) else { return false }
+            let pair = LeafCells(capacity: 2 * limits.pageSize)
+            for i in 0..<cells.count { pair.append(cells.cell(i)) }
+            pair.append(from: sibling, range: 0..<sibling.cellCount)
+            if let point = sharePoint(pair, within: 1..<cells.count) {
+                let separator = shortestSeparator(after: pair.key(point - 1), before: pair.key(point))
+                if fitsReplacingSeparator(in: parent, at: position, with: separator) {
+                    let right = try sink.writable(sibling.pageNumber)
+                    if right.pageNumber != sibling.pageNumber { parent.setChild(at: position + 1, right.pageNumber) }
+                    pair.write(point..<pair.count, into: right)
+                    right.lastInsertSlot = -1
+                    pair.write(0..<point, into: node)
+                    node.lastInsertSlot = -1
+                    replaceSeparator(in: parent, at: position, child: node.pageNumber, with: separator)
+                    return true
+                }
+            }
+        }
+        return false
     }
 
-    /// How many cells to leave on the first side of a pair so the two hold about the same bytes,
-    /// or nil when the pair would end more than seven eighths full (a split serves better) or
-    /// one side cannot hold its part. `first` is the bytes the first side keeps in any case.
-    private func sharePoint(first: Int, sizes: [Int], all: Int, fromFront: Bool) -> Int? {
+    /// Where to divide `pair` (two neighbouring leaves' cells) so both parts hold about the same
+    /// bytes, the point lying in `allowed`; nil when the pair would end more than seven eighths
+    /// full (a split serves better) or a part does not fit.
+    private func sharePoint(_ pair: LeafCells, within allowed: Range<Int>) -> Int? {
+        guard !allowed.isEmpty else { return nil }
         let usable = limits.usable
-        let combined = first + all
+        let shared = pair.prefixLength(0..<pair.count)
+        var sizes: [Int] = []
+        sizes.reserveCapacity(pair.count)
+        for i in 0..<pair.count { sizes.append(pair.storedSizeWithSlot(i, prefix: shared)) }
+        let combined = sizes.reduce(0, +) + 2 * shared
         guard combined / 2 <= usable - usable / 8 else { return nil }
-        // Cells (of `sizes`, in order) that go to the first side: as many as keep it at or below
-        // half of the pair, at least one, and at least enough that the second side fits.
-        var taken = 0
-        var bytes = first
-        let order: [Int] = fromFront ? Array(sizes.indices) : sizes.indices.reversed()
-        for i in order {
-            if bytes + sizes[i] > combined / 2 && taken > 0 { break }
-            bytes += sizes[i]
-            taken += 1
+        var bytes = shared
+        var point = 0
+        while point < pair.count - 1 && bytes + sizes[point] <= combined / 2 {
+            bytes += sizes[point]
+            point += 1
         }
-        guard taken < sizes.count, bytes <= usable, combined - bytes <= usable else { return nil }
-        return taken
-    }
-
-    /// Moves the first cells of the combined leaf to the left sibling (child `position - 1`);
-    /// returns how many moved, or nil (nothing changed).
-    private mutating func shareLeft(_ node: PageBuffer, parent: PageBuffer, position: Int, sizes: [Int], all: Int,
-                                    cellAt: (Int) -> UnsafeRawBufferPointer) throws -> Int? {
-        let sibling = try reader.node(parent.child(at: position - 1), expectLeaf: true)
-        guard let moved = sharePoint(first: sibling.usedBytes, sizes: sizes, all: all, fromFront: true) else { return nil }
-        let separator = shortestSeparator(after: CellBytes.leafKey(cellAt(moved - 1)), before: CellBytes.leafKey(cellAt(moved)))
-        guard fitsReplacingSeparator(in: parent, at: position - 1, with: separator) else { return nil }
-        let left = try sink.writable(sibling.pageNumber)
-        left.lastInsertSlot = -1
-        for i in 0..<moved { left.appendCell(cellAt(i)) }
-        replaceSeparator(in: parent, at: position - 1, child: left.pageNumber, with: separator)
-        return moved
-    }
-
-    /// Moves the last cells of the combined leaf to the front of the right sibling (child
-    /// `position + 1`); returns how many cells stay, or nil (nothing changed).
-    private mutating func shareRight(_ node: PageBuffer, parent: PageBuffer, position: Int, sizes: [Int], all: Int,
-                                     cellAt: (Int) -> UnsafeRawBufferPointer) throws -> Int? {
-        let sibling = try reader.node(parent.child(at: position + 1), expectLeaf: true)
-        guard let moved = sharePoint(first: sibling.usedBytes, sizes: sizes, all: all, fromFront: false) else { return nil }
-        let kept = sizes.count - moved
-        let separator = shortestSeparator(after: CellBytes.leafKey(cellAt(kept - 1)), before: CellBytes.leafKey(cellAt(kept)))
-        guard fitsReplacingSeparator(in: parent, at: position, with: separator) else { return nil }
-        let right = try sink.writable(sibling.pageNumber)
-        if right.pageNumber != sibling.pageNumber { parent.setChild(at: position + 1, right.pageNumber) }
-        let old = PageBuffer.copy(of: right)
-        right.clearCells()
-        right.lastInsertSlot = -1
-        for i in kept..<sizes.count { right.appendCell(cellAt(i)) }
-        for i in 0..<old.cellCount { right.appendCell(old.cellBytes(at: i)) }
-        replaceSeparator(in: parent, at: position, child: node.pageNumber, with: separator)
-        return kept
+        point = min(max(point, allowed.lowerBound), allowed.upperBound - 1)
+        guard pair.usedBytes(0..<point) <= usable, pair.usedBytes(point..<pair.count) <= usable else { return nil }
+        return point
     }
 
     /// Whether cell `index` of the branch `parent` can be replaced by one holding `key`.

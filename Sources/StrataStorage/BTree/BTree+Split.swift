@@ -1,7 +1,7 @@
 // BTree+Split: inserting into a full node by splitting it, up to a new root.
 //
-// Owns: choosing the split point, building the two nodes, and the shortest separator key pushed
-// to the parent. Split points: an append at the right edge keeps the left node full and starts a
+// Owns: choosing the split point, building the two nodes (leaves through LeafCells, each with
+// its own key prefix), and the shortest separator key pushed to the parent. Split points: an append at the right edge keeps the left node full and starts a
 // new right node (the bulk-append fast path); an insert right after the previous insert into the
 // same leaf (keys growing inside the tree: an index on (value, primary key) gaining rows, codes
 // numbered in order) splits at the insert, so the left node keeps what it has plus the new cell
@@ -10,21 +10,28 @@
 // Must never leave a node holding a cell that does not fit, or a parent pointing at a freed page.
 
 extension BTreeWriter {
-    /// Inserts `cell` at slot `index` of the full `node`, splitting it and, as needed, its
-    /// ancestors (`path`, root first).
-    mutating func insertSplitting(node: PageBuffer, at index: Int, cell: [UInt8], path: [PathStep]) throws {
+    /// Inserts into the full leaf `leaf`: `cells` are its cells with the new one at `index`
+    /// (whole keys). Shares them with a sibling or splits the leaf, and as needed its ancestors
+    /// (`path`, root first).
+    mutating func insertSplitting(leaf: PageBuffer, at index: Int, cells: LeafCells, path: [PathStep]) throws {
         // A leaf first shares its cells with a sibling that has room (BTree+Shift.swift), unless
         // the insert appends to it (runs at the right edge keep their full pages).
-        if node.isLeaf, let parent = path.last, index < node.cellCount,
-           try insertShifting(node: node, at: index, cell: cell, parent: parent) {
+        if let parent = path.last, index < cells.count - 1,
+           try insertShifting(leaf: leaf, at: index, cells: cells, parent: parent) {
             return
         }
-        var node = node
-        var index = index
-        var cell = cell
+        let (right, separator) = try splitLeaf(leaf, cells: cells, insertedAt: index)
+        try addToParent(left: leaf, right: right, separator: separator, path: path)
+    }
+
+    /// Puts the separator between `left` and its new right sibling `right` into the parent (the
+    /// end of `path`), splitting branches up to a new root as needed.
+    private mutating func addToParent(left: PageBuffer, right: PageBuffer, separator: [UInt8], path: [PathStep]) throws {
+        var node = left
+        var right = right
+        var separator = separator
         var path = path
         while true {
-            let (right, separator) = try split(node, inserting: cell, at: index)
             guard let step = path.popLast() else {
                 let root = try sink.allocate(.branch)
                 descriptor.branchPages += 1
@@ -53,50 +60,52 @@ extension BTreeWriter {
                 branchCell.withUnsafeBytes { parent.insertCell(at: step.position, copying: $0) }
                 return
             }
+            (right, separator) = try splitBranch(parent, inserting: branchCell, at: step.position)
             node = parent
-            index = step.position
-            cell = branchCell
         }
     }
 
-    /// Splits `node` (with `cell` conceptually inserted at `index`) into itself (left half) and a
-    /// new right node. Returns the right node and the separator key for the parent.
-    private mutating func split(_ node: PageBuffer, inserting cell: [UInt8], at index: Int) throws -> (PageBuffer, [UInt8]) {
-        let isLeaf = node.isLeaf
-        let right = try sink.allocate(isLeaf ? .leaf : .branch)
-        if isLeaf { descriptor.leafPages += 1 } else { descriptor.branchPages += 1 }
-        let count = node.cellCount
+    /// Splits the leaf `node` whose cells (with the new one at `index`) are `cells` into itself
+    /// (left part) and a new right leaf. Returns the right leaf and the separator for the parent.
+    private mutating func splitLeaf(_ node: PageBuffer, cells: LeafCells, insertedAt index: Int) throws -> (PageBuffer, [UInt8]) {
+        let right = try sink.allocate(.leaf)
+        descriptor.leafPages += 1
+        let total = cells.count
+        if index == total - 1 && total > 1 {
+            // Append at the right edge: the left node keeps what it has (full), the new cell
+            // starts the right node. Sequential loads fill pages completely.
+            cells.write(index..<total, into: right)
+            return (right, shortestSeparator(after: cells.key(index - 1), before: cells.key(index)))
+        }
+        // Sizes against the prefix every part shares at least (the whole run's).
+        let shared = cells.prefixLength(0..<total)
+        let size = { (i: Int) in cells.storedSizeWithSlot(i, prefix: shared) }
+        // The run of inserts goes on at the end of the left node.
+        let sequential = index > 0 && Int(node.lastInsertSlot) == index - 1
+            && cells.usedBytes(0..<(index + 1)) <= limits.usable
+        let splitPoint = sequential ? index + 1
+            : (index == 0 ? 1 : balancedSplitPoint(total: total, size: size))
+        cells.write(0..<splitPoint, into: node)
+        cells.write(splitPoint..<total, into: right)
+        node.lastInsertSlot = sequential ? Int32(index) : -1
+        right.lastInsertSlot = -1
+        return (right, shortestSeparator(after: cells.key(splitPoint - 1), before: cells.key(splitPoint)))
+    }
 
+    /// Splits the full branch `node` (with `cell` conceptually inserted at `index`) into itself
+    /// (left half) and a new right branch. Returns the right branch and the separator key.
+    private mutating func splitBranch(_ node: PageBuffer, inserting cell: [UInt8], at index: Int) throws -> (PageBuffer, [UInt8]) {
+        let right = try sink.allocate(.branch)
+        descriptor.branchPages += 1
+        let scratch = PageBuffer.copy(of: node)
         return cell.withUnsafeBytes { newCell -> (PageBuffer, [UInt8]) in
-            if isLeaf && index == count && count > 0 {
-                // Append at the right edge: the left node stays as it is (full), the new cell
-                // starts the right node. Sequential loads fill pages completely.
-                right.appendCell(newCell)
-                let separator = shortestSeparator(after: node.key(at: count - 1), before: CellBytes.leafKey(newCell))
-                return (right, separator)
-            }
-            let scratch = PageBuffer.copy(of: node)
-            let total = count + 1
+            let total = scratch.cellCount + 1
             func cellAt(_ i: Int) -> UnsafeRawBufferPointer {
                 i < index ? scratch.cellBytes(at: i) : (i == index ? newCell : scratch.cellBytes(at: i - 1))
             }
-            let sequential = isLeaf && index > 0 && Int(node.lastInsertSlot) == index - 1
-                && fitsLeft(cells: index + 1, cellAt: cellAt)
-            let splitPoint = sequential ? index + 1
-                : isLeaf ? (index == 0 && count > 0 ? 1 : balancedSplitPoint(total: total, cellAt: cellAt))
-                : balancedSplitPoint(total: total, cellAt: cellAt)
+            let splitPoint = balancedSplitPoint(total: total) { cellAt($0).count + 2 }
             node.clearCells()
-            if isLeaf {
-                // The run of inserts goes on at the end of the left node.
-                node.lastInsertSlot = sequential ? Int32(index) : -1
-                right.lastInsertSlot = -1
-                for i in 0..<splitPoint { node.appendCell(cellAt(i)) }
-                for i in splitPoint..<total { right.appendCell(cellAt(i)) }
-                let separator = shortestSeparator(
-                    after: CellBytes.leafKey(cellAt(splitPoint - 1)), before: CellBytes.leafKey(cellAt(splitPoint)))
-                return (right, separator)
-            }
-            // Branch: the middle cell's key moves up; its child becomes the left's rightmost.
+            // The middle cell's key moves up; its child becomes the left's rightmost.
             for i in 0..<splitPoint { node.appendCell(cellAt(i)) }
             let middle = cellAt(splitPoint)
             node.link = CellBytes.branchChild(middle)
@@ -106,24 +115,17 @@ extension BTreeWriter {
         }
     }
 
-    /// Whether the first `cells` cells fit in one node.
-    private func fitsLeft(cells: Int, cellAt: (Int) -> UnsafeRawBufferPointer) -> Bool {
-        var bytes = 0
-        for i in 0..<cells { bytes += cellAt(i).count + 2 }
-        return bytes <= limits.usable
-    }
-
     /// The number of cells for the left node so both halves hold about the same bytes
     /// (at least 1 on each side; for branches at least 1 on each side of the middle cell).
-    private func balancedSplitPoint(total: Int, cellAt: (Int) -> UnsafeRawBufferPointer) -> Int {
+    private func balancedSplitPoint(total: Int, size: (Int) -> Int) -> Int {
         var sum = 0
-        for i in 0..<total { sum += cellAt(i).count + 2 }
+        for i in 0..<total { sum += size(i) }
         var left = 0
         var point = 0
         while point < total - 1 {
-            let size = cellAt(point).count + 2
-            if left + size > sum / 2 && point > 0 { break }
-            left += size
+            let bytes = size(point)
+            if left + bytes > sum / 2 && point > 0 { break }
+            left += bytes
             point += 1
         }
         return max(1, min(point, total - 2 > 0 ? total - 2 : 1))

@@ -80,8 +80,8 @@ struct BTreeWriter<Sink: PageSink> {
         var high: UnsafeRawBufferPointer?
         while level < descriptor.depth {
             let position = page.upperBound(key)
-            if position > 0 { low = page.key(at: position - 1) }
-            if position < page.cellCount { high = page.key(at: position) }
+            if position > 0 { low = page.storedKey(at: position - 1) }
+            if position < page.cellCount { high = page.storedKey(at: position) }
             let childNumber = page.child(at: position)
             let child = try sink.writable(childNumber)
             level += 1
@@ -100,9 +100,9 @@ struct BTreeWriter<Sink: PageSink> {
         guard let hint = leafHint, hint.leaf === leaf else { return leaf.lowerBound(key) }
         let count = leaf.cellCount
         var slot = hint.lastSlot
-        if slot >= 0 && slot < count && compareBytes(leaf.key(at: slot), key) == 0 { return slot }
+        if slot >= 0 && slot < count && leaf.keyEquals(at: slot, key) { return slot }
         slot += 1
-        if slot > 0 && slot < count && compareBytes(leaf.key(at: slot), key) == 0 {
+        if slot > 0 && slot < count && leaf.keyEquals(at: slot, key) {
             hint.lastSlot = slot
             return slot
         }
@@ -141,7 +141,7 @@ struct BTreeWriter<Sink: PageSink> {
         let leaf = try writableLeaf(for: key)
         let index = slot(of: key, in: leaf)
         var replaced = false
-        if index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 {
+        if index < leaf.cellCount, leaf.keyEquals(at: index, key) {
             // A value of the same inline size (so it stays inline) is overwritten where it is.
             if case .inline(let old) = leaf.leafValue(at: index), old.count == value.count {
                 if value.count > 0 { UnsafeMutableRawPointer(mutating: old.baseAddress!).copyMemory(from: value.baseAddress!, byteCount: value.count) }
@@ -159,21 +159,38 @@ struct BTreeWriter<Sink: PageSink> {
             overflow = try OverflowChain.write(value, to: sink)
             descriptor.overflowPages += UInt64(OverflowChain.pageCount(length: value.count, limits: limits))
         }
-        if leaf.fits(cellSize: cellSize) {
-            let offset = leaf.insertCell(at: index, size: cellSize)
-            PageBuffer.encodeLeafCell(
-                into: leaf.base, at: offset, key: key, valueLength: value.count,
-                inlineValue: spills ? nil : value, overflow: overflow)
-            if !replaced { leaf.lastInsertSlot = Int32(truncatingIfNeeded: index) }
-        } else {
-            var cell = [UInt8](repeating: 0, count: cellSize)
-            cell.withUnsafeMutableBytes {
+        let prefix = leaf.prefixLength
+        if leaf.hasKeyPrefix(key) {
+            let stored = UnsafeRawBufferPointer(rebasing: key[prefix...])
+            let storedSize = NodeLimits.storedLeafCellSize(storedKeyLength: stored.count, valueLength: value.count, overflow: spills)
+            if leaf.fits(cellSize: storedSize) {
+                let offset = leaf.insertCell(at: index, size: storedSize)
                 PageBuffer.encodeLeafCell(
-                    into: $0.baseAddress!, at: 0, key: key, valueLength: value.count,
+                    into: leaf.base, at: offset, key: stored, valueLength: value.count,
                     inlineValue: spills ? nil : value, overflow: overflow)
+                if !replaced { leaf.lastInsertSlot = Int32(truncatingIfNeeded: index) }
+                descriptor.modifiedGeneration = sink.writeGeneration
+                return replaced
             }
+        }
+        // The key lacks the leaf's prefix, or the leaf is full: rebuild it with its cells' own
+        // prefix (LeafCells.swift) if that makes room, else split it.
+        var cell = [UInt8](repeating: 0, count: cellSize)
+        cell.withUnsafeMutableBytes {
+            PageBuffer.encodeLeafCell(
+                into: $0.baseAddress!, at: 0, key: key, valueLength: value.count,
+                inlineValue: spills ? nil : value, overflow: overflow)
+        }
+        let cells = cell.withUnsafeBytes { LeafCells(page: leaf, inserting: $0, at: index) }
+        // A leaf that already has the longest prefix it can get gains nothing from a rebuild.
+        let rebuildMayFit = !leaf.hasKeyPrefix(key) || leaf.sharedPrefixLength(including: key) > prefix
+        if rebuildMayFit && cells.usedBytes(0..<cells.count) <= limits.usable {
+            let lastInsert = leaf.lastInsertSlot
+            cells.write(0..<cells.count, into: leaf)
+            leaf.lastInsertSlot = replaced ? lastInsert : Int32(truncatingIfNeeded: index)
+        } else {
             leafHint = nil
-            try insertSplitting(node: leaf, at: index, cell: cell, path: try writableSteps(to: key))
+            try insertSplitting(leaf: leaf, at: index, cells: cells, path: try writableSteps(to: key))
         }
         descriptor.modifiedGeneration = sink.writeGeneration
         return replaced
@@ -188,23 +205,20 @@ struct BTreeWriter<Sink: PageSink> {
         let count = leaf.cellCount
         var index = leaf.lowerBound(key)
         let prefix = UnsafeRawBufferPointer(rebasing: key[..<min(prefixLength, key.count)])
-        func shares(_ other: UnsafeRawBufferPointer) -> Bool {
-            other.count >= prefix.count && compareBytes(UnsafeRawBufferPointer(rebasing: other[..<prefix.count]), prefix) == 0
-        }
         func taken(_ i: Int) -> PrefixProbe {
             let value: [UInt8]
             if case .inline(let bytes) = leaf.leafValue(at: i) { value = Array(bytes) } else { return .undecided }
-            return .taken(key: Array(leaf.key(at: i)), value: value)
+            return .taken(key: leaf.copyKey(at: i), value: value)
         }
         if index > 0 {
-            if shares(leaf.key(at: index - 1)) { return taken(index - 1) }
+            if leaf.keyHasPrefix(at: index - 1, prefix) { return taken(index - 1) }
         } else if leafHint?.low != nil {
             return .undecided
         }
         // The key itself, if stored, is not another key.
-        if index < count, compareBytes(leaf.key(at: index), key) == 0 { index += 1 }
+        if index < count, leaf.keyEquals(at: index, key) { index += 1 }
         if index < count {
-            if shares(leaf.key(at: index)) { return taken(index) }
+            if leaf.keyHasPrefix(at: index, prefix) { return taken(index) }
         } else if leafHint?.high != nil {
             return .undecided
         }
@@ -217,7 +231,7 @@ struct BTreeWriter<Sink: PageSink> {
     mutating func withValueForUpdate<R>(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         let leaf = try writableLeaf(for: key)
         let index = slot(of: key, in: leaf)
-        guard index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 else { return try body(nil) }
+        guard index < leaf.cellCount, leaf.keyEquals(at: index, key) else { return try body(nil) }
         // An inline value needs no reader (this generic method is called unspecialized from
         // other modules, where making a reader costs a metadata lookup per call).
         if case .inline(let bytes) = leaf.leafValue(at: index) { return try body(bytes) }
@@ -231,7 +245,7 @@ struct BTreeWriter<Sink: PageSink> {
     mutating func update(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> UnsafeRawBufferPointer?) throws -> Bool {
         let leaf = try writableLeaf(for: key)
         let index = slot(of: key, in: leaf)
-        let found = index < leaf.cellCount && compareBytes(leaf.key(at: index), key) == 0
+        let found = index < leaf.cellCount && leaf.keyEquals(at: index, key)
         let new: UnsafeRawBufferPointer?
         if found, case .inline(let old) = leaf.leafValue(at: index) {
             new = try body(old)
@@ -265,7 +279,7 @@ struct BTreeWriter<Sink: PageSink> {
             leaf = try writableLeaf(for: key)
         }
         let index = slot(of: key, in: leaf)
-        guard index < leaf.cellCount, compareBytes(leaf.key(at: index), key) == 0 else {
+        guard index < leaf.cellCount, leaf.keyEquals(at: index, key) else {
             if viaHint { return false }
             throw StrataError.corrupt(sink.storePath, page: leaf.pageNumber, "tree \"\(name)\": key found by lookup is missing on the write path")
         }

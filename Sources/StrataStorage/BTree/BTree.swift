@@ -67,7 +67,7 @@ struct BTreeReader<Source: PageSource> {
             page = try node(page.child(at: index), expectLeaf: level == descriptor.depth)
         }
         let index = page.lowerBound(key)
-        let found = index < page.cellCount && compareBytes(page.key(at: index), key) == 0
+        let found = index < page.cellCount && page.keyEquals(at: index, key)
         return (page, index, found)
     }
 

@@ -3,7 +3,16 @@
 // Owns: the root-to-leaf stack of (page, child position) that makes next/previous O(1)
 // amortized without sibling links (copy-on-write trees cannot keep sibling links cheaply).
 // Branch positions run 0...cellCount, the last being the rightmost child. Must never hand out a
-// key or value once the cursor has moved: the buffers belong to the current page.
+// key or value once the cursor has moved: the buffers belong to the current page (or, for a leaf
+// with a key prefix, to the cursor's key buffer, where the whole key is assembled).
+
+/// Where a cursor assembles the whole key of a leaf with a key prefix: a page's worth of bytes,
+/// owned by one cursor.
+final class KeyBuffer {
+    let bytes: UnsafeMutableRawPointer
+    init(size: Int) { bytes = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8) }
+    deinit { bytes.deallocate() }
+}
 
 struct NodeCursor<Source: PageSource> {
     let reader: BTreeReader<Source>
@@ -13,7 +22,12 @@ struct NodeCursor<Source: PageSource> {
     private(set) var leaf: PageBuffer?
     private(set) var index: Int = 0
 
-    init(reader: BTreeReader<Source>) { self.reader = reader }
+    private let keyBuffer: KeyBuffer
+
+    init(reader: BTreeReader<Source>) {
+        self.reader = reader
+        keyBuffer = KeyBuffer(size: reader.source.limits.pageSize)
+    }
 
     var isPositioned: Bool { leaf != nil }
 
@@ -23,7 +37,8 @@ struct NodeCursor<Source: PageSource> {
         if stack.capacity < reader.descriptor.depth { stack.reserveCapacity(reader.descriptor.depth) }
     }
 
-    var key: UnsafeRawBufferPointer { leaf!.key(at: index) }
+    /// The whole key of the current record (valid until the cursor moves).
+    var key: UnsafeRawBufferPointer { leaf!.wholeKey(at: index, scratch: keyBuffer.bytes) }
 
     func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try reader.withLeafValue(leaf!, index, body)
@@ -89,12 +104,12 @@ struct NodeCursor<Source: PageSource> {
     @discardableResult
     mutating func seekNear(atLeast key: UnsafeRawBufferPointer) throws -> Bool {
         // Lookups in key order often want the next key of the leaf: one comparison.
-        if let page = leaf, index + 1 < page.cellCount, compareBytes(page.key(at: index + 1), key) == 0 {
+        if let page = leaf, index + 1 < page.cellCount, page.keyEquals(at: index + 1, key) {
             index += 1
             return true
         }
-        if let page = leaf, page.cellCount > 0, compareBytes(page.key(at: 0), key) <= 0,
-           compareBytes(key, page.key(at: page.cellCount - 1)) <= 0 {
+        if let page = leaf, page.cellCount > 0, page.compareKey(at: 0, key) <= 0,
+           page.compareKey(at: page.cellCount - 1, key) >= 0 {
             index = page.lowerBound(key)
             return true
         }
@@ -132,7 +147,7 @@ struct NodeCursor<Source: PageSource> {
             // A leaf whose last key is below the bound counts whole (one comparison); only the
             // leaf where the range ends is searched.
             let count = page.cellCount
-            let end = upper.map { count > 0 && compareBytes(page.key(at: count - 1), $0) < 0 ? count : page.lowerBound($0) } ?? count
+            let end = upper.map { count > 0 && page.compareKey(at: count - 1, $0) < 0 ? count : page.lowerBound($0) } ?? count
             if end > index { total += end - index }
             if end < page.cellCount { return total }
             index = page.cellCount - 1

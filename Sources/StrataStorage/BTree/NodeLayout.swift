@@ -2,14 +2,19 @@
 // pages). The ONLY file that knows cell offsets and cell encodings.
 //
 // A node is: the 40-byte page header, then `cellCount` 2-byte slots (cell offsets, in key order),
-// free space, then the cell area growing down from the end of the page.
-//   leaf cell:   varint keyLength, varint (valueLength << 1 | isOverflow), key,
-//                then the value (inline) or a u32 first overflow page.
+// free space, then the cell area growing down towards the start, then (leaves only) the key
+// prefix: `prefixLength` (header byte 13) bytes at the very end of the page that every key of the
+// leaf begins with and that its cells leave out.
+//   leaf cell:   varint keyLength, varint (valueLength << 1 | isOverflow), key (without the
+//                page's prefix), then the value (inline) or a u32 first overflow page.
 //   branch cell: u32 child, varint keyLength, key.   Child i holds keys < key i; the header's
 //                link (rightmost child) holds keys ≥ the last key.
 // Pages from disk are validated once by `validateNode` (every slot and cell inside the page);
 // after that the accessors below read without bounds checks. Mutators assume the caller checked
-// `fits`. Nothing here allocates pages or knows about trees.
+// `fits`. A leaf's keys are compared and copied through `compareKey`, `keyEquals` and `copyKey`
+// (prefix, then the stored part); `storedKey` is only the part in the cell (a branch's whole key).
+// Choosing and changing a leaf's prefix is LeafCells.swift's. Nothing here allocates pages or
+// knows about trees.
 
 /// Limits derived from the page size (FORMAT.md §Limits).
 struct NodeLimits: Sendable {
@@ -25,12 +30,21 @@ struct NodeLimits: Sendable {
     /// Payload bytes of one overflow page.
     var overflowPayload: Int { pageSize - PageHeader.size }
 
-    /// The leaf cell size (without slot) for a key and value; nil inline size when it must overflow.
+    /// The leaf cell size (without slot) for a whole key and a value, and whether the value goes
+    /// to an overflow chain. The choice depends on the whole key only, never on a page's prefix,
+    /// so a cell keeps it when it moves between leaves.
     func leafCellSize(keyLength: Int, valueLength: Int) -> (size: Int, overflow: Bool) {
         let inline = Varint.size(UInt64(keyLength)) + Varint.size(UInt64(valueLength) << 1) + keyLength + valueLength
         if inline + 2 <= maxCellWithSlot { return (inline, false) }
         let spilled = Varint.size(UInt64(keyLength)) + Varint.size(UInt64(valueLength) << 1 | 1) + keyLength + 4
         return (spilled, true)
+    }
+
+    /// The size of a leaf cell whose key keeps `storedKeyLength` bytes (the whole key without the
+    /// page's prefix), with an inline value of `valueLength` bytes or an overflow pointer.
+    static func storedLeafCellSize(storedKeyLength: Int, valueLength: Int, overflow: Bool) -> Int {
+        let word = UInt64(valueLength) << 1 | (overflow ? 1 : 0)
+        return Varint.size(UInt64(storedKeyLength)) + Varint.size(word) + storedKeyLength + (overflow ? 4 : valueLength)
     }
 
     static func branchCellSize(keyLength: Int) -> Int { 4 + Varint.size(UInt64(keyLength)) + keyLength }
@@ -65,13 +79,41 @@ extension PageBuffer {
     }
     /// Bytes between the slot array and the cell area.
     @inline(__always) var gap: Int { contentStart - PageHeader.size - 2 * cellCount }
-    /// Bytes in use: slots plus live cells.
+    /// Bytes in use: slots, live cells and the key prefix.
     var usedBytes: Int { (size - contentStart - garbage) + 2 * cellCount }
+
+    // MARK: Key prefix (leaves)
+
+    /// The number of bytes every key of this leaf begins with, kept once at the end of the page
+    /// (header byte 13; always 0 on branches and on an empty leaf).
+    @inline(__always) var prefixLength: Int { Int(base.u8(PageHeader.keyPrefixLength)) }
+    /// The prefix bytes (empty when `prefixLength` is 0).
+    @inline(__always) var keyPrefix: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base + (size - prefixLength), count: prefixLength)
+    }
+    /// The end of the cell area: where the prefix begins.
+    @inline(__always) var cellAreaEnd: Int { size - prefixLength }
+
+    /// Sets the prefix of an empty leaf (`clearCells` first): `bytes` go to the end of the page.
+    func setKeyPrefix(_ bytes: UnsafeRawBufferPointer) {
+        precondition(cellCount == 0 && bytes.count <= 255, "a prefix is set on an empty leaf only")
+        base.setU8(PageHeader.keyPrefixLength, UInt8(bytes.count))
+        if bytes.count > 0 { (base + (size - bytes.count)).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+        contentStart = size - bytes.count
+        garbage = 0
+    }
+
+    /// Whether `key` begins with this leaf's prefix (so it can be stored here as it is).
+    @inline(__always) func hasKeyPrefix(_ key: UnsafeRawBufferPointer) -> Bool {
+        let p = prefixLength
+        if p == 0 { return true }
+        return key.count >= p && compareBytes(keyPrefix, UnsafeRawBufferPointer(rebasing: key[..<p])) == 0
+    }
 
     // MARK: Cell access (validated pages only)
 
-    /// The key of cell `index` (leaf or branch).
-    @inline(__always) func key(at index: Int) -> UnsafeRawBufferPointer {
+    /// The key bytes stored in cell `index`: a branch's whole key, a leaf's key without the prefix.
+    @inline(__always) func storedKey(at index: Int) -> UnsafeRawBufferPointer {
         var offset = slot(index)
         if isBranch { offset += 4 }
         let (length, n) = Varint.read(base, at: offset, limit: size)!
@@ -121,16 +163,101 @@ extension PageBuffer {
         return UnsafeRawBufferPointer(start: base + offset, count: cellSize(atOffset: offset))
     }
 
+    /// Compares the whole key of cell `index` (prefix and stored part) with `key`: <0, 0, >0.
+    @inline(__always) func compareKey(at index: Int, _ key: UnsafeRawBufferPointer) -> Int {
+        let p = prefixLength
+        if p == 0 { return compareBytes(storedKey(at: index), key) }
+        let head = min(p, key.count)
+        let c = compareBytes(UnsafeRawBufferPointer(start: base + (size - p), count: head), UnsafeRawBufferPointer(rebasing: key[..<head]))
+        if c != 0 { return c }
+        if key.count < p { return 1 }
+        return compareBytes(storedKey(at: index), UnsafeRawBufferPointer(rebasing: key[p...]))
+    }
+
+    /// Whether the whole key of cell `index` equals `key`.
+    @inline(__always) func keyEquals(at index: Int, _ key: UnsafeRawBufferPointer) -> Bool {
+        let stored = storedKey(at: index)
+        let p = prefixLength
+        guard stored.count + p == key.count else { return false }
+        if p > 0 && compareBytes(keyPrefix, UnsafeRawBufferPointer(rebasing: key[..<p])) != 0 { return false }
+        return compareBytes(stored, UnsafeRawBufferPointer(rebasing: key[p...])) == 0
+    }
+
+    /// Whether the whole key of cell `index` begins with `bytes`.
+    func keyHasPrefix(at index: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let stored = storedKey(at: index)
+        let p = prefixLength
+        guard stored.count + p >= bytes.count else { return false }
+        let fromPrefix = min(p, bytes.count)
+        if compareBytes(UnsafeRawBufferPointer(start: base + (size - p), count: fromPrefix), UnsafeRawBufferPointer(rebasing: bytes[..<fromPrefix])) != 0 { return false }
+        let rest = bytes.count - fromPrefix
+        return compareBytes(UnsafeRawBufferPointer(rebasing: stored[..<rest]), UnsafeRawBufferPointer(rebasing: bytes[fromPrefix...])) == 0
+    }
+
+    /// The whole key of cell `index`, copied.
+    func copyKey(at index: Int) -> [UInt8] {
+        let stored = storedKey(at: index)
+        return prefixLength == 0 ? [UInt8](stored) : [UInt8](keyPrefix) + [UInt8](stored)
+    }
+
+    /// The whole key of cell `index`: the stored bytes when the leaf has no prefix, else the
+    /// prefix and the stored part assembled in `scratch` (at least a page long), which the
+    /// answer then points into.
+    @inline(__always) func wholeKey(at index: Int, scratch: UnsafeMutableRawPointer) -> UnsafeRawBufferPointer {
+        let stored = storedKey(at: index)
+        let p = prefixLength
+        if p == 0 { return stored }
+        scratch.copyMemory(from: base + (size - p), byteCount: p)
+        if stored.count > 0 { (scratch + p).copyMemory(from: stored.baseAddress!, byteCount: stored.count) }
+        return UnsafeRawBufferPointer(start: scratch, count: p + stored.count)
+    }
+
+    /// The number of leading bytes (at most 255) the leaf's keys share with each other and with
+    /// `key`: the prefix the leaf would get if it were rebuilt with `key` added (LeafCells.swift).
+    func sharedPrefixLength(including key: UnsafeRawBufferPointer) -> Int {
+        guard cellCount > 0 else { return 0 }
+        func common(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+            let limit = min(a.count, b.count)
+            var n = 0
+            while n < limit && a[n] == b[n] { n += 1 }
+            return n
+        }
+        let p = prefixLength
+        // The strings' common prefix is the smaller of (first, last) and (first, key).
+        let withinLeaf = p + common(storedKey(at: 0), storedKey(at: cellCount - 1))
+        let withKey = hasKeyPrefix(key)
+            ? p + common(storedKey(at: 0), UnsafeRawBufferPointer(rebasing: key[p...]))
+            : common(keyPrefix, key)
+        return min(255, withinLeaf, withKey)
+    }
+
     // MARK: Search
+
+    /// Where `key` stands against this leaf's prefix: `.some(0)` when every key is greater (or
+    /// `key` is a proper prefix of it), `.some(cellCount)` when every key is smaller, nil when
+    /// `key` begins with the prefix (then `rest` is the part after it).
+    @inline(__always) private func placeAgainstPrefix(_ key: UnsafeRawBufferPointer) -> (decided: Int?, rest: UnsafeRawBufferPointer) {
+        let p = prefixLength
+        if p == 0 { return (nil, key) }
+        let head = min(p, key.count)
+        let c = compareBytes(UnsafeRawBufferPointer(start: base + (size - p), count: head), UnsafeRawBufferPointer(rebasing: key[..<head]))
+        if c > 0 || (c == 0 && key.count < p) { return (0, key) }
+        if c < 0 { return (cellCount, key) }
+        return (nil, UnsafeRawBufferPointer(rebasing: key[p...]))
+    }
 
     /// First index whose key is ≥ `key` (cellCount if none).
     @inline(__always) func lowerBound(_ key: UnsafeRawBufferPointer) -> Int {
-        partitionPoint(count: cellCount) { compareBytes(self.key(at: $0), key) < 0 }
+        let (decided, rest) = placeAgainstPrefix(key)
+        if let decided { return decided }
+        return partitionPoint(count: cellCount) { compareBytes(self.storedKey(at: $0), rest) < 0 }
     }
 
     /// First index whose key is > `key` (cellCount if none): the branch position to descend.
     @inline(__always) func upperBound(_ key: UnsafeRawBufferPointer) -> Int {
-        partitionPoint(count: cellCount) { compareBytes(self.key(at: $0), key) <= 0 }
+        let (decided, rest) = placeAgainstPrefix(key)
+        if let decided { return decided }
+        return partitionPoint(count: cellCount) { compareBytes(self.storedKey(at: $0), rest) <= 0 }
     }
 
     // MARK: Mutation (dirty pages only)
@@ -171,14 +298,19 @@ extension PageBuffer {
         }
         cellCount = count - 1
         if offset == contentStart { contentStart += bytes } else { garbage += bytes }
-        if cellCount == 0 { contentStart = size; garbage = 0 }
+        if cellCount == 0 {
+            // An empty leaf has no prefix.
+            base.setU8(PageHeader.keyPrefixLength, 0)
+            contentStart = size
+            garbage = 0
+        }
     }
 
-    /// Rewrites the cell area without garbage, keeping slot order.
+    /// Rewrites the cell area without garbage, keeping slot order (and the prefix).
     func compact() {
         guard garbage > 0 else { return }
         let scratch = PageBuffer.copy(of: self)
-        var end = size
+        var end = cellAreaEnd
         for index in 0..<cellCount {
             let cell = scratch.cellBytes(at: index)
             end -= cell.count
@@ -195,9 +327,10 @@ extension PageBuffer {
         insertCell(at: cellCount, copying: cell)
     }
 
-    /// Empties a node, keeping its type, number and generation.
+    /// Empties a node, keeping its type, number and generation (a leaf loses its prefix).
     func clearCells() {
         (base + PageHeader.size).initializeMemory(as: UInt8.self, repeating: 0, count: size - PageHeader.size)
+        base.setU8(PageHeader.keyPrefixLength, 0)
         cellCount = 0
         contentStart = size
         garbage = 0
@@ -205,7 +338,8 @@ extension PageBuffer {
 
     // MARK: Cell encoding
 
-    /// Writes a leaf cell at `offset`. `value` is the inline value, or nil with `overflow` set.
+    /// Writes a leaf cell at `offset`. `key` is the part the page stores (without its prefix);
+    /// `value` is the inline value, or nil with `overflow` set.
     static func encodeLeafCell(
         into base: UnsafeMutableRawPointer, at offset: Int, key: UnsafeRawBufferPointer,
         valueLength: Int, inlineValue: UnsafeRawBufferPointer?, overflow: PageNumber?
@@ -244,13 +378,17 @@ extension PageBuffer {
         // checked and measured as it is decoded.
         let count = cellCount
         let start = contentStart
-        let size = self.size
+        let branch = isBranch
+        let prefix = prefixLength
+        if prefix > 0 && (branch || count == 0) { return "a \(branch ? "branch" : "leaf without cells") has a key prefix of \(prefix) bytes" }
+        // Cells end where the prefix begins.
+        let size = self.size - prefix
+        let maxKey = (self.size - PageHeader.size) / 4 - 13
         let base = UnsafeRawPointer(self.base)
         let slotsEnd = PageHeader.size + 2 * count
         if start < slotsEnd || start > size { return "content start \(start) outside \(slotsEnd)...\(size) for \(count) cells" }
         let garbage = self.garbage
         if garbage > size - start { return "garbage \(garbage) larger than the cell area" }
-        let branch = isBranch
         var live = 0
         for index in 0..<count {
             let offset = Int(base.u16(PageHeader.size + 2 * index))
@@ -268,7 +406,9 @@ extension PageBuffer {
                 p += n
                 guard let (word, m) = Varint.read(base, at: p, limit: size) else { return "cell \(index) value length is not a valid varint" }
                 p += m
-                if keyLength > UInt64(size) { return "cell \(index) key length \(keyLength) exceeds the page" }
+                if keyLength > UInt64(size) || Int(keyLength) + prefix > maxKey {
+                    return "cell \(index) key of \(keyLength) bytes (and a prefix of \(prefix)) exceeds the key limit of \(maxKey)"
+                }
                 p += Int(keyLength)
                 if word & 1 == 1 {
                     if p + 4 > size { return "cell \(index) overflow pointer runs past the page end" }

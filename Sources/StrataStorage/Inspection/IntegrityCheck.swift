@@ -152,7 +152,7 @@ struct IntegrityWalker {
             return
         }
         tally.branches += 1
-        let keys = (0..<page.cellCount).map { [UInt8](page.key(at: $0)) }
+        let keys = (0..<page.cellCount).map { page.copyKey(at: $0) }
         for position in 0...page.cellCount {
             let childLower = position == 0 ? lower : keys[position - 1]
             let childUpper = position == page.cellCount ? upper : keys[position]
@@ -161,15 +161,17 @@ struct IntegrityWalker {
     }
 
     private mutating func checkKeyOrder(_ page: PageBuffer, lower: [UInt8]?, upper: [UInt8]?, tree: String) {
+        var previous: [UInt8]?
         for index in 0..<page.cellCount {
-            let key = page.key(at: index)
-            if index > 0, compareBytes(page.key(at: index - 1), key) >= 0 {
+            let whole = page.copyKey(at: index)
+            defer { previous = whole }
+            if let previous, previous.lexicographicallyPrecedes(whole) == false {
                 findings.append(Finding(page: page.pageNumber, tree: tree, message: "keys \(index - 1) and \(index) are out of order"))
             }
-            if let lower, lower.withUnsafeBytes({ compareBytes(key, $0.baseAddress == nil ? .emptyBytes : $0) }) < 0 {
+            if let lower, whole.lexicographicallyPrecedes(lower) {
                 findings.append(Finding(page: page.pageNumber, tree: tree, message: "key \(index) is below its parent's separator"))
             }
-            if let upper, upper.withUnsafeBytes({ compareBytes(key, $0.baseAddress == nil ? .emptyBytes : $0) }) >= 0 {
+            if let upper, !whole.lexicographicallyPrecedes(upper) {
                 findings.append(Finding(page: page.pageNumber, tree: tree, message: "key \(index) is not below its parent's next separator"))
             }
         }

@@ -196,7 +196,7 @@ extension StorageEngine {
                 link: page.link == .none ? nil : page.link.rawValue)
             if withCells, page.isLeaf || page.isBranch {
                 result.cells = (0..<page.cellCount).map { index in
-                    let key = hexString(page.key(at: index))
+                    let key = page.copyKey(at: index).withUnsafeBytes { hexString($0) }
                     if page.isBranch { return StoreDump.Cell(key: key, child: page.child(at: index).rawValue) }
                     switch page.leafValue(at: index) {
                     case .inline(let value):

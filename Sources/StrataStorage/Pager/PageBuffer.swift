@@ -10,7 +10,7 @@
 //   4      4     walSalt       set only in WAL frame copies (0 in the store file is fine too)
 //   8      4     walChain      set only in WAL frame copies
 //   12     1     type          1 branch, 2 leaf, 3 overflow, 4 commit record (WAL only)
-//   13     1     flags         reserved, 0
+//   13     1     prefixLength  leaf: bytes of the key prefix at the page's end; else 0
 //   14     2     cellCount
 //   16     4     pageNumber    the page's own number (self-identification)
 //   20     4     link          branch: rightmost child; overflow: next page; else 0
@@ -50,7 +50,7 @@ enum PageHeader {
     static let walSalt = 4
     static let walChain = 8
     static let type = 12
-    static let flags = 13
+    static let keyPrefixLength = 13
     static let cellCount = 14
     static let pageNumber = 16
     static let link = 20

@@ -7,7 +7,7 @@
 //
 //   offset size field
 //   0      8    magic "STRATAdb"
-//   8      4    format version (1)
+//   8      4    format version (2; version 1 stores are read too: their leaves have no key prefix)
 //   12     4    page size
 //   16     16   store UUID
 //   32     8    checkpoint sequence (1 for the creating write, +1 per checkpoint)
@@ -20,7 +20,10 @@ import Foundation
 
 struct FileHeader: Equatable, Sendable {
     static let magic: [UInt8] = Array("STRATAdb".utf8)
-    static let formatVersion: UInt32 = 1
+    /// The version this build writes. Version 2 added leaf key prefixes (FORMAT.md §7); a
+    /// version 1 store is a version 2 store whose leaves all have an empty prefix, so both are read.
+    static let formatVersion: UInt32 = 2
+    static let readableVersions: ClosedRange<UInt32> = 1...2
     static let copySize = 256
     static let slotOffsets = [0, 512]
     /// The header copies must fit in the smallest page.
@@ -61,8 +64,8 @@ struct FileHeader: Equatable, Sendable {
             return .failure(StrataError(.corrupt, "\(path), page 0: header checksum mismatch"))
         }
         let version = p.u32(8)
-        guard version == formatVersion else {
-            return .failure(StrataError(.incompatibleFormat, "\(path) has format version \(version); this build reads version \(formatVersion)"))
+        guard readableVersions.contains(version) else {
+            return .failure(StrataError(.incompatibleFormat, "\(path) has format version \(version); this build reads versions \(readableVersions.lowerBound) to \(readableVersions.upperBound)"))
         }
         let pageSize = Int(p.u32(12))
         guard PageSize.isValid(pageSize) else {
