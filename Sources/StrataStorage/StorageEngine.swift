@@ -73,6 +73,9 @@ public final class StorageEngine: Sendable {
     /// The thread running this engine's write transaction, to refuse a nested `write` at once
     /// (it would otherwise wait for itself until the busy timeout).
     let writerThread = Lock<UInt?>(nil)
+    /// True while the store's header says an older format version: the first write rewrites it
+    /// (FORMAT.md §3, versions) before committing pages of the current version.
+    let headerNeedsUpgrade: Lock<Bool>
     /// Delivers commit notifications (`observeCommits`); created at the first observation, so a
     /// commit without observers costs one atomic load.
     let commitWatcher = AtomicLazyReference<CommitWatcher>()
@@ -101,6 +104,7 @@ public final class StorageEngine: Sendable {
         self.view = Lock(View(
             meta: header.meta, log: .empty(walHeader),
             changeCounter: 0, intactFrom: header.meta.generation))
+        self.headerNeedsUpgrade = Lock(header.version < FileHeader.formatVersion)
     }
 
     /// Opens the store at `path`, creating it if it does not exist (unless
@@ -190,6 +194,11 @@ public final class StorageEngine: Sendable {
         return try exclusively {
             if let poisoned = view.withLock({ $0.poisoned }) {
                 throw StrataError(.poisoned, "\(path): an earlier write failed in a way that leaves the file state unknown; close and reopen the store", cause: poisoned)
+            }
+            if headerNeedsUpgrade.withLock({ $0 }) {
+                // A checkpoint writes the header copy as the current version.
+                try runCheckpoint(rewritingHeader: true)
+                headerNeedsUpgrade.withLock { $0 = false }
             }
             let writer = try takeWriterState()
             let tx: WriteTransaction

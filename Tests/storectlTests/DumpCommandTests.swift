@@ -23,7 +23,7 @@ final class DumpCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.error)
         let dump = try JSONDecoder().decode(StoreDump.self, from: Data(result.output.utf8))
         XCTAssertEqual(dump.latestGeneration, 3)
-        XCTAssertEqual(dump.trees.first { $0.name == "quakes" }?.records, 500)
+        XCTAssertEqual(dump.trees.first { $0.name == "quakes" }?.records, 1500)
         XCTAssertEqual(dump.trees.first { $0.name == "regions" }?.overflowPages, 3)
         XCTAssertEqual(dump.wal.transactions.map(\.generation), [2, 3])
     }

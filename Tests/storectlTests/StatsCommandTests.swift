@@ -13,7 +13,7 @@ final class StatsCommandTests: XCTestCase {
         XCTAssertEqual(object["generation"] as? Int, 3)
         let trees = object["trees"] as! [[String: Any]]
         let quakes = trees.first { $0["name"] as? String == "quakes" }!
-        XCTAssertEqual(quakes["records"] as? Int, 500)
+        XCTAssertEqual(quakes["records"] as? Int, 1500)
         XCTAssertGreaterThan(quakes["fillFactor"] as! Double, 0.3)
         XCTAssertGreaterThan(object["walFrames"] as! Int, 0)
     }

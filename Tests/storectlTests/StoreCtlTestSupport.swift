@@ -30,7 +30,7 @@ func makeSampleStore() throws -> String {
     let engine = try StorageEngine(path: path)
     try engine.write { tx in
         let quakes = try tx.createTree("quakes")
-        for i in 0..<500 { try quakes.put(key(UInt64(i)), Array("quake \(i)".utf8)) }
+        for i in 0..<1500 { try quakes.put(key(UInt64(i)), Array("quake \(i)".utf8)) }
         try tx.createTree("regions").put(Array("ca".utf8), [UInt8](repeating: 7, count: 9000))
     }
     try engine.checkpoint()

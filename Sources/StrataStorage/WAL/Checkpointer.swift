@@ -19,13 +19,15 @@ extension StorageEngine {
         if frames >= options.checkpointFrames { try runCheckpoint() }
     }
 
-    /// Performs a checkpoint (caller holds the writer gate and the writer lock, and has synchronized).
-    func runCheckpoint() throws {
+    /// Performs a checkpoint (caller holds the writer gate and the writer lock, and has
+    /// synchronized). With `rewritingHeader` it writes a header copy even when the WAL holds no
+    /// frame (upgrading an older version's header).
+    func runCheckpoint(rewritingHeader: Bool = false) throws {
         if let poisoned = view.withLock({ $0.poisoned }) {
             throw StrataError(.poisoned, "\(path): an earlier sync failed; close and reopen the store before checkpointing", cause: poisoned)
         }
         let (meta, committedFrames) = view.withLock { ($0.meta, $0.log.frames) }
-        guard committedFrames > 0 else { return }
+        guard committedFrames > 0 || rewritingHeader else { return }
         guard let state = writerState.withLock({ s -> WriterState? in defer { s = nil }; return s }) else {
             throw StrataError(.misuse, "\(path): checkpoint during a write transaction")
         }

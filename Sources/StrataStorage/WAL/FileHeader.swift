@@ -33,6 +33,8 @@ struct FileHeader: Equatable, Sendable {
     var storeID: UUID
     var checkpointSequence: UInt64
     var meta: StoreMeta
+    /// The version the copy was read with (a copy is always written as `formatVersion`).
+    var version: UInt32 = FileHeader.formatVersion
 
     /// Encodes one copy (256 bytes).
     func encodeCopy() -> [UInt8] {
@@ -75,7 +77,7 @@ struct FileHeader: Equatable, Sendable {
         withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
         do {
             let meta = try StoreMeta.decode(p, at: 40, where: "\(path), page 0")
-            return .success(FileHeader(pageSize: pageSize, storeID: UUID(uuid: uuid), checkpointSequence: p.u64(32), meta: meta))
+            return .success(FileHeader(pageSize: pageSize, storeID: UUID(uuid: uuid), checkpointSequence: p.u64(32), meta: meta, version: version))
         } catch let error as StrataError {
             return .failure(error)
         } catch {

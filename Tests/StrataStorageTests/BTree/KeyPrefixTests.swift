@@ -137,8 +137,8 @@ final class KeyPrefixTests: XCTestCase {
         }
     }
 
-    /// A store whose header says format version 1 (leaves without prefixes) opens, reads and
-    /// takes writes; its next checkpoint writes version 2.
+    /// A store whose header says format version 1 (leaves without prefixes) opens and reads
+    /// as it is; its first write makes the header version 2 before any page of the new format.
     func testVersionOneStoresOpenAndBecomeVersionTwo() throws {
         let fs = MemoryFileSystem()
         let path = "/db/v1.strata"
@@ -169,15 +169,16 @@ final class KeyPrefixTests: XCTestCase {
             return bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: newest + 8, as: UInt32.self) }
         }
         XCTAssertEqual(try headerVersion(), 1)
-        options.checkpointFrames = 1
+        options.checkpointFrames = 1_000
         engine = try StorageEngine(path: path, options: options)
         try engine.read { tx in
             let t = try tx.tree("t")
             for key in keys { XCTAssertEqual(try t.get(key), key + key) }
         }
+        XCTAssertEqual(try headerVersion(), 1, "reading changes nothing")
         try engine.write { tx in try tx.openTree("t").put([0xAB, 0xCD], [1]) }
+        XCTAssertEqual(try headerVersion(), 2, "the first write upgrades the header")
         engine.close()
-        XCTAssertEqual(try headerVersion(), 2)
         engine = try StorageEngine(path: path, options: options)
         try engine.read { tx in XCTAssertEqual(try tx.tree("t").count, keys.count + 1) }
         try expectSound(engine, "version 1 store after writes")
