@@ -802,6 +802,14 @@ def _tagged_value(buf, pos, what):
         entity, pos = varint_decode(buf, pos)
         key, pos = varint_decode(buf, pos)
         return [entity, key], pos
+    if tag in (0x0E, 0x0F):
+        # A double (0E) or date (0F) given as digits n and decimal places k:
+        # varint zigzag(n) << 4 | k, the value n / 10^k (k <= 15).
+        packed, pos = varint_decode(buf, pos)
+        places = packed & 15
+        z = packed >> 4
+        n = (z >> 1) ^ -(z & 1)
+        return float(n) / float(10 ** places), pos
     fail("%s: unknown value tag 0x%02x" % (what, tag))
 
 

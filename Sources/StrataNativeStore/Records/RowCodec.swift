@@ -5,6 +5,11 @@
 // record slot, in the order the schema lists the entity's stored properties. Decoding checks
 // every length against the buffer and throws `.corrupt` naming the entity and key; it never traps
 // on file contents. Never decides which slots are stored (NativeSchema does).
+//
+// Doubles and dates that are short decimals (4.7, 1234, 1700000000.123) are written as a
+// varint of their digits and decimal places (tags 0E and 0F), which read back bit for bit: the
+// encoder keeps that form only when dividing the digits by the power of ten gives the very same
+// double, and the decoders divide the same way.
 
 import Foundation
 import StrataStorage
@@ -15,7 +20,39 @@ enum RowCodec {
     enum Tag: UInt8 {
         case null = 0x00, integer = 0x01, double = 0x02, float = 0x03, decimal = 0x04, string = 0x05
         case falseValue = 0x06, trueValue = 0x07, date = 0x08, data = 0x09, uuid = 0x0A, uri = 0x0B
-        case reference = 0x0C, objectIDURI = 0x0D
+        case reference = 0x0C, objectIDURI = 0x0D, scaledDouble = 0x0E, scaledDate = 0x0F
+    }
+
+    /// 10⁰ … 10¹⁵, each exact as a double.
+    static let powersOfTen: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15]
+
+    /// `value` as digits *n* and decimal places *k* (0…15) with n / 10^k == value bit for bit and
+    /// |n| < 2⁵³, packed as `zigzag(n) << 4 | k`, when that packing fits in 49 bits (a varint of
+    /// at most 7 bytes, shorter than the 8 raw ones); nil otherwise (then the value is written as
+    /// its 8 bytes). The fewest places that work are taken.
+    @inline(__always) static func scaledDecimal(_ value: Double) -> UInt64? {
+        guard value.isFinite, !(value == 0 && value.sign == .minus) else { return nil }
+        for places in 0..<powersOfTen.count {
+            let scaled = value * powersOfTen[places]
+            guard abs(scaled) < 9_007_199_254_740_992 else { return nil }
+            let digits = scaled.rounded()
+            guard digits == scaled, (digits / powersOfTen[places]).bitPattern == value.bitPattern else { continue }
+            let n = Int64(digits)
+            let zigzag = UInt64(bitPattern: (n << 1) ^ (n >> 63))
+            // Kept only when shorter than the 8 raw bytes: at most 7 varint bytes (49 bits).
+            guard zigzag < 1 << 45 else { return nil }
+            return zigzag << 4 | UInt64(places)
+        }
+        return nil
+    }
+
+    /// The double a `scaledDecimal` packing stands for (nil: a place count above 15).
+    @inline(__always) static func unscaled(_ packed: UInt64) -> Double? {
+        let places = Int(packed & 15)
+        guard places < powersOfTen.count else { return nil }
+        let zigzag = packed >> 4
+        let n = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+        return places == 0 ? Double(n) : Double(n) / powersOfTen[places]
     }
 
     /// The record of a row: its version and the values of the layout's record slots.
@@ -44,8 +81,13 @@ enum RowCodec {
             writer.append(Tag.integer.rawValue)
             writer.appendVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
         case .double(let v):
-            writer.append(Tag.double.rawValue)
-            writer.appendLittleEndian(v.bitPattern)
+            if let packed = scaledDecimal(v) {
+                writer.append(Tag.scaledDouble.rawValue)
+                writer.appendVarint(packed)
+            } else {
+                writer.append(Tag.double.rawValue)
+                writer.appendLittleEndian(v.bitPattern)
+            }
         case .float(let v):
             writer.append(Tag.float.rawValue)
             writer.appendLittleEndian(v.bitPattern)
@@ -53,8 +95,13 @@ enum RowCodec {
         case .string(let v): appendText(Tag.string, v, to: writer)
         case .boolean(let v): writer.append(v ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
         case .date(let v):
-            writer.append(Tag.date.rawValue)
-            writer.appendLittleEndian(v.timeIntervalSinceReferenceDate.bitPattern)
+            if let packed = scaledDecimal(v.timeIntervalSinceReferenceDate) {
+                writer.append(Tag.scaledDate.rawValue)
+                writer.appendVarint(packed)
+            } else {
+                writer.append(Tag.date.rawValue)
+                writer.appendLittleEndian(v.timeIntervalSinceReferenceDate.bitPattern)
+            }
         case .data(let v):
             writer.append(Tag.data.rawValue)
             writer.appendVarint(UInt64(v.count))
@@ -147,6 +194,8 @@ enum RowCodec {
             case .falseValue: value = .real(0)
             case .trueValue: value = .real(1)
             case .date: value = .date(Double(bitPattern: try reader.fixed(8)))
+            case .scaledDouble: value = .real(try reader.scaled())
+            case .scaledDate: value = .date(try reader.scaled())
             case .some:
                 reader.offset -= 1
                 try reader.skipValue()
@@ -229,6 +278,12 @@ struct RecordReader {
         return value
     }
 
+    /// A value of tag 0E or 0F (after the tag): digits and decimal places.
+    mutating func scaled() throws -> Double {
+        guard let value = RowCodec.unscaled(try varint()) else { throw corrupt("decimal places above 15") }
+        return value
+    }
+
     mutating func slice() throws -> UnsafeRawBufferPointer {
         let length = try varint()
         guard length <= UInt64(bytes.count - offset) else { throw corrupt("length \(length) runs past the record") }
@@ -244,7 +299,7 @@ struct RecordReader {
         guard let tag = RowCodec.Tag(rawValue: tagByte) else { throw corrupt("unknown value tag 0x\(String(tagByte, radix: 16))") }
         switch tag {
         case .null, .falseValue, .trueValue: return
-        case .integer: _ = try varint()
+        case .integer, .scaledDouble, .scaledDate: _ = try varint()
         case .double, .date: _ = try fixed(8)
         case .float: _ = try fixed(4)
         case .decimal, .string, .data, .uri, .objectIDURI: _ = try slice()
@@ -266,6 +321,7 @@ struct RecordReader {
             let raw = try varint()
             return .integer(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
         case .double: return .double(Double(bitPattern: try fixed(8)))
+        case .scaledDouble: return .double(try scaled())
         case .float: return .float(Float(bitPattern: UInt32(try fixed(4))))
         case .decimal:
             let text = try text()
@@ -275,6 +331,7 @@ struct RecordReader {
         case .falseValue: return .boolean(false)
         case .trueValue: return .boolean(true)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed(8))))
+        case .scaledDate: return .date(Date(timeIntervalSinceReferenceDate: try scaled()))
         case .data: return .data(Data(try slice()))
         case .uuid:
             guard offset + 16 <= bytes.count else { throw corrupt("record ends early") }
