@@ -184,23 +184,23 @@ enum RowCodec {
             }
             let tagByte = try reader.byte()
             let value: NumericRecordValue
-            switch Tag(rawValue: tagByte) {
-            case .null: value = .null
-            case .integer:
+            // On the raw byte: this runs per row of a scan.
+            switch tagByte {
+            case Tag.null.rawValue: value = .null
+            case Tag.integer.rawValue:
                 let raw = try reader.varint()
                 value = .integer(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
-            case .double: value = .real(Double(bitPattern: try reader.fixed(8)))
-            case .float: value = .real(Double(Float(bitPattern: UInt32(try reader.fixed(4)))))
-            case .falseValue: value = .real(0)
-            case .trueValue: value = .real(1)
-            case .date: value = .date(Double(bitPattern: try reader.fixed(8)))
-            case .scaledDouble: value = .real(try reader.scaled())
-            case .scaledDate: value = .date(try reader.scaled())
-            case .some:
+            case Tag.double.rawValue: value = .real(Double(bitPattern: try reader.fixed(8)))
+            case Tag.float.rawValue: value = .real(Double(Float(bitPattern: UInt32(try reader.fixed(4)))))
+            case Tag.falseValue.rawValue: value = .real(0)
+            case Tag.trueValue.rawValue: value = .real(1)
+            case Tag.date.rawValue: value = .date(Double(bitPattern: try reader.fixed(8)))
+            case Tag.scaledDouble.rawValue: value = .real(try reader.scaled())
+            case Tag.scaledDate.rawValue: value = .date(try reader.scaled())
+            default:
                 reader.offset -= 1
                 try reader.skipValue()
                 value = .other
-            case nil: throw reader.corrupt("unknown value tag 0x\(String(tagByte, radix: 16))")
             }
             values[recordSlots[position]] = value
         }
@@ -256,7 +256,16 @@ struct RecordReader {
         return bytes[offset]
     }
 
-    mutating func varint() throws -> UInt64 {
+    @inline(__always) mutating func varint() throws -> UInt64 {
+        // One byte (most lengths, small numbers) without the loop.
+        if offset < bytes.count, bytes[offset] < 0x80 {
+            defer { offset += 1 }
+            return UInt64(bytes[offset])
+        }
+        return try longVarint()
+    }
+
+    private mutating func longVarint() throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -279,7 +288,7 @@ struct RecordReader {
     }
 
     /// A value of tag 0E or 0F (after the tag): digits and decimal places.
-    mutating func scaled() throws -> Double {
+    @inline(__always) mutating func scaled() throws -> Double {
         guard let value = RowCodec.unscaled(try varint()) else { throw corrupt("decimal places above 15") }
         return value
     }
@@ -293,23 +302,28 @@ struct RecordReader {
 
     mutating func text() throws -> String { String(decoding: try slice(), as: UTF8.self) }
 
-    /// Moves past one tagged value without building it.
+    /// Moves past one tagged value without building it (on the raw tag byte: scans skip values
+    /// of every row).
     mutating func skipValue() throws {
+        typealias Tag = RowCodec.Tag
         let tagByte = try byte()
-        guard let tag = RowCodec.Tag(rawValue: tagByte) else { throw corrupt("unknown value tag 0x\(String(tagByte, radix: 16))") }
-        switch tag {
-        case .null, .falseValue, .trueValue: return
-        case .integer, .scaledDouble, .scaledDate: _ = try varint()
-        case .double, .date: _ = try fixed(8)
-        case .float: _ = try fixed(4)
-        case .decimal, .string, .data, .uri, .objectIDURI: _ = try slice()
-        case .uuid:
-            guard offset + 16 <= bytes.count else { throw corrupt("record ends early") }
-            offset += 16
-        case .reference:
+        switch tagByte {
+        case Tag.null.rawValue, Tag.falseValue.rawValue, Tag.trueValue.rawValue: return
+        case Tag.integer.rawValue, Tag.scaledDouble.rawValue, Tag.scaledDate.rawValue: _ = try varint()
+        case Tag.double.rawValue, Tag.date.rawValue: try advance(8)
+        case Tag.float.rawValue: try advance(4)
+        case Tag.decimal.rawValue, Tag.string.rawValue, Tag.data.rawValue, Tag.uri.rawValue, Tag.objectIDURI.rawValue: _ = try slice()
+        case Tag.uuid.rawValue: try advance(16)
+        case Tag.reference.rawValue:
             _ = try varint()
             _ = try varint()
+        default: throw corrupt("unknown value tag 0x\(String(tagByte, radix: 16))")
         }
+    }
+
+    @inline(__always) private mutating func advance(_ count: Int) throws {
+        guard offset + count <= bytes.count else { throw corrupt("record ends early") }
+        offset += count
     }
 
     mutating func value(references: RowCodec.References) throws -> RowValue {

@@ -24,6 +24,19 @@ extension BTreeWriter {
         try addToParent(left: leaf, right: right, separator: separator, path: path)
     }
 
+    /// Appends `cell` (whole key `key`, above every key of the full `leaf`) by starting a new
+    /// right leaf with it: the left leaf keeps what it has, so sequential loads fill pages
+    /// completely (the cells of `leaf` are not gathered).
+    mutating func insertAppending(leaf: PageBuffer, cell: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, path: [PathStep]) throws {
+        let right = try sink.allocate(.leaf)
+        descriptor.leafPages += 1
+        right.appendCell(cell)
+        right.lastInsertSlot = -1
+        let last = leaf.copyKey(at: leaf.cellCount - 1)
+        let separator = last.withUnsafeBytes { shortestSeparator(after: $0, before: key) }
+        try addToParent(left: leaf, right: right, separator: separator, path: path)
+    }
+
     /// Puts the separator between `left` and its new right sibling `right` into the parent (the
     /// end of `path`), splitting branches up to a new root as needed.
     private mutating func addToParent(left: PageBuffer, right: PageBuffer, separator: [UInt8], path: [PathStep]) throws {

@@ -159,11 +159,21 @@ struct BTreeWriter<Sink: PageSink> {
             overflow = try OverflowChain.write(value, to: sink)
             descriptor.overflowPages += UInt64(OverflowChain.pageCount(length: value.count, limits: limits))
         }
-        let prefix = leaf.prefixLength
+        var prefix = leaf.prefixLength
         if leaf.hasKeyPrefix(key) {
-            let stored = UnsafeRawBufferPointer(rebasing: key[prefix...])
-            let storedSize = NodeLimits.storedLeafCellSize(storedKeyLength: stored.count, valueLength: value.count, overflow: spills)
+            var storedSize = NodeLimits.storedLeafCellSize(storedKeyLength: key.count - prefix, valueLength: value.count, overflow: spills)
+            if !leaf.fits(cellSize: storedSize) {
+                // A full leaf whose keys (and this one) share more than its prefix: a longer
+                // prefix may make room (sequential loads fill leaves that start without one).
+                let shared = leaf.sharedPrefixLength(including: key)
+                if shared > prefix {
+                    leaf.lengthenKeyPrefix(to: shared)
+                    prefix = shared
+                    storedSize = NodeLimits.storedLeafCellSize(storedKeyLength: key.count - prefix, valueLength: value.count, overflow: spills)
+                }
+            }
             if leaf.fits(cellSize: storedSize) {
+                let stored = UnsafeRawBufferPointer(rebasing: key[prefix...])
                 let offset = leaf.insertCell(at: index, size: storedSize)
                 PageBuffer.encodeLeafCell(
                     into: leaf.base, at: offset, key: stored, valueLength: value.count,
@@ -181,16 +191,23 @@ struct BTreeWriter<Sink: PageSink> {
                 into: $0.baseAddress!, at: 0, key: key, valueLength: value.count,
                 inlineValue: spills ? nil : value, overflow: overflow)
         }
-        let cells = cell.withUnsafeBytes { LeafCells(page: leaf, inserting: $0, at: index) }
-        // A leaf that already has the longest prefix it can get gains nothing from a rebuild.
-        let rebuildMayFit = !leaf.hasKeyPrefix(key) || leaf.sharedPrefixLength(including: key) > prefix
-        if rebuildMayFit && cells.usedBytes(0..<cells.count) <= limits.usable {
-            let lastInsert = leaf.lastInsertSlot
-            cells.write(0..<cells.count, into: leaf)
-            leaf.lastInsertSlot = replaced ? lastInsert : Int32(truncatingIfNeeded: index)
-        } else {
+        // A leaf that already has the longest prefix it can get gains nothing from a rebuild; one
+        // whose prefix this key lacks may fit under a shorter one.
+        let rebuildMayFit = !leaf.hasKeyPrefix(key)
+        if !rebuildMayFit && index == leaf.cellCount && index > 0 {
+            // An append at the right edge of a full leaf starts a new leaf (sequential loads).
             leafHint = nil
-            try insertSplitting(leaf: leaf, at: index, cells: cells, path: try writableSteps(to: key))
+            try cell.withUnsafeBytes { try insertAppending(leaf: leaf, cell: $0, key: key, path: try writableSteps(to: key)) }
+        } else {
+            let cells = cell.withUnsafeBytes { LeafCells(page: leaf, inserting: $0, at: index) }
+            if rebuildMayFit && cells.usedBytes(0..<cells.count) <= limits.usable {
+                let lastInsert = leaf.lastInsertSlot
+                cells.write(0..<cells.count, into: leaf)
+                leaf.lastInsertSlot = replaced ? lastInsert : Int32(truncatingIfNeeded: index)
+            } else {
+                leafHint = nil
+                try insertSplitting(leaf: leaf, at: index, cells: cells, path: try writableSteps(to: key))
+            }
         }
         descriptor.modifiedGeneration = sink.writeGeneration
         return replaced

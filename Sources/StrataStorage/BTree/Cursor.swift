@@ -6,8 +6,8 @@
 // key or value once the cursor has moved: the buffers belong to the current page (or, for a leaf
 // with a key prefix, to the cursor's key buffer, where the whole key is assembled).
 
-/// Where a cursor assembles the whole key of a leaf with a key prefix: a page's worth of bytes,
-/// owned by one cursor.
+/// Where a cursor assembles the whole key of a leaf with a key prefix: the longest key's bytes,
+/// owned by one cursor (copies of a cursor share it: the key of the copy that assembled last).
 final class KeyBuffer {
     let bytes: UnsafeMutableRawPointer
     init(size: Int) { bytes = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8) }
@@ -22,12 +22,22 @@ struct NodeCursor<Source: PageSource> {
     private(set) var leaf: PageBuffer?
     private(set) var index: Int = 0
 
-    private let keyBuffer: KeyBuffer
+    /// Made when the cursor first enters a leaf with a key prefix (most lookups never do);
+    /// `keyBytes` are its bytes, read per record without touching the object's reference count.
+    private var keyBuffer: KeyBuffer?
+    private var keyBytes: UnsafeMutableRawPointer?
 
-    init(reader: BTreeReader<Source>) {
-        self.reader = reader
-        keyBuffer = KeyBuffer(size: reader.source.limits.pageSize)
+    /// Makes `page` the current leaf, with a key buffer if its keys need assembling.
+    @inline(__always) private mutating func enter(_ page: PageBuffer) {
+        leaf = page
+        if keyBytes == nil && page.prefixLength > 0 {
+            let buffer = KeyBuffer(size: reader.source.limits.maxKeyLength)
+            keyBuffer = buffer
+            keyBytes = buffer.bytes
+        }
     }
+
+    init(reader: BTreeReader<Source>) { self.reader = reader }
 
     var isPositioned: Bool { leaf != nil }
 
@@ -38,7 +48,17 @@ struct NodeCursor<Source: PageSource> {
     }
 
     /// The whole key of the current record (valid until the cursor moves).
-    var key: UnsafeRawBufferPointer { leaf!.wholeKey(at: index, scratch: keyBuffer.bytes) }
+    var key: UnsafeRawBufferPointer {
+        let page = leaf!
+        if page.prefixLength == 0 { return page.storedKey(at: index) }
+        return page.wholeKey(at: index, scratch: keyBytes.unsafelyUnwrapped)
+    }
+
+    /// The whole key of the current record, copied.
+    var copiedKey: [UInt8] { leaf!.copyKey(at: index) }
+
+    /// Whether the current record's whole key is `key`.
+    func keyEquals(_ key: UnsafeRawBufferPointer) -> Bool { leaf!.keyEquals(at: index, key) }
 
     func withValue<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try reader.withLeafValue(leaf!, index, body)
@@ -54,7 +74,7 @@ struct NodeCursor<Source: PageSource> {
             level += 1
             page = try reader.node(page.child(at: position), expectLeaf: level == reader.descriptor.depth)
         }
-        leaf = page
+        enter(page)
         index = toFirst ? 0 : page.cellCount - 1
     }
 
@@ -92,7 +112,7 @@ struct NodeCursor<Source: PageSource> {
             level += 1
             page = try reader.node(page.child(at: position), expectLeaf: level == reader.descriptor.depth)
         }
-        leaf = page
+        enter(page)
         index = page.lowerBound(key)
         if index >= page.cellCount { return try advanceLeaf(forward: true) }
         return true

@@ -103,6 +103,38 @@ extension PageBuffer {
         garbage = 0
     }
 
+    /// Rewrites the leaf with a longer prefix of `length` bytes, which every key of the leaf must
+    /// share (at most `sharedPrefixLength(including:)` of a key it shares them with): each cell
+    /// drops the bytes the prefix gains. Never needs more room than the leaf had.
+    func lengthenKeyPrefix(to length: Int) {
+        let old = prefixLength
+        let gained = length - old
+        let count = cellCount
+        precondition(gained > 0 && length <= 255 && count > 0, "a longer prefix of a leaf with cells")
+        let scratch = PageBuffer.copy(of: self)
+        let first = scratch.storedKey(at: 0)
+        clearCells()
+        base.setU8(PageHeader.keyPrefixLength, UInt8(length))
+        let prefixStart = size - length
+        if old > 0 { (base + prefixStart).copyMemory(from: scratch.base + (size - old), byteCount: old) }
+        (base + prefixStart + old).copyMemory(from: first.baseAddress!, byteCount: gained)
+        contentStart = prefixStart
+        for index in 0..<count {
+            let offset = scratch.slot(index)
+            let cell = scratch.base + offset
+            let total = scratch.cellSize(atOffset: offset)
+            let (keyLength, n) = Varint.read(cell, at: 0, limit: total)!
+            let (_, m) = Varint.read(cell, at: n, limit: total)!
+            let stored = Int(keyLength) - gained
+            let rest = total - n - m - Int(keyLength)
+            let newOffset = insertCell(at: index, size: Varint.size(UInt64(stored)) + m + stored + rest)
+            var p = newOffset + Varint.write(UInt64(stored), to: base, at: newOffset)
+            (base + p).copyMemory(from: cell + n, byteCount: m)
+            p += m
+            (base + p).copyMemory(from: cell + n + m + gained, byteCount: stored + rest)
+        }
+    }
+
     /// Whether `key` begins with this leaf's prefix (so it can be stored here as it is).
     @inline(__always) func hasKeyPrefix(_ key: UnsafeRawBufferPointer) -> Bool {
         let p = prefixLength

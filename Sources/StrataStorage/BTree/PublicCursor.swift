@@ -60,7 +60,7 @@ public final class Cursor {
     /// The current key, or nil when the cursor is not on a record.
     public var key: [UInt8]? {
         switch storage {
-        case .read(let cursor, _): return cursor.isPositioned ? [UInt8](cursor.key) : nil
+        case .read(let cursor, _): return cursor.isPositioned ? cursor.copiedKey : nil
         case .write: return currentKey
         }
     }
@@ -106,7 +106,7 @@ public final class Cursor {
             let result = try action(&any)
             if case .write(let moved) = any {
                 storage = .write(moved, transaction, name)
-                currentKey = moved.isPositioned ? [UInt8](moved.key) : nil
+                currentKey = moved.isPositioned ? moved.copiedKey : nil
             }
             return result
         }
@@ -123,7 +123,7 @@ public final class Cursor {
         let result = try action(&any)
         if case .write(let moved) = any {
             storage = .write(moved, transaction, name)
-            currentKey = moved.isPositioned ? [UInt8](moved.key) : nil
+            currentKey = moved.isPositioned ? moved.copiedKey : nil
         }
         return result
     }
@@ -182,8 +182,8 @@ enum AnyNodeCursor {
     }
     func keyEquals(_ key: [UInt8]) -> Bool {
         switch self {
-        case .read(let c): return c.isPositioned && key.withUnsafeBytes { compareBytes(c.key, $0.baseAddress == nil ? .emptyBytes : $0) == 0 }
-        case .write(let c): return c.isPositioned && key.withUnsafeBytes { compareBytes(c.key, $0.baseAddress == nil ? .emptyBytes : $0) == 0 }
+        case .read(let c): return c.isPositioned && key.withUnsafeBytes { c.keyEquals($0.baseAddress == nil ? .emptyBytes : $0) }
+        case .write(let c): return c.isPositioned && key.withUnsafeBytes { c.keyEquals($0.baseAddress == nil ? .emptyBytes : $0) }
         }
     }
 }
