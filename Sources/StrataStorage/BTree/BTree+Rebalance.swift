@@ -78,9 +78,9 @@ extension BTreeWriter {
             // by at least what its prefix loses, so whether the pair can fit is known before
             // gathering it (deletes in a leaf that stays underfull ask again and again).
             guard leftPage.cellCount > 0, rightPage.cellCount > 0 else { return false }
-            let first = leftPage.copyKey(at: 0), last = rightPage.copyKey(at: rightPage.cellCount - 1)
-            var merged = 0
-            while merged < min(first.count, last.count, 255) && first[merged] == last[merged] { merged += 1 }
+            // Cells and slots alone, before any prefix is shortened.
+            if leftPage.usedBytes - leftPage.prefixLength + rightPage.usedBytes - rightPage.prefixLength > limits.usable { return false }
+            let merged = PageBuffer.sharedKeyBytes(leftPage, 0, rightPage, rightPage.cellCount - 1)
             let least = leftPage.usedBytes - leftPage.prefixLength + leftPage.cellCount * (leftPage.prefixLength - merged)
                 + rightPage.usedBytes - rightPage.prefixLength + rightPage.cellCount * (rightPage.prefixLength - merged) + merged
             if least > limits.usable { return false }

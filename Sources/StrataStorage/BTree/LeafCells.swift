@@ -24,7 +24,10 @@ final class LeafCells {
 
     /// The cells of `page` with `cell` (whole key) inserted at `index` (none when nil).
     convenience init(page: PageBuffer, inserting cell: UnsafeRawBufferPointer? = nil, at index: Int = 0) {
-        self.init(capacity: page.size * 2)
+        // The page's cells, each with the prefix put back (and a varint byte more at most).
+        let cells = page.size - page.contentStart - page.garbage - page.prefixLength
+        self.init(capacity: cells + page.cellCount * (page.prefixLength + 1) + (cell?.count ?? 0))
+        starts.reserveCapacity(page.cellCount + 1)
         append(from: page, range: 0..<(cell == nil ? page.cellCount : index))
         if let cell {
             append(cell)

@@ -263,6 +263,20 @@ extension PageBuffer {
         return min(255, withinLeaf, withKey)
     }
 
+    /// The number of leading bytes (at most 255) the whole keys of cell `i` of leaf `a` and cell
+    /// `j` of leaf `b` share, read in place.
+    static func sharedKeyBytes(_ a: PageBuffer, _ i: Int, _ b: PageBuffer, _ j: Int) -> Int {
+        let (pa, sa) = (a.keyPrefix, a.storedKey(at: i))
+        let (pb, sb) = (b.keyPrefix, b.storedKey(at: j))
+        @inline(__always) func byte(_ p: UnsafeRawBufferPointer, _ s: UnsafeRawBufferPointer, _ n: Int) -> UInt8 {
+            n < p.count ? p[n] : s[n - p.count]
+        }
+        let limit = min(pa.count + sa.count, pb.count + sb.count, 255)
+        var n = 0
+        while n < limit && byte(pa, sa, n) == byte(pb, sb, n) { n += 1 }
+        return n
+    }
+
     // MARK: Search
 
     /// Where `key` stands against this leaf's prefix: `.some(0)` when every key is greater (or
@@ -338,20 +352,39 @@ extension PageBuffer {
         }
     }
 
-    /// Rewrites the cell area without garbage, keeping slot order (and the prefix).
+    /// Rewrites the cell area without garbage, keeping slot order (and the prefix). The old cell
+    /// area is copied aside in temporary (stack) memory: no page is allocated per compaction.
     func compact() {
         guard garbage > 0 else { return }
-        let scratch = PageBuffer.copy(of: self)
-        var end = cellAreaEnd
-        for index in 0..<cellCount {
-            let cell = scratch.cellBytes(at: index)
-            end -= cell.count
-            (base + end).copyMemory(from: cell.baseAddress!, byteCount: cell.count)
-            setSlot(index, end)
+        let areaStart = contentStart
+        let areaEnd = cellAreaEnd
+        let branch = isBranch
+        withUnsafeTemporaryAllocation(byteCount: areaEnd - areaStart, alignment: 8) { old in
+            let oldBase = old.baseAddress!
+            oldBase.copyMemory(from: base + areaStart, byteCount: areaEnd - areaStart)
+            var end = areaEnd
+            for index in 0..<cellCount {
+                let cell = UnsafeRawPointer(oldBase + (slot(index) - areaStart))
+                let size = Self.cellSize(cell, isBranch: branch)
+                end -= size
+                (base + end).copyMemory(from: cell, byteCount: size)
+                setSlot(index, end)
+            }
+            (base + PageHeader.size + 2 * cellCount).initializeMemory(as: UInt8.self, repeating: 0, count: end - PageHeader.size - 2 * cellCount)
+            contentStart = end
         }
-        (base + PageHeader.size + 2 * cellCount).initializeMemory(as: UInt8.self, repeating: 0, count: end - PageHeader.size - 2 * cellCount)
-        contentStart = end
         garbage = 0
+    }
+
+    /// The size of the (validated) cell at `cell`.
+    @inline(__always) static func cellSize(_ cell: UnsafeRawPointer, isBranch: Bool) -> Int {
+        if isBranch {
+            let (length, n) = Varint.read(cell, at: 4, limit: Int.max)!
+            return 4 + n + Int(length)
+        }
+        let (keyLength, n) = Varint.read(cell, at: 0, limit: Int.max)!
+        let (word, m) = Varint.read(cell, at: n, limit: Int.max)!
+        return n + m + Int(keyLength) + (word & 1 == 1 ? 4 : Int(word >> 1))
     }
 
     /// Appends a copy of `cell` after the last slot (cells must arrive in key order).
