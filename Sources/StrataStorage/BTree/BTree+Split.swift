@@ -26,14 +26,26 @@ extension BTreeWriter {
 
     /// Appends `cell` (whole key `key`, above every key of the full `leaf`) by starting a new
     /// right leaf with it: the left leaf keeps what it has, so sequential loads fill pages
-    /// completely (the cells of `leaf` are not gathered).
+    /// completely (the cells of `leaf` are not gathered). The new leaf starts with the bytes of
+    /// the left one's prefix that `key` shares: the keys after it usually share them too, so it
+    /// fills without being rebuilt for a prefix of its own.
     mutating func insertAppending(leaf: PageBuffer, cell: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, path: [PathStep]) throws {
         let right = try sink.allocate(.leaf)
         descriptor.leafPages += 1
-        right.appendCell(cell)
+        let left = leaf.keyPrefix
+        var inherited = 0
+        while inherited < min(left.count, key.count) && left[inherited] == key[inherited] { inherited += 1 }
+        if inherited > 0 {
+            let single = LeafCells(capacity: cell.count)
+            single.append(cell)
+            single.write(0..<1, into: right, prefix: inherited)
+        } else {
+            right.appendCell(cell)
+        }
         right.lastInsertSlot = -1
-        let last = leaf.copyKey(at: leaf.cellCount - 1)
-        let separator = last.withUnsafeBytes { shortestSeparator(after: $0, before: key) }
+        let separator = withUnsafeTemporaryAllocation(byteCount: limits.maxKeyLength, alignment: 8) { scratch in
+            shortestSeparator(after: leaf.wholeKey(at: leaf.cellCount - 1, scratch: scratch.baseAddress!), before: key)
+        }
         try addToParent(left: leaf, right: right, separator: separator, path: path)
     }
 

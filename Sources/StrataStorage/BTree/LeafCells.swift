@@ -120,11 +120,12 @@ final class LeafCells {
         return bytes
     }
 
-    /// Empties the leaf `page` and fills it with cells `range` under their prefix. Requires
-    /// `usedBytes(range) <= usable`.
-    func write(_ range: Range<Int>, into page: PageBuffer) {
+    /// Empties the leaf `page` and fills it with cells `range` under their prefix (or the first
+    /// `prefix` bytes of their keys, which they must all share). Requires `usedBytes(range) <=
+    /// usable`.
+    func write(_ range: Range<Int>, into page: PageBuffer, prefix chosen: Int? = nil) {
         page.clearCells()
-        let prefix = prefixLength(range)
+        let prefix = chosen ?? prefixLength(range)
         if prefix > 0 { page.setKeyPrefix(UnsafeRawBufferPointer(rebasing: key(range.lowerBound)[..<prefix])) }
         for index in range {
             let whole = cell(index)

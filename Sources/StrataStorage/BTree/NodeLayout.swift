@@ -111,28 +111,41 @@ extension PageBuffer {
         let gained = length - old
         let count = cellCount
         precondition(gained > 0 && length <= 255 && count > 0, "a longer prefix of a leaf with cells")
-        let scratch = PageBuffer.copy(of: self)
-        let first = scratch.storedKey(at: 0)
-        clearCells()
-        base.setU8(PageHeader.keyPrefixLength, UInt8(length))
-        let prefixStart = size - length
-        if old > 0 { (base + prefixStart).copyMemory(from: scratch.base + (size - old), byteCount: old) }
-        (base + prefixStart + old).copyMemory(from: first.baseAddress!, byteCount: gained)
-        contentStart = prefixStart
-        for index in 0..<count {
-            let offset = scratch.slot(index)
-            let cell = scratch.base + offset
-            let total = scratch.cellSize(atOffset: offset)
-            let (keyLength, n) = Varint.read(cell, at: 0, limit: total)!
-            let (_, m) = Varint.read(cell, at: n, limit: total)!
-            let stored = Int(keyLength) - gained
-            let rest = total - n - m - Int(keyLength)
-            let newOffset = insertCell(at: index, size: Varint.size(UInt64(stored)) + m + stored + rest)
-            var p = newOffset + Varint.write(UInt64(stored), to: base, at: newOffset)
-            (base + p).copyMemory(from: cell + n, byteCount: m)
-            p += m
-            (base + p).copyMemory(from: cell + n + m + gained, byteCount: stored + rest)
+        // The old cell area and prefix, copied aside in temporary (stack) memory.
+        let areaStart = contentStart
+        withUnsafeTemporaryAllocation(byteCount: size - areaStart, alignment: 8) { saved in
+            let oldBase = saved.baseAddress!
+            oldBase.copyMemory(from: base + areaStart, byteCount: size - areaStart)
+            func oldCell(_ index: Int) -> UnsafeRawPointer { UnsafeRawPointer(oldBase + (slot(index) - areaStart)) }
+            // The new prefix: the old one, then the first key's next stored bytes.
+            let prefixStart = size - length
+            let first = oldCell(0)
+            let (_, n0) = Varint.read(first, at: 0, limit: Int.max)!
+            let (_, m0) = Varint.read(first, at: n0, limit: Int.max)!
+            let firstKey = first + n0 + m0
+            if old > 0 { (base + prefixStart).copyMemory(from: oldBase + (size - old - areaStart), byteCount: old) }
+            (base + prefixStart + old).copyMemory(from: firstKey, byteCount: gained)
+            base.setU8(PageHeader.keyPrefixLength, UInt8(length))
+            var end = prefixStart
+            for index in 0..<count {
+                let cell = oldCell(index)
+                let total = Self.cellSize(cell, isBranch: false)
+                let (keyLength, n) = Varint.read(cell, at: 0, limit: total)!
+                let (_, m) = Varint.read(cell, at: n, limit: total)!
+                let stored = Int(keyLength) - gained
+                let rest = total - n - m - Int(keyLength)
+                end -= Varint.size(UInt64(stored)) + m + stored + rest
+                var p = end + Varint.write(UInt64(stored), to: base, at: end)
+                (base + p).copyMemory(from: cell + n, byteCount: m)
+                p += m
+                (base + p).copyMemory(from: cell + n + m + gained, byteCount: stored + rest)
+                setSlot(index, end)
+            }
+            let slotsEnd = PageHeader.size + 2 * count
+            (base + slotsEnd).initializeMemory(as: UInt8.self, repeating: 0, count: end - slotsEnd)
+            contentStart = end
         }
+        garbage = 0
     }
 
     /// Whether `key` begins with this leaf's prefix (so it can be stored here as it is).
