@@ -10,12 +10,14 @@
 
 /// Standalone leaf cells (FORMAT.md §7's cell encoding with the whole key), in key order.
 /// Pointers it hands out are valid until the next append.
+/// Used by one write transaction's thread and never shared, so its properties skip the dynamic
+/// exclusivity check (one per cell appended otherwise).
 final class LeafCells {
-    private var storage: UnsafeMutableRawPointer
-    private var capacity: Int
-    private var used = 0
+    @exclusivity(unchecked) private var storage: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private var used = 0
     /// Start offset of each cell in `storage`; cell i ends where cell i + 1 starts (or at `used`).
-    private var starts: [Int] = []
+    @exclusivity(unchecked) private var starts: [Int] = []
 
     init(capacity: Int) {
         self.capacity = max(capacity, 64)
