@@ -106,7 +106,7 @@ enum DumpCommand: Command {
             out.append(table.render())
             for page in pages {
                 guard let cells = page.cells else { continue }
-                out.append("page \(page.number) (\(page.type)\(page.link.map { page.type == "branch" ? ", rightmost child \($0)" : ", next \($0)" } ?? "")):")
+                out.append("page \(page.number) (\(page.type)\(page.link.map { page.type == "branch" ? ", rightmost child \($0)" : ", next \($0)" } ?? "")\(page.keyPrefix.map { ", key prefix \($0) (keys below are whole)" } ?? "")):")
                 for (index, cell) in cells.enumerated() {
                     if let child = cell.child {
                         out.append("  [\(index)] child \(child) < key \(cell.key)")

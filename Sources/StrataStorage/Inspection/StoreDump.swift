@@ -76,6 +76,8 @@ public struct StoreDump: Sendable, Codable {
         public var link: UInt32?
         public var cells: [Cell]?
         public var problem: String?
+        /// A leaf's key prefix (FORMAT.md §7), hex; nil when it has none. Cell keys are whole.
+        public var keyPrefix: String?
     }
 
     public var path: String
@@ -117,7 +119,7 @@ extension StorageEngine {
                 }
             }
             return StoreDump(
-                path: path, formatVersion: FileHeader.formatVersion, pageSize: pageSize,
+                path: path, formatVersion: fileHeader.version, pageSize: pageSize,
                 storeID: storeID.uuidString, headerCopies: copies,
                 checkpointedGeneration: fileHeader.meta.generation.rawValue,
                 latestGeneration: tx.generation.rawValue, pageCount: tx.meta.pageCount,
@@ -194,6 +196,7 @@ extension StorageEngine {
                 location: location, cellCount: page.type == .overflow ? 0 : page.cellCount,
                 usedBytes: page.type == .overflow ? page.contentStart : page.usedBytes,
                 link: page.link == .none ? nil : page.link.rawValue)
+            if page.isLeaf, page.prefixLength > 0 { result.keyPrefix = hexString(page.keyPrefix) }
             if withCells, page.isLeaf || page.isBranch {
                 result.cells = (0..<page.cellCount).map { index in
                     let key = page.copyKey(at: index).withUnsafeBytes { hexString($0) }
