@@ -57,13 +57,32 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // the access itself; no code holds one of them across a call that could change it.
     /// Current values, one per slot of `entity` (meaningful only when not a fault).
     @exclusivity(unchecked) @usableFromInline var values: [RowValue] {
-        didSet { if !isEditingToMany && !toManyPositions.isEmpty { toManyPositions = [:] } }
+        didSet {
+            if let extras, !extras.isEditingToMany, !extras.toManyPositions.isEmpty { extras.toManyPositions = [:] }
+        }
+    }
+    /// What few objects need (to-many position indexes, prefetched neighbours, observation,
+    /// model probing), made on first use: every other object is that much smaller (issue 30:
+    /// a fetch of 100,000 objects holds 100,000 of them).
+    @exclusivity(unchecked) private(set) var extras: ObjectExtras?
+    private var madeExtras: ObjectExtras {
+        if let extras { return extras }
+        let made = ObjectExtras()
+        extras = made
+        return made
     }
     /// Position of each ID in a to-many slot, for O(1) membership, add and remove
     /// (ManagedObject+ToMany.swift). Dropped whenever `values` changes any other way.
-    @exclusivity(unchecked) var toManyPositions: [Int: [ManagedObjectID: Int]] = [:]
+    var toManyPositions: [Int: [ManagedObjectID: Int]] {
+        get { extras?.toManyPositions ?? [:] }
+        _modify { yield &madeExtras.toManyPositions }
+        set { if extras != nil || !newValue.isEmpty { madeExtras.toManyPositions = newValue } }
+    }
     /// True while ManagedObject+ToMany edits `values` in place (keeps `toManyPositions`).
-    @exclusivity(unchecked) var isEditingToMany = false
+    var isEditingToMany: Bool {
+        get { extras?.isEditingToMany ?? false }
+        set { if extras != nil || newValue { madeExtras.isEditingToMany = newValue } }
+    }
     /// The values last read from or saved to the store (nil for inserted objects).
     @exclusivity(unchecked) var committedValues: [RowValue]?
     /// The row version the committed values belong to (optimistic locking).
@@ -86,15 +105,28 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// alive as long as this object: the registry releases unused unchanged objects. Only objects
     /// created after this one are added (ManagedObjectContext+Prefetch.swift), so these references
     /// never form a cycle. Cleared when the object turns into a fault.
-    @exclusivity(unchecked) var prefetchedObjects: [ManagedObject] = []
+    var prefetchedObjects: [ManagedObject] {
+        get { extras?.prefetchedObjects ?? [] }
+        _modify { yield &madeExtras.prefetchedObjects }
+        set { if extras != nil || !newValue.isEmpty { madeExtras.prefetchedObjects = newValue } }
+    }
     /// The object's Observation registrar and the properties read under observation, made on the
     /// first such read in a context whose objects are observable (ManagedObject+Observation.swift).
-    @exclusivity(unchecked) var observation: ObjectObservation?
+    var observation: ObjectObservation? {
+        get { extras?.observation }
+        set { if extras != nil || newValue != nil { madeExtras.observation = newValue } }
+    }
 
     /// Model-from-classes support: prototypes (state `.prototype`) answer property reads with the
     /// wrapper's default and record the name and wrapped key path read (see `Managed`).
-    var probedName: String?
-    var probedKeyPath: AnyKeyPath?
+    var probedName: String? {
+        get { extras?.probedName }
+        set { if extras != nil || newValue != nil { madeExtras.probedName = newValue } }
+    }
+    var probedKeyPath: AnyKeyPath? {
+        get { extras?.probedKeyPath }
+        set { if extras != nil || newValue != nil { madeExtras.probedKeyPath = newValue } }
+    }
 
     /// Creates an object of `entity` and, when `context` is given, inserts it there.
     /// Subclasses inherit this initializer; override ``awakeFromInsert()`` to set up new objects.
