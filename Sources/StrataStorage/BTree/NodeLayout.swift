@@ -129,7 +129,7 @@ extension PageBuffer {
             var end = prefixStart
             for index in 0..<count {
                 let cell = oldCell(index)
-                let total = Self.cellSize(cell, isBranch: false)
+                let total = Self.cellSize(cell, isBranch: false, limit: size - slot(index))
                 let (keyLength, n) = Varint.read(cell, at: 0, limit: total)!
                 let (_, m) = Varint.read(cell, at: n, limit: total)!
                 let stored = Int(keyLength) - gained
@@ -191,16 +191,7 @@ extension PageBuffer {
     }
 
     /// The size in bytes of the cell starting at `offset` (slot not included).
-    func cellSize(atOffset offset: Int) -> Int {
-        if isBranch {
-            let (length, n) = Varint.read(base, at: offset + 4, limit: size)!
-            return 4 + n + Int(length)
-        }
-        let (keyLength, n) = Varint.read(base, at: offset, limit: size)!
-        let (word, m) = Varint.read(base, at: offset + n, limit: size)!
-        let payload = word & 1 == 1 ? 4 : Int(word >> 1)
-        return n + m + Int(keyLength) + payload
-    }
+    func cellSize(atOffset offset: Int) -> Int { Self.cellSize(base + offset, isBranch: isBranch, limit: size - offset) }
 
     /// The raw bytes of cell `index`.
     @inline(__always) func cellBytes(at index: Int) -> UnsafeRawBufferPointer {
@@ -378,7 +369,7 @@ extension PageBuffer {
             var end = areaEnd
             for index in 0..<cellCount {
                 let cell = UnsafeRawPointer(oldBase + (slot(index) - areaStart))
-                let size = Self.cellSize(cell, isBranch: branch)
+                let size = Self.cellSize(cell, isBranch: branch, limit: areaEnd - slot(index))
                 end -= size
                 (base + end).copyMemory(from: cell, byteCount: size)
                 setSlot(index, end)
@@ -389,14 +380,14 @@ extension PageBuffer {
         garbage = 0
     }
 
-    /// The size of the (validated) cell at `cell`.
-    @inline(__always) static func cellSize(_ cell: UnsafeRawPointer, isBranch: Bool) -> Int {
+    /// The size of the (validated) cell at `cell`, whose lengths lie within `limit` bytes.
+    @inline(__always) static func cellSize(_ cell: UnsafeRawPointer, isBranch: Bool, limit: Int) -> Int {
         if isBranch {
-            let (length, n) = Varint.read(cell, at: 4, limit: Int.max)!
+            let (length, n) = Varint.read(cell, at: 4, limit: limit)!
             return 4 + n + Int(length)
         }
-        let (keyLength, n) = Varint.read(cell, at: 0, limit: Int.max)!
-        let (word, m) = Varint.read(cell, at: n, limit: Int.max)!
+        let (keyLength, n) = Varint.read(cell, at: 0, limit: limit)!
+        let (word, m) = Varint.read(cell, at: n, limit: limit)!
         return n + m + Int(keyLength) + (word & 1 == 1 ? 4 : Int(word >> 1))
     }
 
