@@ -76,10 +76,14 @@ enum ObjectsSuite {
 
     static func openStrata(path: String, history: Bool = false) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try model())
-        // STRATA_BENCH_PAGE_CACHE_MB sets the page cache (default: the store's own default).
+        // STRATA_BENCH_PAGE_CACHE_MB and STRATA_BENCH_ROW_CACHE_MB set the page cache and the row
+        // cache (default: the store's own defaults).
         var options: [String: Any] = [:]
         if let megabytes = ProcessInfo.processInfo.environment["STRATA_BENCH_PAGE_CACHE_MB"].flatMap(Int.init) {
             options[PageCacheSizeOptionKey] = megabytes << 20
+        }
+        if let megabytes = ProcessInfo.processInfo.environment["STRATA_BENCH_ROW_CACHE_MB"].flatMap(Int.init) {
+            options[RowCacheSizeOptionKey] = megabytes << 20
         }
         if history { options[PersistentHistoryTrackingKey] = true as NSNumber }
         try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: path), options: options)
