@@ -32,9 +32,7 @@ extension BTreeWriter {
     mutating func insertAppending(leaf: PageBuffer, cell: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, path: [PathStep]) throws {
         let right = try sink.allocate(.leaf)
         descriptor.leafPages += 1
-        let left = leaf.keyPrefix
-        var inherited = 0
-        while inherited < min(left.count, key.count) && left[inherited] == key[inherited] { inherited += 1 }
+        let inherited = commonPrefixLength(leaf.keyPrefix, key)
         if inherited > 0 {
             let single = LeafCells(capacity: cell.count)
             single.append(cell)
@@ -159,10 +157,7 @@ extension BTreeWriter {
 
 /// The shortest key S with `left` < S ≤ `right` (a prefix of `right`), given `left` < `right`.
 func shortestSeparator(after left: UnsafeRawBufferPointer, before right: UnsafeRawBufferPointer) -> [UInt8] {
-    var common = 0
-    let limit = min(left.count, right.count)
-    while common < limit && left[common] == right[common] { common += 1 }
-    let length = min(common + 1, right.count)
+    let length = min(commonPrefixLength(left, right) + 1, right.count)
     return [UInt8](UnsafeRawBufferPointer(rebasing: right[0..<length]))
 }
 

@@ -97,12 +97,7 @@ final class LeafCells {
     /// 255 bytes), nothing for a single cell.
     func prefixLength(_ range: Range<Int>) -> Int {
         guard range.count > 1 else { return 0 }
-        let first = key(range.lowerBound)
-        let last = key(range.upperBound - 1)
-        let limit = min(first.count, last.count, 255)
-        var shared = 0
-        while shared < limit && first[shared] == last[shared] { shared += 1 }
-        return shared
+        return min(255, commonPrefixLength(key(range.lowerBound), key(range.upperBound - 1)))
     }
 
     /// Bytes cell `index` takes (slot included) in a leaf with a prefix of `prefix` bytes.

@@ -252,12 +252,7 @@ extension PageBuffer {
     /// `key`: the prefix the leaf would get if it were rebuilt with `key` added (LeafCells.swift).
     func sharedPrefixLength(including key: UnsafeRawBufferPointer) -> Int {
         guard cellCount > 0 else { return 0 }
-        func common(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-            let limit = min(a.count, b.count)
-            var n = 0
-            while n < limit && a[n] == b[n] { n += 1 }
-            return n
-        }
+        let common = commonPrefixLength
         let p = prefixLength
         // The strings' common prefix is the smaller of (first, last) and (first, key).
         let withinLeaf = p + common(storedKey(at: 0), storedKey(at: cellCount - 1))

@@ -76,6 +76,15 @@ enum Varint {
     }
 }
 
+/// The number of leading bytes `a` and `b` share.
+@inline(__always)
+func commonPrefixLength(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let limit = min(a.count, b.count)
+    var n = 0
+    while n < limit && a[n] == b[n] { n += 1 }
+    return n
+}
+
 /// Lexicographic comparison of two byte strings (unsigned bytes, then length): negative, zero or
 /// positive. Compares eight bytes at a time as big-endian words (keys are usually short).
 @inline(__always)
