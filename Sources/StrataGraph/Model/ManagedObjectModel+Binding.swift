@@ -114,7 +114,7 @@ extension ManagedObjectModel {
                 throw StrataError(.invalidModel, "entity \(entity.name): class \(cls) is not a subclass of \(classOf(parent)), the class of its superentity \(parent.name)")
             }
             let entityProperties = entity.propertiesByName
-            for (name, wrapper) in Self.managedProperties(of: cls, listed: []) {
+            for (name, wrapper, _) in try Self.managedProperties(of: cls, listed: []) {
                 let place = "entity \(entity.name), class \(cls): property '\(name)'"
                 guard let property = entityProperties[name] else {
                     throw StrataError(.invalidModel, "\(place) is not a property of the entity")

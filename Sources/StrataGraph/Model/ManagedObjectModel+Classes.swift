@@ -40,12 +40,14 @@ extension ManagedObjectModel {
     /// The properties a class declares, plus those of superclasses that are not listed entities
     /// themselves (a listed superclass becomes the superentity and keeps its own properties).
     private static func properties(of cls: ManagedObject.Type, listed: Set<ObjectIdentifier>) throws -> [PropertyDescription] {
-        try managedProperties(of: cls, listed: listed).map { try property(named: $0.name, $0.wrapper, in: cls) }
+        try managedProperties(of: cls, listed: listed).map { try property(named: $0.name, $0.wrapper, $0.declared, in: cls) }
     }
 
     /// The `@Managed` wrappers a class declares (with its superclasses' up to the first listed one),
-    /// superclass first, by property name.
-    static func managedProperties(of cls: ManagedObject.Type, listed: Set<ObjectIdentifier>) -> [(name: String, wrapper: any AnyManagedProperty)] {
+    /// superclass first, by property name, each with what it was declared with.
+    static func managedProperties(of cls: ManagedObject.Type, listed: Set<ObjectIdentifier>) throws
+        -> [(name: String, wrapper: any AnyManagedProperty, declared: ManagedPropertyDeclaration)] {
+        let declared = try ManagedDeclarations.declarations(of: cls).get()
         let prototype = makePrototype(cls)
         var mirrors: [Mirror] = []
         var mirror: Mirror? = Mirror(reflecting: prototype)
@@ -55,35 +57,39 @@ extension ManagedObjectModel {
                   parentClass != ManagedObject.self, !listed.contains(ObjectIdentifier(parentClass)) else { break }
             mirror = parent
         }
-        var result: [(name: String, wrapper: any AnyManagedProperty)] = []
+        var result: [(name: String, wrapper: any AnyManagedProperty, declared: ManagedPropertyDeclaration)] = []
         for current in mirrors.reversed() {
             for child in current.children {
                 guard let label = child.label, let managed = child.value as? any AnyManagedProperty else { continue }
-                result.append((label.hasPrefix("_") ? String(label.dropFirst()) : label, managed))
+                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                guard let declaration = declared[name] else {
+                    throw StrataError(.invalidModel, "class \(cls): the declaration of @Managed property '\(name)' was not recorded")
+                }
+                result.append((name, managed, declaration))
             }
         }
         return result
     }
 
-    private static func property(named name: String, _ managed: any AnyManagedProperty,
+    private static func property(named name: String, _ managed: any AnyManagedProperty, _ declared: ManagedPropertyDeclaration,
                                  in cls: ManagedObject.Type) throws -> PropertyDescription {
         switch managed.declaration {
         case .attribute(let type, let optional):
             let attribute = AttributeDescription(name: name, type: type)
             attribute.isOptional = optional
-            attribute.defaultValue = RowValue.unwrapOptional(managed.defaultAny)
+            attribute.defaultValue = RowValue.unwrapOptional(declared.initialValue)
             return attribute
         case .transformable(let type, let optional):
             let attribute = AttributeDescription(name: name, type: .transformable)
             attribute.isOptional = optional
             attribute.transformableType = type
             attribute.attributeValueClassName = String(describing: type)
-            attribute.defaultValue = RowValue.unwrapOptional(managed.defaultAny)
+            attribute.defaultValue = RowValue.unwrapOptional(declared.initialValue)
             return attribute
         case .toOne(let destination), .toMany(let destination, _):
             let toMany: Bool
             if case .toMany = managed.declaration { toMany = true } else { toMany = false }
-            let inverseName = try managed.inverse.map { try propertyName(of: $0, on: destination, from: "\(cls).\(name)") }
+            let inverseName = try declared.inverse.map { try propertyName(of: $0, on: destination, from: "\(cls).\(name)") }
             let relationship = RelationshipDescription(name: name, destinationName: entityName(of: destination),
                                                        inverseName: inverseName, toMany: toMany)
             if case .toMany(_, let ordered) = managed.declaration { relationship.isOrdered = ordered }

@@ -2,9 +2,11 @@
 //
 // Owns: the declaration a property carries (attribute type, transformable type, relationship
 // destination and inverse, default value) and typed access through the enclosing object.
-// The wrapper stores no value: reads and writes go to the object's row through
-// `value(forKey:)`'s path, so typed and dynamic access always agree. The property's name comes from
-// the wrapper's storage key path (`\Quake._magnitude` → "magnitude"), cached once per key path.
+// The wrapper stores one byte: reads and writes go to the object's row through
+// `value(forKey:)`'s path, so typed and dynamic access always agree, and the initial value and
+// inverse, the same for every object of a class, are recorded once per class
+// (ManagedDeclarations.swift), so a wrapper adds one byte to an object. The property's name comes
+// from the wrapper's storage key path (`\Quake._magnitude` → "magnitude"), cached once per key path.
 
 import Foundation
 @_spi(StrataInternal) import StrataCore
@@ -24,8 +26,10 @@ import Foundation
 /// `Set<T>` is a to-many, `[T]` an ordered to-many; other `Codable` types are transformable.
 @propertyWrapper
 public struct Managed<Value> {
-    let defaultValue: Value
-    let inverse: AnyKeyPath?
+    /// One byte, for a distinct offset: the runtime identifies (and describes, and compares) a
+    /// stored property's key path by its offset, so zero-sized wrappers would all share one key
+    /// path, and the property's name comes from that key path.
+    private let distinctOffset: UInt8 = 0
 
     @available(*, unavailable, message: "@Managed properties are only for ManagedObject subclasses")
     public var wrappedValue: Value {
@@ -68,13 +72,19 @@ public struct Managed<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
         if object.state == .prototype {
-            let wrapper = object[keyPath: storageKeyPath]
             object.probedName = ManagedKeyNames.name(of: storageKeyPath)
             object.probedKeyPath = wrappedKeyPath
-            return wrapper.defaultValue
+            return initialValue(of: type(of: object), name: ManagedKeyNames.name(of: storageKeyPath))
         }
         let info = ManagedKeyCache.info(of: storageKeyPath, kind: ManagedFastKind(Value.self), entity: object.entity)
-        return read(from: object, key: info.name, default: object[keyPath: storageKeyPath].defaultValue)
+        return read(from: object, key: info.name, default: initialValue(of: type(of: object), name: info.name))
+    }
+
+    /// The initial value the property `name` of `cls` is declared with (recorded once per class);
+    /// nil or the empty collection if it cannot be read.
+    static func initialValue(of cls: ManagedObject.Type, name: String) -> Value {
+        if let value = ManagedDeclarations.declaration(of: cls, named: name)?.initialValue as? Value { return value }
+        return emptyValue()
     }
 
     @usableFromInline
@@ -88,7 +98,7 @@ public struct Managed<Value> {
 
     /// The value of property `key` of `object` as `Value` (`defaultValue` when it is nil or not
     /// of that type and `Value` is not optional).
-    static func read(from object: ManagedObject, key: String, default defaultValue: Value) -> Value {
+    static func read(from object: ManagedObject, key: String, default defaultValue: @autoclosure () -> Value) -> Value {
         guard let slot = object.entity.slotIndex[key] else {
             preconditionFailure("Strata: entity \(object.entity.name) has no property '\(key)' (the model was not made from this class)")
         }
@@ -101,12 +111,12 @@ public struct Managed<Value> {
         }
         if attribute.type != .transformable, let type = Value.self as? any ManagedAttributeValue.Type {
             if let value = type.init(rowValue: raw) { return value as! Value }
-            return defaultValue
+            return defaultValue()
         }
-        guard case .data(let data) = raw else { return castNil() ?? defaultValue }
+        guard case .data(let data) = raw else { return castNil() ?? defaultValue() }
         let codable = attribute.transformableType ?? (Value.self as? any Codable.Type)
-        guard let codable, let decoded = try? TransformableCoding.decode(codable, from: data) else { return defaultValue }
-        return (decoded as? Value) ?? castNil() ?? defaultValue
+        guard let codable, let decoded = try? TransformableCoding.decode(codable, from: data) else { return defaultValue() }
+        return (decoded as? Value) ?? castNil() ?? defaultValue()
     }
 
     private static func castNil() -> Value? {
@@ -122,14 +132,12 @@ public struct Managed<Value> {
     /// A property with an initial value: an attribute (`Double`, `String?`, …), a transformable
     /// `Codable` value, a to-one (`Region?`) or a to-many (`Set<Quake>`, `[Quake]`).
     public init(wrappedValue: Value) {
-        self.defaultValue = wrappedValue
-        self.inverse = nil
+        ManagedDeclarations.wrapperMade(initialValue: wrappedValue, inverse: nil)
     }
 
     /// A relationship with an inverse: the key path of the inverse property on `Destination`.
     public init<Destination: ManagedObject>(wrappedValue: Value, inverse: PartialKeyPath<Destination>) {
-        self.defaultValue = wrappedValue
-        self.inverse = inverse
+        ManagedDeclarations.wrapperMade(initialValue: wrappedValue, inverse: inverse)
     }
 
     /// A relationship with an inverse, declared without an initial value.
@@ -143,7 +151,7 @@ public struct Managed<Value> {
     }
 
     /// nil for optionals, the empty collection for to-many values.
-    private static func emptyValue() -> Value {
+    static func emptyValue() -> Value {
         if let nilType = Value.self as? any ExpressibleByNilLiteral.Type {
             return nilType.init(nilLiteral: ()) as! Value
         }
@@ -209,12 +217,9 @@ protocol AnyManagedProperty {
     var declaration: ManagedDeclaration { get }
     /// The declaration, or nil for a type `@Managed` cannot store (the value's type, named).
     var supportedDeclaration: (ManagedDeclaration?, valueType: Any.Type) { get }
-    var defaultAny: Any { get }
-    var inverse: AnyKeyPath? { get }
 }
 
 extension Managed: AnyManagedProperty {
-    var defaultAny: Any { defaultValue }
     var declaration: ManagedDeclaration { Self.declaration() }
     var supportedDeclaration: (ManagedDeclaration?, valueType: Any.Type) { (Self.supportedDeclaration(), Value.self) }
 }

@@ -43,6 +43,16 @@ enum Clock {
         guard ProcessInfo.processInfo.environment["STRATA_BENCH_MARKS"] == "1" else { return }
         FileHandle.standardError.write(Data(String(format: "MARK %@ %.6f,%.6f\n", workload, lastInterval.0, lastInterval.1).utf8))
     }
+
+    /// With `STRATA_BENCH_RSS=1` in the environment, prints the resident and peak resident memory
+    /// after a workload on standard error as `RSS <workload> <resident MB> <peak MB>`, to see which
+    /// phase of a run sets its peak.
+    static func memoryMark(_ workload: String) {
+        guard ProcessInfo.processInfo.environment["STRATA_BENCH_RSS"] == "1" else { return }
+        let megabyte = Double(1 << 20)
+        FileHandle.standardError.write(Data(String(format: "RSS %@ %.1f %.1f\n", workload,
+                                                   Double(residentBytes()) / megabyte, Double(peakRSSBytes()) / megabyte).utf8))
+    }
 }
 
 /// Peak resident set size of this process, in bytes.

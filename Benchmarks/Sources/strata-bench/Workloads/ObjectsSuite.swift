@@ -39,6 +39,7 @@ enum ObjectsSuite {
 
     static func measurement(_ workload: String, _ system: String, _ value: Double, _ unit: String) -> Measurement {
         Clock.mark(workload)
+        Clock.memoryMark(workload)
         return Measurement(suite: "objects", workload: workload, system: system, value: value, unit: unit)
     }
 
