@@ -109,7 +109,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     /// Hashes the key only, as one word: keys are unique per store (temporary ones per process),
     /// so the entity name is left to `==`. (A context's registry hashes IDs more cheaply: see
-    /// `RegistryKey`.)
+    /// `ObjectRegistry.hash`.)
     public func hash(into hasher: inout Hasher) {
         switch key {
         case .temporary(let number): hasher.combine(number ^ 0x5BD1_E995_9E37_79B9)

@@ -4,8 +4,8 @@ import XCTest
 @testable import StrataNativeStore
 import _StrataTestSupport
 
-/// A context's registry hashes IDs through one 64-bit finalizer (HashMixing, `RegistryKey`):
-/// equal IDs built apart hash alike under every seed, sequential keys spread over a table's
+/// A context's registry hashes IDs through one 64-bit finalizer (HashMixing, `ObjectRegistry.hash`):
+/// equal IDs built apart hash alike, sequential keys spread over a table's
 /// buckets, and the public `Hashable` of IDs and objects agrees with equality.
 final class ObjectHashingTests: XCTestCase {
     func testEqualIDsHashAlikeAndDifferentOnesSpread() throws {
@@ -15,11 +15,10 @@ final class ObjectHashingTests: XCTestCase {
         var random = SeededRandom(seed: seed)
         for _ in 0..<1_000 {
             let key = Int64(bitPattern: random.next())
-            let tableSeed = Int(bitPattern: UInt(random.next()))
             let a = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(key))
             let b = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(key))
             XCTAssertEqual(a, b)
-            XCTAssertEqual(RegistryKey(id: a)._rawHashValue(seed: tableSeed), RegistryKey(id: b)._rawHashValue(seed: tableSeed), "seed \(seed)")
+            XCTAssertEqual(ObjectRegistry.hash(a), ObjectRegistry.hash(b), "seed \(seed)")
             XCTAssertEqual(a.hashValue, b.hashValue)
         }
         // 4,096 sequential keys (as a store numbers rows) over 1,024 buckets: nearly all used,
@@ -27,13 +26,13 @@ final class ObjectHashingTests: XCTestCase {
         var buckets = [Int](repeating: 0, count: 1_024)
         for key in 1...4_096 {
             let id = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(Int64(key)))
-            buckets[RegistryKey(id: id)._rawHashValue(seed: 0) & 1_023] += 1
+            buckets[ObjectRegistry.hash(id) & 1_023] += 1
         }
         XCTAssertGreaterThan(buckets.filter { $0 > 0 }.count, 950)
         XCTAssertLessThan(buckets.max() ?? 0, 16)
         let temporary = ManagedObjectID(entity: quake, storeIdentifier: nil, key: .temporary(7))
         let permanent = ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(7))
-        XCTAssertNotEqual(RegistryKey(id: temporary)._rawHashValue(seed: 0), RegistryKey(id: permanent)._rawHashValue(seed: 0))
+        XCTAssertNotEqual(ObjectRegistry.hash(temporary), ObjectRegistry.hash(permanent))
         XCTAssertNotEqual(temporary.hashValue, permanent.hashValue)
         var set: Set<ManagedObjectID> = []
         for key in 0..<10_000 { set.insert(ManagedObjectID(entity: quake, storeIdentifier: "S", key: .permanent(Int64(key % 5_000)))) }
