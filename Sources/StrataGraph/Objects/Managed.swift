@@ -72,9 +72,10 @@ public struct Managed<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
         if object.state == .prototype {
-            object.probedName = ManagedKeyNames.name(of: storageKeyPath)
+            let name = ManagedKeyNames.name(of: storageKeyPath)
+            object.probedName = name
             object.probedKeyPath = wrappedKeyPath
-            return initialValue(of: type(of: object), name: ManagedKeyNames.name(of: storageKeyPath))
+            return initialValue(of: type(of: object), name: name)
         }
         let info = ManagedKeyCache.info(of: storageKeyPath, kind: ManagedFastKind(Value.self), entity: object.entity)
         return read(from: object, key: info.name, default: initialValue(of: type(of: object), name: info.name))
