@@ -88,23 +88,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     @exclusivity(unchecked) private unowned var superentityStorage: EntityDescription?
     @exclusivity(unchecked) private var subentityStorage: [EntityDescription] = []
     @exclusivity(unchecked) internal var isFrozen = false
-    /// Set once the entity is in `keptEntities` (see `keepForever()`).
-    private let isKeptForever = Atomic<Bool>(false)
-    /// The entities object IDs were made for, kept for the life of the process (IDs refer to
-    /// their entity without retaining it). A process uses a few models; tests, some thousands.
-    private static let keptEntities = Lock<[EntityDescription]>([]) // guards the list
-
-    /// Keeps this entity alive for the rest of the process: object IDs may outlive every model
-    /// and coordinator, and still name their entity. After the first call, one atomic load.
-    func keepForever() {
-        if isKeptForever.load(ordering: .acquiring) { return }
-        Self.keptEntities.withLock { kept in
-            guard !isKeptForever.load(ordering: .relaxed) else { return }
-            kept.append(self)
-            isKeptForever.store(true, ordering: .releasing)
-        }
-    }
-
+    /// The scopes of this entity's object IDs (ManagedObjectID.swift). A scope refers to its
+    /// entity, so an entity any ID was made for is kept for the life of the process.
+    let idScopes = EntityIDScopes()
     // Layout, computed by `freeze(in:)`.
     /// Every property, inherited first, in slot order.
     @exclusivity(unchecked) package private(set) var slots: [PropertyDescription] = []

@@ -37,7 +37,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The entity this object belongs to.
     public var entity: EntityDescription { entityStorage }
     /// Unowned: the initializer makes an ID for the entity, which keeps it for the life of the
-    /// process (`EntityDescription.keepForever()`), so creating and releasing an object retains
+    /// process (its ID's scope, `IDScope`, keeps it), so creating and releasing an object retains
     /// and releases no entity.
     private unowned(unsafe) let entityStorage: EntityDescription
     /// The object's identity; temporary until the object is saved.

@@ -17,19 +17,22 @@ import Synchronization
 /// background.perform { let q = background.object(with: id) }
 /// ```
 public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// The entity, the store and whether the ID is temporary, as one interned object per
+    /// combination (`IDScope`), so that an ID is 16 bytes: every object holds one, and every row
+    /// value (`RowValue`) is as large as its largest case, an ID (issue 30: a row value of
+    /// 24 bytes instead of 32, a registered object 56 bytes smaller with its values).
+    /// Unowned: scopes are interned for the life of the process (`IDScope.of`), so copying an ID
+    /// retains nothing.
+    unowned(unsafe) let scope: IDScope
+    /// The row's key in its store, or the temporary number's bit pattern.
+    let number: Int64
+
     /// The entity of the object.
-    public var entity: EntityDescription { entityStorage }
-    /// Unowned: every entity an ID is made for is kept for the life of the process
-    /// (`EntityDescription.keepForever()`), so copying an ID (every registry, cache and change-set
-    /// access does) retains nothing.
-    unowned(unsafe) let entityStorage: EntityDescription
+    public var entity: EntityDescription { scope.entity }
     /// The store that holds the row (shared per identifier); `StoreIdentity.unsaved` while the
-    /// ID is temporary. Not optional: an ID is copied on every registry and cache access, and a
-    /// plain reference copies as one retain.
-    /// Unowned: every `StoreIdentity` is interned for the life of the process (`named(_:)`
-    /// and `unsaved` are the only ways to get one), so copying an ID retains its entity only.
-    unowned(unsafe) let storeIdentity: StoreIdentity
-    let key: Key
+    /// ID is temporary.
+    var storeIdentity: StoreIdentity { scope.store }
+    package var key: Key { scope.isTemporary ? .temporary(UInt64(bitPattern: number)) : .permanent(number) }
 
     /// The store that holds the row; nil while the ID is temporary.
     var store: StoreIdentity? { storeIdentity === StoreIdentity.unsaved ? nil : storeIdentity }
@@ -47,18 +50,19 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     private static let nextTemporary = Atomic<UInt64>(1)
 
     package init(entity: EntityDescription, storeIdentifier: String?, key: Key) {
-        entity.keepForever()
-        self.entityStorage = entity
-        self.storeIdentity = storeIdentifier.map(StoreIdentity.named) ?? .unsaved
-        self.key = key
+        self.init(entity: entity, store: storeIdentifier.map(StoreIdentity.named), key: key)
     }
 
     /// An ID in `store` (what stores use: no lookup of the identifier).
     package init(entity: EntityDescription, store: StoreIdentity?, key: Key) {
-        entity.keepForever()
-        self.entityStorage = entity
-        self.storeIdentity = store ?? .unsaved
-        self.key = key
+        switch key {
+        case .temporary(let value):
+            scope = IDScope.of(entity, store: store ?? .unsaved, temporary: true)
+            number = Int64(bitPattern: value)
+        case .permanent(let value):
+            scope = IDScope.of(entity, store: store ?? .unsaved, temporary: false)
+            number = value
+        }
     }
 
     /// The permanent ID of the row `primaryKey` of `entity` in the store `storeIdentifier`: what a
@@ -74,17 +78,11 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the object has not been saved yet.
-    public var isTemporaryID: Bool {
-        if case .temporary = key { return true }
-        return false
-    }
+    public var isTemporaryID: Bool { scope.isTemporary }
 
     /// The row key of a permanent ID (nil while the ID is temporary): what a store finds the
     /// row by.
-    public var primaryKey: Int64? {
-        if case .permanent(let value) = key { return value }
-        return nil
-    }
+    public var primaryKey: Int64? { scope.isTemporary ? nil : number }
 
     /// A URL naming the object; ``PersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``
     /// turns it back into an ID.
@@ -103,18 +101,18 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
-        lhs.key == rhs.key && lhs.storeIdentity === rhs.storeIdentity
-            && (lhs.entity === rhs.entity || lhs.entity.name == rhs.entity.name)
+        guard lhs.number == rhs.number else { return false }
+        if lhs.scope === rhs.scope { return true }
+        // Entities of different models with the same name name the same rows.
+        return lhs.scope.store === rhs.scope.store && lhs.scope.isTemporary == rhs.scope.isTemporary
+            && lhs.scope.entity.name == rhs.scope.entity.name
     }
 
     /// Hashes the key only, as one word: keys are unique per store (temporary ones per process),
     /// so the entity name is left to `==`. (A context's registry hashes IDs more cheaply: see
     /// `ObjectRegistry.hash`.)
     public func hash(into hasher: inout Hasher) {
-        switch key {
-        case .temporary(let number): hasher.combine(number ^ 0x5BD1_E995_9E37_79B9)
-        case .permanent(let value): hasher.combine(UInt64(bitPattern: value))
-        }
+        hasher.combine(UInt64(bitPattern: number) ^ (scope.isTemporary ? 0x5BD1_E995_9E37_79B9 : 0))
     }
 
     public var description: String { "<\(uriRepresentation().absoluteString)>" }
@@ -142,5 +140,80 @@ package final class StoreIdentity: Sendable {
             table[identifier] = identity
             return identity
         }
+    }
+}
+
+/// What an object ID shares with every other ID of its entity and store: the entity, the store,
+/// and whether the IDs are temporary. One instance per combination, made on first use and kept
+/// for the life of the process (each entity keeps its own, and a scope keeps its entity: IDs may
+/// outlive every model and coordinator, and still name their entity). An entity's temporary
+/// scope and the scope of the first store its IDs name are read with one atomic load (IDs are
+/// made by the hundred thousand in a fetch); other stores' under a lock.
+package final class IDScope: Sendable {
+    let entity: EntityDescription
+    let store: StoreIdentity
+    let isTemporary: Bool
+
+    private init(entity: EntityDescription, store: StoreIdentity, isTemporary: Bool) {
+        self.entity = entity
+        self.store = store
+        self.isTemporary = isTemporary
+    }
+
+    /// The scope of `entity`'s IDs in `store`, temporary or not.
+    @inline(__always)
+    static func of(_ entity: EntityDescription, store: StoreIdentity, temporary: Bool) -> IDScope {
+        let scopes = entity.idScopes
+        if temporary && store === StoreIdentity.unsaved {
+            if let scope = scopes.temporary { return scope }
+        } else if !temporary, let first = scopes.firstStore, first.store === store {
+            return first
+        }
+        return made(entity, store: store, temporary: temporary)
+    }
+
+    /// Finds or makes the scope under the entity's lock, publishing it for the fast path when it
+    /// is the entity's temporary scope or its first store's.
+    private static func made(_ entity: EntityDescription, store: StoreIdentity, temporary: Bool) -> IDScope {
+        let scopes = entity.idScopes
+        return scopes.all.withLock { all in
+            if let scope = all.first(where: { $0.store === store && $0.isTemporary == temporary }) { return scope }
+            let scope = IDScope(entity: entity, store: store, isTemporary: temporary)
+            all.append(scope)
+            if temporary && store === StoreIdentity.unsaved {
+                scopes.publish(scope, at: scopes.temporaryAddress)
+            } else if !temporary && scopes.firstStore == nil {
+                scopes.publish(scope, at: scopes.firstStoreAddress)
+            }
+            return scope
+        }
+    }
+}
+
+/// An entity's ID scopes (see `IDScope`): every one made, and the two most used by address.
+///
+/// Sendable as it is: the addresses are atomics and the list is behind its lock. The addresses
+/// are plain words rather than an `AtomicLazyReference`, whose generic `load()` was not
+/// specialized across modules and cost a metadata lookup per ID made.
+final class EntityIDScopes: Sendable {
+    /// Every scope of the entity (keeps them alive: the addresses below do not).
+    let all = Lock<[IDScope]>([]) // guards the list; publishing happens while holding it
+    /// The address of the temporary scope, and of the first store's, or 0; set once, while
+    /// `all` holds the scope.
+    let temporaryAddress = Atomic<UInt>(0)
+    let firstStoreAddress = Atomic<UInt>(0)
+
+    var temporary: IDScope? { Self.scope(at: temporaryAddress) }
+    var firstStore: IDScope? { Self.scope(at: firstStoreAddress) }
+
+    @inline(__always)
+    private static func scope(at address: borrowing Atomic<UInt>) -> IDScope? {
+        let bits = address.load(ordering: .acquiring)
+        guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<IDScope>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    func publish(_ scope: IDScope, at address: borrowing Atomic<UInt>) {
+        address.store(UInt(bitPattern: Unmanaged.passUnretained(scope).toOpaque()), ordering: .releasing)
     }
 }

@@ -3,6 +3,7 @@ import XCTest
 @testable import StrataGraph
 @testable import StrataNativeStore
 import _StrataTestSupport
+@_spi(StrataInternal) import StrataCore
 
 /// A context's registry hashes IDs through one 64-bit finalizer (HashMixing, `ObjectRegistry.hash`):
 /// equal IDs built apart hash alike, sequential keys spread over a table's
@@ -50,4 +51,61 @@ final class ObjectHashingTests: XCTestCase {
             XCTAssertEqual(objects[0].hashValue, objects[0].hashValue)
         }
     }
+
+    func testCompactIDsKeepTheirEntityStoreAndKindApart() throws {
+        let quake = try XCTUnwrap(try TestModels.earthquakes().entitiesByName["Quake"])
+        let sameNameElsewhere = try XCTUnwrap(try TestModels.earthquakes().entitiesByName["Quake"])
+        XCTAssertFalse(quake === sameNameElsewhere)
+        func id(_ entity: EntityDescription, _ store: String?, _ key: ManagedObjectID.Key) -> ManagedObjectID {
+            ManagedObjectID(entity: entity, storeIdentifier: store, key: key)
+        }
+        // Entities of two models with one name name the same rows.
+        XCTAssertEqual(id(quake, "S", .permanent(7)), id(sameNameElsewhere, "S", .permanent(7)))
+        XCTAssertEqual(id(quake, "S", .permanent(7)).hashValue, id(sameNameElsewhere, "S", .permanent(7)).hashValue)
+        XCTAssertTrue(id(quake, "S", .permanent(7)).entity === quake)
+        XCTAssertTrue(id(sameNameElsewhere, "S", .permanent(7)).entity === sameNameElsewhere)
+        // Store, kind and number each tell IDs apart.
+        let distinct = [id(quake, "S", .permanent(7)), id(quake, "T", .permanent(7)), id(quake, nil, .temporary(7)),
+                        id(quake, nil, .permanent(7)), id(quake, "S", .temporary(7)), id(quake, "S", .permanent(8))]
+        for (i, a) in distinct.enumerated() {
+            for (j, b) in distinct.enumerated() { XCTAssertEqual(a == b, i == j, "\(a) vs \(b)") }
+        }
+        // Every key round-trips, extremes included.
+        for key: ManagedObjectID.Key in [.temporary(0), .temporary(.max), .permanent(.min), .permanent(-1), .permanent(.max)] {
+            XCTAssertEqual(id(quake, key.isTemporaryKey ? nil : "S", key).key, key)
+        }
+        XCTAssertNil(id(quake, nil, .temporary(3)).primaryKey)
+        XCTAssertEqual(id(quake, "S", .permanent(-5)).primaryKey, -5)
+        XCTAssertTrue(id(quake, nil, .temporary(3)).isTemporaryID)
+        XCTAssertFalse(id(quake, nil, .permanent(3)).isTemporaryID)
+        XCTAssertEqual(id(quake, "T", .permanent(3)).storeIdentifier, "T")
+        XCTAssertNil(id(quake, nil, .temporary(3)).storeIdentifier)
+    }
+
+    func testIDsMadeConcurrentlyShareOneScopePerEntityStoreAndKind() throws {
+        let region = try XCTUnwrap(try TestModels.earthquakes().entitiesByName["Region"])
+        let made = Lock<[ManagedObjectID]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            var ids: [ManagedObjectID] = []
+            for n in 0..<200 {
+                let store: String? = [nil, "A", "B", "C"][(n + worker) % 4]
+                ids.append(ManagedObjectID(entity: region, storeIdentifier: store, key: store == nil ? .temporary(UInt64(n)) : .permanent(Int64(n))))
+            }
+            made.withLock { $0 += ids }
+        }
+        let ids = made.withLock { $0 }
+        var scopes: [String: ObjectIdentifier] = [:]
+        for id in ids {
+            let name = "\(id.storeIdentifier ?? "-") \(id.isTemporaryID)"
+            let scope = ObjectIdentifier(id.scope)
+            XCTAssertEqual(scopes[name, default: scope], scope, name)
+            scopes[name] = scope
+        }
+        XCTAssertEqual(scopes.count, 4)
+        XCTAssertEqual(Set(ids).count, 800, "200 numbers in each of three stores and as temporary IDs")
+    }
+}
+
+private extension ManagedObjectID.Key {
+    var isTemporaryKey: Bool { if case .temporary = self { return true }; return false }
 }
