@@ -33,6 +33,12 @@ final class NativeStore: RowStore {
     let references: RowCodec.References
     let model: ManagedObjectModel
     let rowCache: RowCache
+    /// The row cache's budget unless `RowCacheSizeOptionKey` says otherwise. Measured (issue 30,
+    /// strata-bench objects, 1,000,000 quakes): 32 MiB against 8 MiB gained nothing, not even
+    /// where the cache is meant to help (a second context faulting the 100,000 rows the first
+    /// read: 598k against 620k faults/s; a cached row saves a page-cache lookup and a decode,
+    /// both cheap), and cost 27 MB of peak RSS; 4 MiB made those faults 8% slower.
+    static let defaultRowCacheBytes = 8 << 20
     let pool: ConnectionPool
     /// Whether commits record persistent history (PersistentHistoryTrackingKey).
     let recordsHistory: Bool
@@ -91,7 +97,7 @@ final class NativeStore: RowStore {
             store: StoreIdentity.named(file.engine.storeID.uuidString),
             entity: { number in byNumber[number]?.entity },
             objectID: { url in Self.objectID(from: url, model: model) })
-        self.rowCache = RowCache(budgetBytes: StoreOptionValues.integer(options[RowCacheSizeOptionKey]) ?? 32 << 20)
+        self.rowCache = RowCache(budgetBytes: StoreOptionValues.integer(options[RowCacheSizeOptionKey]) ?? Self.defaultRowCacheBytes)
         self.pool = ConnectionPool(size: max(1, StoreOptionValues.integer(options[PersistentStoreConnectionPoolMaxSizeKey]) ?? 4))
         self.recordsHistory = StoreOptionValues.flag(options[PersistentHistoryTrackingKey])
     }
@@ -312,7 +318,8 @@ final class NativeSnapshot: StoreSnapshot {
 /// Option key: the `FileSystem` (StrataStorage) the native store's files are read and written
 /// through; default: the operating system's. Tests pass a fault-injecting one.
 public let FileSystemOptionKey = "StrataFileSystem"
-/// Option key: the native store's row cache budget in bytes (NSNumber Int; default 32 MiB).
+/// Option key: the native store's row cache budget in bytes (NSNumber Int; default 8 MiB,
+/// `NativeStore.defaultRowCacheBytes`).
 public let RowCacheSizeOptionKey = "StrataRowCacheSize"
 /// Option key: the native store's page cache in bytes (NSNumber Int; default 128 MiB, as
 /// `StorageOptions.cacheBytes`). The pages of the B+trees a process reads most stay in it; a

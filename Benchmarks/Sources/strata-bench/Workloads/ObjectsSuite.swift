@@ -6,7 +6,8 @@
 // Each system runs in a child process of its own (own peak RSS). Workloads: insert 100,000 quakes
 // through a context and one save; insert the rest up to N in batches of 5,000 (contexts; SQLite
 // one transaction per batch); count magnitude > 5 with the index and over an unindexed copy
-// (depth); fetch the 50 latest (index order); fire 100,000 faults; fetch by unique code 100,000
+// (depth); fetch the 50 latest (index order); fire 100,000 faults, then the same rows' faults in
+// a second context of the coordinator (one by one); fetch by unique code 100,000
 // times; update 10% and save; delete 10% and save; open time; file size; peak RSS.
 import Foundation
 import Strata
@@ -26,7 +27,7 @@ enum ObjectsSuite {
         "count depth > 5 (not indexed)", "fetch 50 latest (index order)", "fire 100,000 faults",
         "fetch by unique code", "update 10% and save", "delete 10% and save", "open store",
         "fresh pages: insert 100,000", "fresh pages: update 10%", "fresh pages: delete 10%",
-        "store size", "peak RSS", "memory per registered object",
+        "store size", "peak RSS", "memory per registered object", "fire 100,000 faults, second context",
     ]
     /// The minor page faults of the last timed workload, as a row of its own (`workloads[10…12]`).
     static func freshPages(_ index: Int, _ system: String) -> Measurement {
@@ -141,7 +142,19 @@ enum ObjectsSuite {
                 let objects = try context.fetch(faults)
                 let fire = Clock.time { blackHole(objects.reduce(0.0) { $0 + $1.magnitude }) }
                 report(measurement(workloads[5], "strata", Double(objects.count) / fire, "faults/s"))
+                let ids = objects.map(\.objectID)
                 context.reset()
+                // Another context of the coordinator faults the same rows one by one: what the
+                // row cache (rows decoded once, shared by the contexts) is for.
+                let second = ManagedObjectContext(.privateQueue)
+                second.persistentStoreCoordinator = coordinator
+                let secondFire = try second.performAndWait {
+                    try Clock.time {
+                        for id in ids { blackHole((try second.existingObject(with: id) as! ObjectQuake).magnitude) }
+                        second.reset()
+                    }
+                }
+                report(measurement(workloads[16], "strata", Double(ids.count) / secondFire, "faults/s"))
             }
             if wants("lookup") {
                 var random = SplitMix(seed: 42)
@@ -301,6 +314,14 @@ enum ObjectsSuite {
             }
         }
         report(measurement(workloads[5], "sqlite", Double(pks.count) / fire, "faults/s"))
+        // The second context's faults select the same rows again.
+        let again = Clock.time {
+            for pk in pks {
+                sqlite3_bind_int64(row, 1, pk)
+                blackHole(db.drainRows(row))
+            }
+        }
+        report(measurement(workloads[16], "sqlite", Double(pks.count) / again, "faults/s"))
         sqlite3_finalize(row)
 
         var random = SplitMix(seed: 42)
