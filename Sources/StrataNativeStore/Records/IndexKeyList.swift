@@ -14,8 +14,16 @@ import StrataGraph
 struct IndexKeyList<Info> {
     struct Entry {
         var start: Int
-        var length: Int
+        /// A key's length (keys are under 64 KiB): with a small `Info`, an entry is 24 bytes.
+        private var storedLength: UInt32
         var info: Info
+        var length: Int { Int(storedLength) }
+
+        init(start: Int, length: Int, info: Info) {
+            self.start = start
+            self.storedLength = UInt32(length)
+            self.info = info
+        }
     }
     private(set) var bytes: [UInt8] = []
     private(set) var entries: [Entry] = []
