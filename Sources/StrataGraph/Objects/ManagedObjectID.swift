@@ -1,8 +1,9 @@
 // ManagedObjectID: the identity of a row: entity, store and key; temporary until first saved.
 //
 // Owns: identity, equality and the URI form (`x-strata://<store>/<Entity>/p<key>` for permanent,
-// `x-strata:///<Entity>/t<n>` for temporary IDs). It is a value: Sendable, safe to pass between
-// contexts and threads. It never refers to an object or a context.
+// `x-strata:///<Entity>/t<n>` for temporary IDs), and the interned scopes (entity, store,
+// temporary or not) that keep an ID two words long. It is a value: Sendable, safe to pass
+// between contexts and threads. It never refers to an object or a context.
 
 import Foundation
 import Synchronization
