@@ -423,13 +423,16 @@ struct NativeCommitter {
     /// Puts the new index entries (checked by `checkUniqueness()`), one index after another,
     /// each in key order and in batches (appends where keys grow with the rows).
     private mutating func addIndexEntries() throws {
-        let lists = additions.sorted { $0.index.tree < $1.index.tree }
+        var lists = additions.sorted { $0.index.tree < $1.index.tree }
         additions = []
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2, alignment: 1)
         defer { scratch.deallocate() }
-        for (index, gathered) in lists {
-            var keys = gathered
-            if index.isUnique { keys.removeAll { $0.checkOnly } }
+        for position in lists.indices {
+            let index = lists[position].index
+            // Taken out of `lists`: changed in place (not copied) and freed once put.
+            var keys = lists[position].keys
+            lists[position].keys = IndexKeyList(capacity: 0, bytesPerKey: 0)
+            if index.isUnique && keys.entries.contains(where: { $0.info.checkOnly }) { keys.removeAll { $0.checkOnly } }
             keys.sort()
             let indexTree = try self.tree(index.tree)
             try keys.withKeys { count, key, addition in

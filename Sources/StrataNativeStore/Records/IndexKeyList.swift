@@ -100,7 +100,7 @@ struct IndexKeyList<Info> {
     /// keys cost ~650 instructions a key), then keys whose words tie by their whole bytes.
     mutating func sort(radixAbove threshold: Int = 1024) {
         guard entries.count > 1 else { return }
-        let sorted: [Entry]? = bytes.withUnsafeBytes { base in
+        let sorted: [Int]? = bytes.withUnsafeBytes { base in
             func key(_ entry: Entry) -> UnsafeRawBufferPointer {
                 UnsafeRawBufferPointer(rebasing: base[entry.start..<entry.start + entry.length])
             }
@@ -147,9 +147,28 @@ struct IndexKeyList<Info> {
                     return wholeKeyOrder(a, b)
                 }
             }
-            return order.map { entries[$0.index] }
+            return order.map(\.index)
         }
-        if let sorted { entries = sorted }
+        if let sorted { permute(into: sorted) }
+    }
+
+    /// Puts the entries in `order` (entry `order[i]` goes to position `i`) in place, one cycle of
+    /// the permutation at a time, instead of building a second array of entries beside them.
+    private mutating func permute(into order: [Int]) {
+        var placed = [Bool](repeating: false, count: order.count)
+        entries.withUnsafeMutableBufferPointer { entries in
+            for start in order.indices where !placed[start] {
+                let first = entries[start]
+                var position = start
+                while true {
+                    placed[position] = true
+                    let source = order[position]
+                    if source == start { entries[position] = first; break }
+                    entries[position] = entries[source]
+                    position = source
+                }
+            }
+        }
     }
 
     /// Whether key `a` sorts before key `b` (unsigned bytes, a prefix first).
