@@ -82,10 +82,7 @@ struct ObjectRegistry {
     /// the entity is left to `==`, as `ManagedObjectID.hash(into:)` does).
     @inline(__always)
     static func hash(_ id: ManagedObjectID) -> Int {
-        switch id.key {
-        case .temporary(let number): return HashMixing.mix(number ^ 0x5BD1_E995_9E37_79B9, seed: 0)
-        case .permanent(let value): return HashMixing.mix(UInt64(bitPattern: value), seed: 0)
-        }
+        HashMixing.mix(UInt64(bitPattern: id.number) ^ (id.isTemporaryID ? 0x5BD1_E995_9E37_79B9 : 0), seed: 0)
     }
 
     @inline(__always)
