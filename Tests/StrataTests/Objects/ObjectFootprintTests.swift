@@ -59,11 +59,3 @@ final class ObjectFootprintTests: XCTestCase {
         }
     }
 }
-
-/// An object ID is two words (an interned scope and a number), so a row value is three.
-final class CompactIDTests: XCTestCase {
-    func testIDsAndRowValuesAreSmall() {
-        XCTAssertEqual(MemoryLayout<ManagedObjectID>.size, 16)
-        XCTAssertEqual(MemoryLayout<RowValue>.stride, 24)
-    }
-}

@@ -52,6 +52,12 @@ final class ObjectHashingTests: XCTestCase {
         }
     }
 
+    /// An object ID is two words (an interned scope and a number), so a row value is three.
+    func testIDsAndRowValuesAreSmall() {
+        XCTAssertEqual(MemoryLayout<ManagedObjectID>.size, 16)
+        XCTAssertEqual(MemoryLayout<RowValue>.stride, 24)
+    }
+
     func testCompactIDsKeepTheirEntityStoreAndKindApart() throws {
         let quake = try XCTUnwrap(try TestModels.earthquakes().entitiesByName["Quake"])
         let sameNameElsewhere = try XCTUnwrap(try TestModels.earthquakes().entitiesByName["Quake"])
