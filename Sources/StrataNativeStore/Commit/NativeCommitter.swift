@@ -29,12 +29,10 @@ struct NativeCommitter {
     private(set) var touchedKeys: [Int64] = []
     /// The new version of each update, at its position in the change set.
     private var versions: [Int64] = []
-    /// The primary keys the save writes (built only to describe a uniqueness conflict).
-    private var savedKeys: Set<Int64>?
     /// What the commit knows about one index entry to add once every removal is done. Kept in
     /// 12 bytes (a save gathers one per changed index entry: 100,000 updates of an indexed
     /// value, 100,000 of these).
-    private struct Addition {
+    struct Addition {
         private let elementsLength: UInt16
         let truncated: Bool
         let hasNull: Bool
@@ -65,6 +63,11 @@ struct NativeCommitter {
     /// references, then tree names, is cheaper than hashing tree names once per entry).
     private var removals: [(index: IndexLayout, keys: IndexKeyList<Void>)] = []
     private var additions: [(index: IndexLayout, keys: IndexKeyList<Addition>)] = []
+    /// Which list of `removals` and `additions` each index layout met so far uses, by the
+    /// layout's identity: asked once per index entry, answered without touching a reference
+    /// count (walking the lists themselves retained a layout and a key list per step).
+    private var removalPositions: [(layout: ObjectIdentifier, list: Int)] = []
+    private var additionPositions: [(layout: ObjectIdentifier, list: Int)] = []
     /// The record being written (one buffer for every row of the commit).
     private let recordWriter = ByteWriter()
     /// The change set being applied: index additions refer to its rows by position (no copy
@@ -78,9 +81,14 @@ struct NativeCommitter {
     private(set) var replacedByUpdate: [[RowValue]?] = []
     private(set) var replacedByDelete: [[RowValue]?] = []
 
+    /// The store's entity numbers, as the record encoder asks for them (made once: a method
+    /// reference passed per record would make a closure per record).
+    private let numberOf: (EntityDescription) -> UInt16
+
     init(store: NativeStore, tx: WriteTransaction) {
         self.store = store
         self.tx = tx
+        numberOf = { [store] entity in store.numberOf(entity) }
     }
 
     private var reader: NativeRowReader {
@@ -230,7 +238,7 @@ struct NativeCommitter {
                 var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
                 guard Int64(bitPattern: try reader.varint()) == row.version else { return nil }
                 gatherIndexChanges(row, old: base, key: key, position: position, layout: layout)
-                RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf, into: recordWriter)
+                RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: numberOf, into: recordWriter)
                 return recordWriter.bytes
             }
         }
@@ -304,7 +312,7 @@ struct NativeCommitter {
 
     private mutating func writeRecord(_ row: StoreRow, version: Int64, layout: EntityLayout) throws {
         let key = row.id.primaryKey!
-        RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: store.numberOf, into: recordWriter)
+        RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: numberOf, into: recordWriter)
         let rows = try tree(layout.rowsTree)
         _ = try NativeStoreFile.withKey(key) { encoded in try rows.put(encoded, recordWriter.bytes) }
         touchedKeys.append(key)
@@ -312,28 +320,38 @@ struct NativeCommitter {
 
     // MARK: (4) Index entries and uniqueness
 
-    /// The row an index addition refers to: updates by their position in the change set,
-    /// inserts after them.
-    private func addedRow(_ position: Int) -> StoreRow {
-        position < changes.updates.count ? changes.updates[position] : changes.inserts[position - changes.updates.count]
-    }
-
     /// Bytes reserved per gathered index key (most keys are one or two elements and 8 key bytes).
     private static let keyBytes = 24
 
     /// The position of the list of removals from `index`'s tree, made on first use (entities
     /// sharing an inherited index have layouts of their own for it, and share its list).
     private mutating func removalList(_ index: IndexLayout) -> Int {
-        if let position = removals.firstIndex(where: { $0.index === index || $0.index.tree == index.tree }) { return position }
-        removals.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
-        return removals.count - 1
+        let layout = ObjectIdentifier(index)
+        for known in removalPositions where known.layout == layout { return known.list }
+        let list: Int
+        if let position = removals.firstIndex(where: { $0.index.tree == index.tree }) {
+            list = position
+        } else {
+            removals.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
+            list = removals.count - 1
+        }
+        removalPositions.append((layout, list))
+        return list
     }
 
     /// The position of the list of additions to `index`'s tree, made on first use.
     private mutating func additionList(_ index: IndexLayout) -> Int {
-        if let position = additions.firstIndex(where: { $0.index === index || $0.index.tree == index.tree }) { return position }
-        additions.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
-        return additions.count - 1
+        let layout = ObjectIdentifier(index)
+        for known in additionPositions where known.layout == layout { return known.list }
+        let list: Int
+        if let position = additions.firstIndex(where: { $0.index.tree == index.tree }) {
+            list = position
+        } else {
+            additions.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
+            list = additions.count - 1
+        }
+        additionPositions.append((layout, list))
+        return list
     }
 
     private mutating func removeIndexEntry(_ index: IndexLayout, values: [RowValue], primaryKey: Int64) {
@@ -350,6 +368,7 @@ struct NativeCommitter {
             try keys.withKeys { count, key, _ in _ = try indexTree.deleteEach(count: count, key: key) }
         }
         removals = []
+        removalPositions = []
     }
 
     private mutating func addIndexEntry(_ index: IndexLayout, values: [RowValue], primaryKey: Int64, row: Int, entity: UInt16) {
@@ -368,6 +387,12 @@ struct NativeCommitter {
         // order, so a conflict is found among those of the current run of equal elements (no
         // table of every conflict: an upsert conflicts on every row).
         var conflicts: [RowConstraintConflict] = []
+        /// The primary keys the save writes (built only to describe a conflict).
+        var savedKeys: Set<Int64>?
+        // The entry walk asks a value of its own: a walk calling methods of a `self` it may
+        // change copied the whole committer per entry.
+        let committer = UniqueHolders(store: store, tx: tx, changes: changes)
+        let changes = self.changes
         for list in additions.indices where additions[list].index.isUnique {
             additions[list].keys.sort()
             let (index, keys) = additions[list]
@@ -390,19 +415,19 @@ struct NativeCommitter {
                 var holder: ManagedObjectID?
                 if samePrefix {
                     if !addition.truncated {
-                        holder = addedRow(run[run.count - 1]).id
+                        holder = committer.addedRow(run[run.count - 1]).id
                     } else {
                         // Cut values share a key: the whole values decide.
-                        let mine = index.slots.map { addedRow(addition.row).values[$0] }
-                        if let match = run.first(where: { other in index.slots.map { addedRow(other).values[$0] } == mine }) {
-                            holder = addedRow(match).id
+                        let mine = index.slots.map { committer.addedRow(addition.row).values[$0] }
+                        if let match = run.first(where: { other in index.slots.map { committer.addedRow(other).values[$0] } == mine }) {
+                            holder = committer.addedRow(match).id
                         }
                     }
                 }
-                if holder == nil { holder = try uniqueHolder(of: key, addition, index: index, in: indexTree) }
+                if holder == nil { holder = try committer.uniqueHolder(of: key, addition, index: index, in: indexTree) }
                 run.append(addition.row)
                 guard let holder else { return }
-                let row = addedRow(addition.row)
+                let row = committer.addedRow(addition.row)
                 let values = index.slots.map { row.values[$0] }
                 if savedKeys == nil {
                     savedKeys = Set((changes.updates + changes.inserts).compactMap(\.id.primaryKey))
@@ -425,6 +450,7 @@ struct NativeCommitter {
     private mutating func addIndexEntries() throws {
         var lists = additions.sorted { $0.index.tree < $1.index.tree }
         additions = []
+        additionPositions = []
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2, alignment: 1)
         defer { scratch.deallocate() }
         for position in lists.indices {
@@ -439,56 +465,6 @@ struct NativeCommitter {
                 _ = try indexTree.putEach(count: count, key: key) { index.entryValue(entity: addition($0).entity, in: scratch) }
             }
         }
-    }
-
-    /// Another row already holding the unique values of the addition's key: decided from the
-    /// key's neighbours in the index when they share its leaf, else by `otherHolder`.
-    private func uniqueHolder(of key: UnsafeRawBufferPointer, _ addition: Addition, index: IndexLayout,
-                              in indexTree: WritableTree) throws -> ManagedObjectID? {
-        guard !addition.truncated else { return try otherHolder(of: key, addition, index: index, in: indexTree) }
-        switch try indexTree.probePrefix(of: key, length: addition.elements) {
-        case .free:
-            return nil
-        case .taken(let key, let value):
-            guard key.count == addition.elements + 8, let number = value.withUnsafeBytes({ index.entityNumber(ofEntryValue: $0) }) else {
-                throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes")
-            }
-            let holderKey = key.withUnsafeBytes { Int64(bitPattern: KeyEncoding.readBigEndian($0, at: addition.elements)) }
-            return try reader.objectID(number: number, key: holderKey, in: index.tree)
-        case .undecided:
-            return try otherHolder(of: key, addition, index: index, in: indexTree)
-        }
-    }
-
-    /// Another row already holding the unique values of the addition's key (its elements part).
-    private func otherHolder(of key: UnsafeRawBufferPointer, _ addition: Addition, index: IndexLayout,
-                             in indexTree: WritableTree) throws -> ManagedObjectID? {
-        let row = addedRow(addition.row)
-        let elements = addition.elements
-        let prefix = Array(key[..<elements])
-        var holders: [ManagedObjectID] = []
-        let own = row.id.primaryKey
-        try indexTree.forEach(from: prefix) { entryKey, value in
-            guard entryKey.count >= elements, entryKey.prefix(elements).elementsEqual(prefix) else { return false }
-            guard entryKey.count == elements + 8, let number = index.entityNumber(ofEntryValue: value) else {
-                throw reader.corrupt(index.tree, "an index entry of \(entryKey.count)+\(value.count) bytes")
-            }
-            let holderKey = Int64(bitPattern: KeyEncoding.readBigEndian(entryKey, at: elements))
-            if holderKey != own {
-                holders.append(try reader.objectID(number: number, key: holderKey, in: index.tree))
-            }
-            // Without cut values the first other holder settles it.
-            return addition.truncated || holders.isEmpty
-        }
-        guard addition.truncated else { return holders.first }
-        // Long values share a cut key: compare the actual values.
-        let mine = index.slots.map { row.values[$0] }
-        for holder in holders {
-            guard let layout = store.layouts[holder.entity.name], let other = try reader.row(key: holder.primaryKey!, layout: layout) else { continue }
-            let theirs = index.elementNames.map { name in layout.entity.slotIndex[name].map { other.values[$0] } ?? .null }
-            if theirs == mine { return holder }
-        }
-        return nil
     }
 
     static func entityNumberBytes(_ number: UInt16) -> [UInt8] { [UInt8(number >> 8), UInt8(number & 0xFF)] }
