@@ -181,7 +181,10 @@ struct BatchExecutor {
             try store.read { view in
                 work = BatchWorkingSet(view: view, model: coordinator.managedObjectModel)
                 let evaluator = PredicateEvaluator(source: ViewRowSource(view: view))
-                for row in try view.rows(matching: plan) {
+                let rows = try view.rows(matching: plan)
+                work.reserveUpdates(rows.count)
+                updated.reserveCapacity(rows.count)
+                for row in rows {
                     var values = row.values
                     for assignment in assignments {
                         switch assignment.value {
@@ -192,7 +195,7 @@ struct BatchExecutor {
                             guard let scalar = result.scalar else {
                                 throw StrataError(.typeMismatch, "batch update of \(entity.name): \(expression) gives a collection for \(row.id), not a value of \(assignment.attribute.qualifiedName)")
                             }
-                            values[assignment.slot] = try converted(scalar.anyValue, assignment.attribute)
+                            values[assignment.slot] = try converted(scalar, assignment.attribute)
                         }
                     }
                     work.update(row, to: values)
@@ -213,9 +216,24 @@ struct BatchExecutor {
         throw StrataError(.mergeConflict, "batch update of \(entity.name) did not settle after \(Self.attempts) attempts (other writers kept changing its rows)")
     }
 
+    /// An expression's value for `attribute`: a value of the attribute's own type as it is (the
+    /// usual case: `magnitude + 0.5` on a double), anything else as the Swift value it stands
+    /// for, converted like a constant (the same answer, without boxing each row's value).
+    private func converted(_ value: PredicateValue, _ attribute: AttributeDescription) throws -> RowValue {
+        switch (value, attribute.attributeType) {
+        case (.null, _): return .null
+        case (.double(let double), .double): return .double(double)
+        case (.integer(let integer), .integer64): return .integer(integer)
+        case (.string(let string), .string): return .string(string)
+        case (.date(let date), .date): return .date(date)
+        case (.bool(let bool), .boolean): return .boolean(bool)
+        default: return try converted(value.anyValue, attribute)
+        }
+    }
+
     private func converted(_ value: Any?, _ attribute: AttributeDescription) throws -> RowValue {
         do {
-            return try RowValue.attributeValue(value is NSNull ? nil : value, for: attribute)
+            return try RowValue.attributeValue(RowValue.isNSNull(value) ? nil : value, for: attribute)
         } catch let error as StrataError {
             throw StrataError(.typeMismatch, "batch update of \(entity.name): \(error.message)")
         }

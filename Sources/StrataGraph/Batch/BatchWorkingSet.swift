@@ -16,12 +16,20 @@ struct BatchWorkingSet {
     /// Inserted rows in insertion order, by position, and each one's position by key.
     private(set) var inserts: [StoreRow] = []
     private var insertedPositions: [Int64: Int] = [:]
-    /// Changed stored rows: new values, and the row as read.
-    private var updates: [Int64: (read: StoreRow, values: [RowValue])] = [:]
-    private var updateOrder: [Int64] = []
-    /// Deleted rows as read, in deletion order.
-    private var deletes: [Int64: StoreRow] = [:]
-    private var deleteOrder: [Int64] = []
+    /// A changed stored row: the row as read and its new values (`isDropped` once deleted).
+    private struct Update {
+        var read: StoreRow
+        var values: [RowValue]
+        var isDropped = false
+    }
+    /// Changed stored rows in the order first changed, and each one's position by key. Rows
+    /// live in arrays, and the tables hold positions and keys only: a request changes hundreds
+    /// of thousands of rows, and a table of rows moved every row's references as it grew.
+    private var updates: [Update] = []
+    private var updatePositions: [Int64: Int] = [:]
+    /// Deleted rows as read, in deletion order, and their keys.
+    private var deletes: [StoreRow] = []
+    private var deletedKeys: Set<Int64> = []
 
     init(view: any StoreReadView, model: ManagedObjectModel) {
         self.view = view
@@ -33,16 +41,16 @@ struct BatchWorkingSet {
     /// The row of `id` as this attempt leaves it: nil when deleted or absent.
     func row(_ id: ManagedObjectID) throws -> StoreRow? {
         guard let key = id.primaryKey else { return nil }
-        if deletes[key] != nil { return nil }
-        if let update = updates[key] { return StoreRow(id: id, version: update.read.version, values: update.values) }
+        if deletedKeys.contains(key) { return nil }
+        if let position = updatePositions[key] { return StoreRow(id: id, version: updates[position].read.version, values: updates[position].values) }
         if let position = insertedPositions[key] { return inserts[position] }
         return try view.row(for: id)
     }
 
-    func isDeleted(_ id: ManagedObjectID) -> Bool { id.primaryKey.map { deletes[$0] != nil } ?? false }
+    func isDeleted(_ id: ManagedObjectID) -> Bool { id.primaryKey.map { deletedKeys.contains($0) } ?? false }
 
     /// The IDs of the rows this attempt deletes, in deletion order.
-    var deletedIDs: [ManagedObjectID] { deleteOrder.map { deletes[$0]!.id } }
+    var deletedIDs: [ManagedObjectID] { deletes.map(\.id) }
 
     // MARK: Changing
 
@@ -54,20 +62,30 @@ struct BatchWorkingSet {
     /// Gives the stored row `read` the values `values` (read must be the row as stored).
     mutating func update(_ read: StoreRow, to values: [RowValue]) {
         guard let key = read.id.primaryKey else { return }
-        if updates[key] == nil { updateOrder.append(key) }
-        updates[key] = (updates[key]?.read ?? read, values)
+        if let position = updatePositions[key] {
+            updates[position].values = values
+        } else {
+            updatePositions[key] = updates.count
+            updates.append(Update(read: read, values: values))
+        }
+    }
+
+    /// Makes room for `count` more changed rows.
+    mutating func reserveUpdates(_ count: Int) {
+        updates.reserveCapacity(updates.count + count)
+        updatePositions.reserveCapacity(updates.count + count)
     }
 
     /// Changes one slot of the row of `id` (read from the view if not changed yet).
     private mutating func change(_ id: ManagedObjectID, slot: Int, _ transform: (RowValue) -> RowValue) throws {
-        guard let key = id.primaryKey, deletes[key] == nil else { return }
+        guard let key = id.primaryKey, !deletedKeys.contains(key) else { return }
         if let position = insertedPositions[key] {
             inserts[position].values[slot] = transform(inserts[position].values[slot])
             return
         }
         let read: StoreRow
         var values: [RowValue]
-        if let update = updates[key] { (read, values) = (update.read, update.values) } else {
+        if let position = updatePositions[key] { (read, values) = (updates[position].read, updates[position].values) } else {
             guard let stored = try view.row(for: id) else { return }
             (read, values) = (stored, stored.values)
         }
@@ -82,13 +100,22 @@ struct BatchWorkingSet {
     /// required to-one, throws (nothing is committed then).
     mutating func delete(_ rows: [StoreRow]) throws {
         deletes.reserveCapacity(deletes.count + rows.count)
-        deleteOrder.reserveCapacity(deleteOrder.count + rows.count)
+        deletedKeys.reserveCapacity(deletes.count + rows.count)
+        let firstDeleted = deletes.count
+        var anyRelationships = false
         var queue = rows
         while let row = queue.popLast() {
-            guard let key = row.id.primaryKey, deletes[key] == nil else { continue }
-            deletes[key] = updates.isEmpty ? row : updates.removeValue(forKey: key)?.read ?? row
-            deleteOrder.append(key)
-            for (slot, relationship) in row.id.entity.relationshipSlots where relationship.deleteRule == .cascadeDeleteRule {
+            guard let key = row.id.primaryKey, deletedKeys.insert(key).inserted else { continue }
+            if !updates.isEmpty, let position = updatePositions.removeValue(forKey: key) {
+                updates[position].isDropped = true
+                deletes.append(updates[position].read)
+            } else {
+                deletes.append(row)
+            }
+            let relationshipSlots = row.id.entity.relationshipSlots
+            if relationshipSlots.isEmpty { continue }
+            anyRelationships = true
+            for (slot, relationship) in relationshipSlots where relationship.deleteRule == .cascadeDeleteRule {
                 for id in Self.ids(in: row.values[slot]) where !isDeleted(id) {
                     if let related = try self.row(id) { queue.append(related) }
                 }
@@ -96,8 +123,8 @@ struct BatchWorkingSet {
         }
         // Rules that look at what stays: every deletion is known now (rows of entities without
         // relationships have nothing to look at).
-        for key in deleteOrder {
-            let row = deletes[key]!
+        guard anyRelationships else { return }
+        for row in deletes[firstDeleted...] {
             let relationshipSlots = row.id.entity.relationshipSlots
             if relationshipSlots.isEmpty { continue }
             for (slot, relationship) in relationshipSlots {
@@ -145,15 +172,14 @@ struct BatchWorkingSet {
         for position in inserts.indices {
             inserts[position].values = try derivedValues(of: inserts[position].id, values: inserts[position].values)
         }
-        for key in updateOrder {
-            let update = updates[key]!
-            updates[key]!.values = try derivedValues(of: update.read.id, values: update.values)
+        for position in updates.indices where !updates[position].isDropped {
+            updates[position].values = try derivedValues(of: updates[position].read.id, values: updates[position].values)
         }
         var owners: [ManagedObjectID] = []
         var seen = Set<ManagedObjectID>()
         let members = inserts.map { ($0.id, $0.values, [RowValue]?.none) }
-            + updateOrder.map { (updates[$0]!.read.id, updates[$0]!.values, Optional(updates[$0]!.read.values)) }
-            + deleteOrder.map { (deletes[$0]!.id, deletes[$0]!.values, [RowValue]?.none) }
+            + updates.filter { !$0.isDropped }.map { ($0.read.id, $0.values, Optional($0.read.values)) }
+            + deletes.map { ($0.id, $0.values, [RowValue]?.none) }
         for (id, values, old) in members {
             for owner in aggregatingOwners(of: id, values: values, old: old) where !isDeleted(owner) && seen.insert(owner).inserted {
                 owners.append(owner)
@@ -163,7 +189,7 @@ struct BatchWorkingSet {
             guard let row = try row(owner) else { continue }
             let values = try derivedValues(of: owner, values: row.values)
             if values != row.values, let key = owner.primaryKey, insertedPositions[key] == nil {
-                update(updates[key]?.read ?? row, to: values)
+                update(updatePositions[key].map { updates[$0].read } ?? row, to: values)
             }
         }
     }
@@ -211,8 +237,7 @@ struct BatchWorkingSet {
         for row in inserts {
             problems += ManagedObjectContext.propertyProblems(of: row.values, entity: row.id.entity) { "\(row.id.entity.name) \(row.id)" }
         }
-        for key in updateOrder {
-            let update = updates[key]!
+        for update in updates where !update.isDropped {
             problems += ManagedObjectContext.propertyProblems(of: update.values, entity: update.read.id.entity) { "\(update.read.id.entity.name) \(update.read.id)" }
         }
         guard !problems.isEmpty else { return }
@@ -230,12 +255,14 @@ struct BatchWorkingSet {
         changes.author = author
         changes.contextName = contextName
         changes.inserts = inserts
-        for key in updateOrder {
-            let update = updates[key]!
+        changes.updates.reserveCapacity(updates.count)
+        changes.updateBases.reserveCapacity(updates.count)
+        for update in updates where !update.isDropped {
             changes.appendUpdate(StoreRow(id: update.read.id, version: update.read.version, values: update.values), base: update.read.values)
         }
-        for key in deleteOrder {
-            let row = deletes[key]!
+        changes.deletes.reserveCapacity(deletes.count)
+        changes.deleteBases.reserveCapacity(deletes.count)
+        for row in deletes {
             changes.appendDelete(row.id, version: row.version, base: row.values)
         }
         return changes
