@@ -63,7 +63,7 @@ struct BatchRowBuilder {
         }
         if attribute is DerivedAttributeDescription { throw refuse("it is a derived attribute; the store computes it") }
         if attribute.isTransient { throw refuse("it is transient; transient attributes are not stored") }
-        try set(value is NSNull ? nil : value, slot: slot, key: key, in: &row, index: index)
+        try set(RowValue.isNSNull(value) ? nil : value, slot: slot, key: key, in: &row, index: index)
     }
 
     /// Sets a stored attribute's slot from a supplied value.

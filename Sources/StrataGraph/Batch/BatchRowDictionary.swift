@@ -53,7 +53,7 @@ final class BatchRowDictionary: NSMutableDictionary {
             return
         }
         do {
-            try builder.set(anObject is NSNull ? nil : anObject, forKey: key, in: &row, index: index)
+            try builder.set(RowValue.isNSNull(anObject) ? nil : anObject, forKey: key, in: &row, index: index)
         } catch {
             problem = error
         }

@@ -151,6 +151,14 @@ public enum RowValue: Sendable, Hashable {
         }
     }
 
+    /// Whether `value` is `NSNull`, told from its dynamic type. `value is NSNull` first bridges
+    /// a Swift value to an object to find out (a `Double` becomes an `NSNumber`): per value of a
+    /// batch insert, that cost a fifth of the request.
+    static func isNSNull(_ value: Any?) -> Bool {
+        guard let value else { return false }
+        return ObjectIdentifier(type(of: value)) == ObjectIdentifier(NSNull.self)
+    }
+
     /// `Optional<T>.none` wrapped in `Any` is not `nil` to a cast; this unwraps it.
     static func unwrapOptional(_ value: Any?) -> Any? {
         guard let value else { return nil }
