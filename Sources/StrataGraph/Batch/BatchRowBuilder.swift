@@ -54,6 +54,12 @@ struct BatchRowBuilder {
     }
 
     func set(_ value: Any?, forKey key: String, in row: inout SuppliedRow, index: Int) throws {
+        try set(value, slot: try settableSlot(forKey: key, index: index), in: &row, index: index)
+    }
+
+    /// The slot `key` names if a row may set it (a stored attribute); else an error naming the
+    /// entity, the row (`index`) and the key.
+    func settableSlot(forKey key: String, index: Int) throws -> Int {
         func refuse(_ why: String) -> StrataError {
             StrataError(.invalidArgument, "batch insert into \(entity.name), row \(index), key \"\(key)\": \(why)")
         }
@@ -63,11 +69,12 @@ struct BatchRowBuilder {
         }
         if attribute is DerivedAttributeDescription { throw refuse("it is a derived attribute; the store computes it") }
         if attribute.isTransient { throw refuse("it is transient; transient attributes are not stored") }
-        try set(RowValue.isNSNull(value) ? nil : value, slot: slot, key: key, in: &row, index: index)
+        return slot
     }
 
-    /// Sets a stored attribute's slot from a supplied value.
-    private func set(_ value: Any?, slot: Int, key: String, in row: inout SuppliedRow, index: Int) throws {
+    /// Sets a slot `settableSlot(forKey:index:)` gave from a supplied value (`NSNull` is nil).
+    func set(_ value: Any?, slot: Int, in row: inout SuppliedRow, index: Int) throws {
+        let value = RowValue.isNSNull(value) ? nil : value
         do {
             row.values[slot] = try RowValue.attributeValue(value, for: entity.slots[slot] as! AttributeDescription)
         } catch let error as StrataError {

@@ -19,6 +19,12 @@ final class BatchRowDictionary: NSMutableDictionary {
     private(set) var index = 0
     /// The first problem of the current row.
     private(set) var problem: (any Error)?
+    /// The keys set so far in a row, in the order set, with their slots, as the rows before
+    /// left them: a handler sets the same keys in the same order row after row, so a key is
+    /// found by one string comparison instead of hashing it and checking its attribute again.
+    private var recentKeys: [(key: String, slot: Int)] = []
+    /// How many keys the current row has set.
+    private var keysSet = 0
 
     init(builder: BatchRowBuilder) {
         self.builder = builder
@@ -44,6 +50,7 @@ final class BatchRowDictionary: NSMutableDictionary {
         self.index = index
         row = SuppliedRow(values: builder.entity.defaultRow, given: [])
         problem = nil
+        keysSet = 0
     }
 
     override func setObject(_ anObject: Any, forKey aKey: AnyHashable) {
@@ -53,7 +60,15 @@ final class BatchRowDictionary: NSMutableDictionary {
             return
         }
         do {
-            try builder.set(RowValue.isNSNull(anObject) ? nil : anObject, forKey: key, in: &row, index: index)
+            let slot: Int
+            if keysSet < recentKeys.count && recentKeys[keysSet].key == key {
+                slot = recentKeys[keysSet].slot
+            } else {
+                slot = try builder.settableSlot(forKey: key, index: index)
+                if keysSet < recentKeys.count { recentKeys[keysSet] = (key, slot) } else { recentKeys.append((key, slot)) }
+            }
+            keysSet += 1
+            try builder.set(anObject, slot: slot, in: &row, index: index)
         } catch {
             problem = error
         }

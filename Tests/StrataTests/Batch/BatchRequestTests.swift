@@ -98,6 +98,49 @@ final class BatchRequestTests: XCTestCase {
         }
     }
 
+    /// Each key lands in its own attribute whatever order a row sets its keys in (the
+    /// dictionary remembers the previous rows' keys by position), NSNull sets nil, and a key
+    /// misspelt in a later row, where the earlier rows had a good one, is still refused.
+    func testDictionaryHandlerKeysInAnyOrderAndNullValues() throws {
+        let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes())
+        let entity = coordinator.managedObjectModel.entitiesByName["Quake"]!
+        try context.performAndWait {
+            let rows: [[(String, Any)]] = [
+                [("code", "r0"), ("magnitude", 1.0), ("depth", 10.0)],
+                [("magnitude", 2.0), ("code", "r1"), ("depth", NSNull())],
+                [("depth", NSNumber(value: 30.5)), ("place", "Hilo"), ("code", "r2"), ("magnitude", 3)],
+                [("code", "r3"), ("magnitude", 4.0), ("depth", 40.0)],
+            ]
+            var next = 0
+            let request = BatchInsertRequest(entity: entity, dictionaryHandler: { row in
+                guard next < rows.count else { return true }
+                for (key, value) in rows[next] { row[key] = value }
+                next += 1
+                return false
+            })
+            try context.execute(request)
+            let stored = try stored(coordinator)
+            XCTAssertEqual(stored.map(\.code), ["r0", "r1", "r2", "r3"])
+            XCTAssertEqual(stored.map(\.magnitude), [1, 2, 3, 4])
+            XCTAssertEqual(stored.map(\.depth), [10, nil, 30.5, 40])
+            XCTAssertEqual(stored.map(\.place), ["", "", "Hilo", ""])
+
+            var made = 0
+            let misspelt = BatchInsertRequest(entity: entity, dictionaryHandler: { row in
+                defer { made += 1 }
+                guard made < 3 else { return true }
+                row["code"] = "m\(made)"
+                row[made == 2 ? "magnitud" : "magnitude"] = 1.0
+                return false
+            })
+            XCTAssertThrowsError(try context.execute(misspelt)) { error in
+                let message = (error as? StrataError)?.message ?? ""
+                for part in ["Quake", "row 2", "magnitud\""] { XCTAssertTrue(message.contains(part), "\(part) in \(message)") }
+            }
+            XCTAssertEqual(try self.stored(coordinator).count, 4, "a refused request writes nothing")
+        }
+    }
+
     /// The handler's dictionary answers like a dictionary (reads, counts, removals) and refuses
     /// a bad key or value with the row's index; nothing of such a request is written.
     func testDictionaryHandlerRowsBehaveAsDictionariesAndRefuseBadKeys() throws {
