@@ -198,7 +198,7 @@ struct BatchExecutor {
                             values[assignment.slot] = try converted(scalar, assignment.attribute)
                         }
                     }
-                    work.update(row, to: values)
+                    work.appendUpdate(row, values: values)
                     updated.append(row.id)
                 }
                 try work.recomputeDerivedAttributes()

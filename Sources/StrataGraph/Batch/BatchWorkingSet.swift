@@ -27,6 +27,12 @@ struct BatchWorkingSet {
     /// of thousands of rows, and a table of rows moved every row's references as it grew.
     private var updates: [Update] = []
     private var updatePositions: [Int64: Int] = [:]
+    /// How many of `inserts` and `updates` the position tables hold. Rows appended by
+    /// `insert(_:)` and `appendUpdate(_:values:)` enter the tables only when a lookup needs them
+    /// (`indexNewRows()`): a request that only appends rows (an import, an update by predicate)
+    /// never builds them.
+    private var insertsIndexed = 0
+    private var updatesIndexed = 0
     /// Deleted rows as read, in deletion order, and their keys.
     private var deletes: [StoreRow] = []
     private var deletedKeys: Set<Int64> = []
@@ -38,8 +44,10 @@ struct BatchWorkingSet {
 
     // MARK: Reading as changed
 
-    /// The row of `id` as this attempt leaves it: nil when deleted or absent.
+    /// The row of `id` as this attempt leaves it: nil when deleted or absent. Asked only by
+    /// the changing methods below, which index appended rows first.
     func row(_ id: ManagedObjectID) throws -> StoreRow? {
+        precondition(insertsIndexed == inserts.count && updatesIndexed == updates.count, "Strata: BatchWorkingSet read before its appended rows were indexed")
         guard let key = id.primaryKey else { return nil }
         if deletedKeys.contains(key) { return nil }
         if let position = updatePositions[key] { return StoreRow(id: id, version: updates[position].read.version, values: updates[position].values) }
@@ -54,31 +62,56 @@ struct BatchWorkingSet {
 
     // MARK: Changing
 
+    /// Adds a new row (its key new to the store and to this working set).
     mutating func insert(_ row: StoreRow) {
-        if let key = row.id.primaryKey { insertedPositions[key] = inserts.count }
         inserts.append(row)
     }
 
     /// Gives the stored row `read` the values `values` (read must be the row as stored).
     mutating func update(_ read: StoreRow, to values: [RowValue]) {
         guard let key = read.id.primaryKey else { return }
+        indexNewRows()
         if let position = updatePositions[key] {
             updates[position].values = values
         } else {
             updatePositions[key] = updates.count
             updates.append(Update(read: read, values: values))
+            updatesIndexed = updates.count
         }
+    }
+
+    /// `update(_:to:)` for a stored row this working set has not changed or deleted.
+    mutating func appendUpdate(_ read: StoreRow, values: [RowValue]) {
+        updates.append(Update(read: read, values: values))
     }
 
     /// Makes room for `count` more changed rows.
     mutating func reserveUpdates(_ count: Int) {
         updates.reserveCapacity(updates.count + count)
-        updatePositions.reserveCapacity(updates.count + count)
+    }
+
+    /// Enters the rows appended since the last call into the position tables.
+    private mutating func indexNewRows() {
+        if insertsIndexed < inserts.count {
+            insertedPositions.reserveCapacity(inserts.count)
+            for position in insertsIndexed..<inserts.count {
+                if let key = inserts[position].id.primaryKey { insertedPositions[key] = position }
+            }
+            insertsIndexed = inserts.count
+        }
+        if updatesIndexed < updates.count {
+            updatePositions.reserveCapacity(updates.count)
+            for position in updatesIndexed..<updates.count where !updates[position].isDropped {
+                if let key = updates[position].read.id.primaryKey { updatePositions[key] = position }
+            }
+            updatesIndexed = updates.count
+        }
     }
 
     /// Changes one slot of the row of `id` (read from the view if not changed yet).
     private mutating func change(_ id: ManagedObjectID, slot: Int, _ transform: (RowValue) -> RowValue) throws {
         guard let key = id.primaryKey, !deletedKeys.contains(key) else { return }
+        indexNewRows()
         if let position = insertedPositions[key] {
             inserts[position].values[slot] = transform(inserts[position].values[slot])
             return
@@ -101,6 +134,7 @@ struct BatchWorkingSet {
     mutating func delete(_ rows: [StoreRow]) throws {
         deletes.reserveCapacity(deletes.count + rows.count)
         deletedKeys.reserveCapacity(deletes.count + rows.count)
+        indexNewRows()
         let firstDeleted = deletes.count
         var anyRelationships = false
         var queue = rows
@@ -169,6 +203,7 @@ struct BatchWorkingSet {
     /// of rows whose to-many members were inserted, changed or deleted (found through inverses).
     mutating func recomputeDerivedAttributes() throws {
         guard model.hasDerivedAttributes else { return }
+        indexNewRows()
         for position in inserts.indices {
             inserts[position].values = try derivedValues(of: inserts[position].id, values: inserts[position].values)
         }

@@ -52,8 +52,11 @@ extension ManagedObjectContext {
             switch validations[slot] {
             case .none:
                 continue
-            case .required(let message):
-                if values[slot].isNull { problems.append(StrataError(.validation, "\(label()): \(message)")) }
+            case .required:
+                // The message is taken only when it is needed (binding it copied a string per slot).
+                if values[slot].isNull, case .required(let message) = validations[slot] {
+                    problems.append(StrataError(.validation, "\(label()): \(message)"))
+                }
             case .attribute(let attribute):
                 for violation in attribute.violations(of: values[slot]) {
                     problems.append(StrataError(.validation, "\(label()): \(violation)"))
