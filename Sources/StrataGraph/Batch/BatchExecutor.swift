@@ -30,8 +30,9 @@ struct BatchExecutor {
         self.store = try coordinator.store(for: entity)
     }
 
-    private func commit(_ work: BatchWorkingSet) throws {
-        let changes = work.changeSet(author: context.transactionAuthor, contextName: context.name)
+    /// Commits the working set's changes (taking them out of it).
+    private func commit(_ work: inout BatchWorkingSet) throws {
+        let changes = work.takeChangeSet(author: context.transactionAuthor, contextName: context.name)
         if changes.inserts.isEmpty && changes.updates.isEmpty && changes.deletes.isEmpty { return }
         _ = try coordinator.commit(changes)
     }
@@ -96,7 +97,7 @@ struct BatchExecutor {
                 try work.validate("batch insert into \(entity.name)")
             }
             do {
-                try commit(work)
+                try commit(&work)
                 return (written, ())
             } catch CommitRefusal.versionConflicts {
                 continue
@@ -205,7 +206,7 @@ struct BatchExecutor {
                 try work.validate("batch update of \(entity.name)")
             }
             do {
-                try commit(work)
+                try commit(&work)
                 return updated
             } catch CommitRefusal.versionConflicts {
                 continue
@@ -261,8 +262,9 @@ struct BatchExecutor {
                 try work.validate("batch delete of \(entity.name)")
             }
             do {
-                try commit(work)
-                return work.deletedIDs
+                let deleted = work.deletedIDs
+                try commit(&work)
+                return deleted
             } catch CommitRefusal.versionConflicts {
                 continue
             } catch CommitRefusal.constraintConflicts(let conflicts) {

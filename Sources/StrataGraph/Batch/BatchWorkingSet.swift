@@ -272,8 +272,12 @@ struct BatchWorkingSet {
         for row in inserts {
             problems += ManagedObjectContext.propertyProblems(of: row.values, entity: row.id.entity) { "\(row.id.entity.name) \(row.id)" }
         }
-        for update in updates where !update.isDropped {
-            problems += ManagedObjectContext.propertyProblems(of: update.values, entity: update.read.id.entity) { "\(update.read.id.entity.name) \(update.read.id)" }
+        // By position: a copy of each changed row (its read row and values) retained three
+        // references per row.
+        for position in updates.indices where !updates[position].isDropped {
+            problems += ManagedObjectContext.propertyProblems(of: updates[position].values, entity: updates[position].read.id.entity) {
+                "\(updates[position].read.id.entity.name) \(updates[position].read.id)"
+            }
         }
         guard !problems.isEmpty else { return }
         let summary = problems.prefix(3).map(\.message).joined(separator: "; ") + (problems.count > 3 ? "; …" : "")
@@ -285,19 +289,31 @@ struct BatchWorkingSet {
     // MARK: The change set
 
     /// The changes as one store change set: inserts, updates against the versions read, deletes.
-    func changeSet(author: String?, contextName: String?) -> StoreChangeSet {
+    /// Moves the rows out (the working set is empty afterwards): each row's values go to the
+    /// change set without a copy of the row made and released per row.
+    mutating func takeChangeSet(author: String?, contextName: String?) -> StoreChangeSet {
         var changes = StoreChangeSet()
         changes.author = author
         changes.contextName = contextName
         changes.inserts = inserts
-        changes.updates.reserveCapacity(updates.count)
-        changes.updateBases.reserveCapacity(updates.count)
-        for update in updates where !update.isDropped {
+        inserts = []
+        var taken = updates
+        updates = []
+        updatePositions = [:]
+        (insertsIndexed, updatesIndexed) = (0, 0)
+        changes.updates.reserveCapacity(taken.count)
+        changes.updateBases.reserveCapacity(taken.count)
+        taken.reverse()
+        while let update = taken.popLast() {
+            if update.isDropped { continue }
             changes.appendUpdate(StoreRow(id: update.read.id, version: update.read.version, values: update.values), base: update.read.values)
         }
-        changes.deletes.reserveCapacity(deletes.count)
-        changes.deleteBases.reserveCapacity(deletes.count)
-        for row in deletes {
+        var deleted = deletes
+        deletes = []
+        changes.deletes.reserveCapacity(deleted.count)
+        changes.deleteBases.reserveCapacity(deleted.count)
+        deleted.reverse()
+        while let row = deleted.popLast() {
             changes.appendDelete(row.id, version: row.version, base: row.values)
         }
         return changes
