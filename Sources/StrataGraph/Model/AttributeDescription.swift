@@ -57,6 +57,15 @@ public class AttributeDescription: PropertyDescription, @unchecked Sendable {
     /// not say); read by StrataCodegen, meaningless at run time.
     @exclusivity(unchecked) package var usesScalarValueType: Bool?
 
+    /// `regularExpression` compiled to match a whole value, when the model is checked before it
+    /// is frozen (validation compiled it again for every value it checked).
+    @exclusivity(unchecked) var compiledPattern: NSRegularExpression?
+
+    /// `pattern` compiled to match a whole value (nil: it does not compile).
+    static func wholeValuePattern(_ pattern: String) -> NSRegularExpression? {
+        try? NSRegularExpression(pattern: "^(?:" + pattern + ")$")
+    }
+
     /// The default as a row value, computed when the model is frozen.
     @exclusivity(unchecked) package var defaultRowValue: RowValue = .null
 
@@ -98,7 +107,9 @@ public class AttributeDescription: PropertyDescription, @unchecked Sendable {
             if let maxLength, length > maxLength { found.append("\(qualifiedName) has length \(length), above the maximum \(maxLength)") }
         }
         if let pattern = regularExpression, case .string(let s) = value {
-            if let regex = try? NSRegularExpression(pattern: "^(?:" + pattern + ")$") {
+            // Compiled when the model was checked; before it froze the pattern may have changed.
+            let compiled = isFrozen ? compiledPattern : nil
+            if let regex = compiled ?? Self.wholeValuePattern(pattern) {
                 let range = NSRange(s.startIndex..., in: s)
                 if regex.firstMatch(in: s, range: range) == nil {
                     found.append("\(qualifiedName) \"\(s.prefix(40))\" does not match /\(pattern)/")

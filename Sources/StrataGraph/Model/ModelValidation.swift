@@ -129,8 +129,9 @@ struct ModelValidation {
         } catch {
             found.append("\(where_): default value: \(error)")
         }
-        if let pattern = attribute.regularExpression, (try? NSRegularExpression(pattern: pattern)) == nil {
-            found.append("\(where_): invalid regular expression /\(pattern)/")
+        if let pattern = attribute.regularExpression {
+            attribute.compiledPattern = AttributeDescription.wholeValuePattern(pattern)
+            if attribute.compiledPattern == nil { found.append("\(where_): invalid regular expression /\(pattern)/") }
         }
         return found
     }

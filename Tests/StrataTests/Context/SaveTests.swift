@@ -55,6 +55,25 @@ final class SaveTests: XCTestCase {
         XCTAssertEqual(try other.performAndWait { try other.count(for: FetchRequest<ManagedObject>(entityName: "Quake")) }, 0)
     }
 
+    /// A pattern must match the whole value (compiled once when the model freezes, anchored).
+    func testPatternMatchesWholeValuesOnly() throws {
+        let (_, context) = try TestModels.stack(validatedModel())
+        try context.performAndWait {
+            let entity = context.persistentStoreCoordinator!.managedObjectModel.entitiesByName["Quake"]!
+            for (code, valid) in [("ab12", true), ("ab12x", false), ("xab12", false), ("a12", false), ("zz0", true)] {
+                let quake = ManagedObject(entity: entity, insertInto: context)
+                quake.setValue(1.0, forKey: "magnitude")
+                quake.setValue(code, forKey: "code")
+                if valid {
+                    XCTAssertNoThrow(try context.save(), code)
+                } else {
+                    XCTAssertThrowsError(try context.save(), code)
+                    context.rollback()
+                }
+            }
+        }
+    }
+
     func testRequiredAttributeWithoutValueFailsAndFixedObjectSaves() throws {
         let (_, context) = try TestModels.stack(validatedModel())
         try context.performAndWait {
