@@ -246,34 +246,74 @@ final class NativeStore: RowStore {
     }
 
     private func commitOnce(_ changes: StoreChangeSet) throws -> [Int64] {
+        try writing { tx, touched in
+            var committer = NativeCommitter(store: self, tx: tx)
+            committer.keepsReplacedValues = recordsHistory
+            let versions = try committer.apply(changes)
+            if recordsHistory {
+                // In the same transaction as the data: both commit, or neither.
+                try NativeHistory.record(changes, replacedByUpdate: committer.replacedByUpdate,
+                                         replacedByDelete: committer.replacedByDelete, store: self, tx: tx)
+            }
+            touched = committer.touchedKeys
+            return versions
+        }
+    }
+
+    var commitsInParts: Bool { true }
+
+    /// Applies each part as it comes, each with a committer of its own, in one write
+    /// transaction (the engine writes pages early when the transaction outgrows its memory), and
+    /// records one history transaction. A part of inserts only that is refused has written
+    /// nothing (the committer checks uniqueness before it writes a record or index entry of an
+    /// insert), so it is offered back; any other refusal rolls everything back.
+    func commitInParts(author: String?, contextName: String?, _ nextPart: StorePartSource) throws {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        try writing { tx, touched in
+            let access = NativeTransactionAccess(store: self, tx: tx)
+            var history = recordsHistory ? try NativeHistory.Recorder(store: self, tx: tx) : nil
+            var refusal: CommitRefusal?
+            while let part = try nextPart(refusal, access) {
+                refusal = nil
+                if part.isEmpty { continue }
+                var committer = NativeCommitter(store: self, tx: tx)
+                committer.keepsReplacedValues = recordsHistory
+                do {
+                    _ = try committer.apply(part)
+                } catch let refused as CommitRefusal where part.updates.isEmpty && part.deletes.isEmpty {
+                    refusal = refused
+                    continue
+                }
+                try history?.record(part, replacedByUpdate: committer.replacedByUpdate, replacedByDelete: committer.replacedByDelete)
+                touched += committer.touchedKeys
+            }
+            if let count = history?.count, count > 0 { try history?.finish(author: author, contextName: contextName) }
+        }
+    }
+
+    /// Runs `body` in a write transaction as a commit of this store: the generation is noted as
+    /// this store's own before the commit is published (a watcher may report it at once) and
+    /// forgotten if the transaction rolls back or writes nothing (no generation then), so
+    /// another writer's commit at that generation is never taken for ours; the rows `body` says
+    /// it touched leave the row cache.
+    private func writing<R>(_ body: (WriteTransaction, _ touched: inout [Int64]) throws -> R) throws -> R {
         try pool.withWriter {
             var invalidated: [Int64] = []
             var committedAt = Generation.zero
             var noted: UInt64?
             do {
-                let versions = try engine.write { tx in
-                    // Noted before the commit is published (a watcher may report it at once) and
-                    // forgotten before the writer lock is let go if the transaction rolls back, so
-                    // another writer's commit at this generation is never taken for ours.
+                let result = try engine.write { tx in
                     noted = tx.generation.rawValue
                     noteOwnCommit(tx.generation.rawValue)
                     do {
-                        var committer = NativeCommitter(store: self, tx: tx)
-                        committer.keepsReplacedValues = recordsHistory
-                        let versions = try committer.apply(changes)
-                        if recordsHistory {
-                            // In the same transaction as the data: both commit, or neither.
-                            try NativeHistory.record(changes, replacedByUpdate: committer.replacedByUpdate,
-                                                     replacedByDelete: committer.replacedByDelete, store: self, tx: tx)
-                        }
-                        invalidated = committer.touchedKeys
+                        let result = try body(tx, &invalidated)
                         committedAt = tx.generation
                         // Nothing written (deletes of rows already gone): no commit, no generation.
                         if tx.changedNothing {
                             forgetOwnCommit(tx.generation.rawValue)
                             noted = nil
                         }
-                        return versions
+                        return result
                     } catch {
                         forgetOwnCommit(tx.generation.rawValue)
                         noted = nil
@@ -281,7 +321,7 @@ final class NativeStore: RowStore {
                     }
                 }
                 rowCache.didCommit(at: committedAt.rawValue, changedKeys: invalidated)
-                return versions
+                return result
             } catch {
                 // A commit that failed after its transaction (a failed sync) poisons the engine.
                 if let noted { forgetOwnCommit(noted) }

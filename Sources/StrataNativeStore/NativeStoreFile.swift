@@ -163,6 +163,16 @@ final class NativeStoreFile: Sendable {
         }
     }
 
+    /// `count` consecutive keys taken inside `tx` from the stored next key, past every block any
+    /// process reserved: if `tx` rolls back, no key was handed out (a block of this process's
+    /// own, reserved in a transaction that then rolled back, could be handed out twice).
+    func allocate(_ count: Int, in tx: WriteTransaction) throws -> Int64 {
+        let meta = try tx.openTree(NativeSchema.metaTree)
+        let stored = try meta.get(Self.nextKeyName).map { try Self.decodeKey($0, path: path) } ?? 1
+        try meta.put(Self.nextKeyName, Self.encodeKey(stored + Int64(max(count, 1))))
+        return stored
+    }
+
     /// Calls `body` with the encoded key, made on the stack (no allocation).
     @inline(__always)
     static func withKey<R>(_ key: Int64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

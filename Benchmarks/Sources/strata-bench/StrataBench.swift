@@ -170,7 +170,7 @@ enum StrataBench {
                     FileHandle.standardOutput.write(Data("RESULT \(line)\n".utf8))
                 }
                 if suite == "batch" {
-                    try BatchSuite.run(system: child, records: records, directory: directory, report: emit)
+                    try BatchSuite.run(system: child, records: records, directory: directory, phase: phase, report: emit)
                 } else {
                     try ObjectsSuite.run(system: child, records: records, directory: directory, phase: phase, report: emit)
                 }

@@ -39,112 +39,69 @@ struct BatchExecutor {
 
     // MARK: Insert
 
-    /// Inserts (or, by uniqueness constraints, updates) the request's rows; returns the ID of
-    /// each row written, in request order.
-    func insert(_ request: BatchInsertRequest) throws -> (ids: [ManagedObjectID], Void) {
-        let builder = try BatchRowBuilder(entity: entity)
-        var supplied: [SuppliedRow] = []
-        switch request.source {
-        case .objects(let dictionaries):
-            supplied.reserveCapacity(dictionaries.count)
-            for (index, dictionary) in dictionaries.enumerated() { supplied.append(try builder.row(from: dictionary, index: index)) }
-        case .dictionaryHandler(let handler):
-            let dictionary = BatchRowDictionary(builder: builder)
-            while true {
-                dictionary.begin(index: supplied.count)
-                if handler(dictionary) { break }
-                if let problem = dictionary.problem { throw problem }
-                supplied.append(dictionary.row)
-            }
-        case .managedObjectHandler(let handler):
-            // One object, set back to the defaults before each call (an object per row would be
-            // allocated and freed a hundred thousand times per request).
-            let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
-            let defaults = entity.defaultRow
-            while true {
-                object.values = defaults
-                object.changedSlots = []
-                if handler(object) { break }
-                supplied.append(try builder.row(from: object, index: supplied.count))
-            }
+    /// Inserts (or, by uniqueness constraints, updates) the request's rows; returns how many
+    /// rows it wrote and, when `keepIDs`, the ID of each, in request order. A store that commits
+    /// in parts gets the rows a part at a time (see `insertInParts`); any other, all at once.
+    func insert(_ request: BatchInsertRequest, keepIDs: Bool) throws -> (ids: [ManagedObjectID], count: Int) {
+        var source = try BatchRowSource(request: request, entity: entity)
+        if store.commitsInParts {
+            return try insertInParts(from: &source, rowsPerPart: request.rowsPerPart, keepIDs: keepIDs)
         }
-        supplied = Self.lastOfEachDuplicate(supplied, entity: entity)
-        if supplied.isEmpty { return ([], ()) }
+        var supplied: [SuppliedRow] = []
+        while let row = try source.next() { supplied.append(row) }
+        supplied = try BatchDuplicates(entity: entity).fold(supplied, firstIndex: 0)
+        if supplied.isEmpty { return ([], 0) }
         let ids = try store.permanentIDs(for: [EntityDescription](repeating: entity, count: supplied.count))
-        let positionOfKey = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1.primaryKey ?? -1, $0) })
         /// The stored row each supplied row updates instead of inserting (upserts).
         // Found from the conflicts the store reports: its unique indexes answer for every
         // constraint, compound ones and rows stored meanwhile included, at no cost for rows
         // that are new (an import's usual case); an upsert costs one refused attempt.
-        var targets = [ManagedObjectID?](repeating: nil, count: supplied.count)
+        var targets = UpsertTargets(ids: ids)
         for _ in 1...Self.attempts {
             var work: BatchWorkingSet!
             var written: [ManagedObjectID] = []
             try store.read { view in
-                work = BatchWorkingSet(view: view, model: coordinator.managedObjectModel)
-                for (position, row) in supplied.enumerated() {
-                    if let target = targets[position], let stored = try view.row(for: target) {
-                        var values = stored.values
-                        for slot in row.given { values[slot] = row.values[slot] }
-                        work.update(stored, to: values)
-                        written.append(target)
-                    } else {
-                        work.insert(StoreRow(id: ids[position], version: 0, values: row.values))
-                        written.append(ids[position])
-                    }
-                }
-                try work.recomputeDerivedAttributes()
-                try work.validate("batch insert into \(entity.name)")
+                (work, written) = try workingSet(supplied, targets: targets) { try view.row(for: $0) }
             }
             do {
                 try commit(&work)
-                return (written, ())
+                return (written, written.count)
             } catch CommitRefusal.versionConflicts {
                 continue
             } catch CommitRefusal.constraintConflicts(let conflicts) {
-                for conflict in conflicts {
-                    guard let stored = conflict.storedID else { throw constraintError(conflict, "batch insert into \(entity.name)") }
-                    for id in conflict.conflictingIDs {
-                        guard let key = id.primaryKey, let position = positionOfKey[key], targets[position] == nil || targets[position] == stored else {
-                            throw constraintError(conflict, "batch insert into \(entity.name)")
-                        }
-                        targets[position] = stored
-                    }
-                }
+                try targets.take(conflicts) { constraintError($0, "batch insert into \(entity.name)") }
             }
         }
         throw StrataError(.mergeConflict, "batch insert into \(entity.name) did not settle after \(Self.attempts) attempts (other writers kept changing the rows it matches)")
     }
 
-    /// Within one request the last row with given constraint values wins: earlier duplicates
-    /// (on any uniqueness constraint) are dropped.
-    private static func lastOfEachDuplicate(_ rows: [SuppliedRow], entity: EntityDescription) -> [SuppliedRow] {
-        let constraints = entity.uniquenessConstraints.compactMap { names in names.compactMap { entity.slotIndex[$0] } }
-            .filter { !$0.isEmpty }
-        guard !constraints.isEmpty, rows.count > 1 else { return rows }
-        var keep = [Bool](repeating: true, count: rows.count)
-        for slots in constraints {
-            if slots.count == 1, let slot = slots.first {
-                // One attribute (the usual constraint): its values are the keys.
-                var seen = Set<RowValue>(minimumCapacity: rows.count)
-                for position in rows.indices.reversed() where keep[position] {
-                    let value = rows[position].values[slot]
-                    if value.isNull { continue }
-                    if !seen.insert(value).inserted { keep[position] = false }
-                }
-                continue
-            }
-            var seen = Set<[RowValue]>(minimumCapacity: rows.count)
-            for position in rows.indices.reversed() where keep[position] {
-                let values = slots.map { rows[position].values[$0] }
-                if values.contains(where: \.isNull) { continue }
-                if !seen.insert(values).inserted { keep[position] = false }
+    /// The rows of one insert (or part of one), as a working set read through `row`: a row with
+    /// an upsert target updates the target's given attributes, the others are inserted under
+    /// their IDs; derived attributes computed, validated. Returns the working set and the IDs of
+    /// the rows written, less targets `writtenEarlier` (rows an earlier part of the same
+    /// request wrote: a request counts each row once).
+    func workingSet(_ supplied: [SuppliedRow], targets: UpsertTargets, writtenEarlier: (ManagedObjectID) -> Bool = { _ in false },
+                    row: @escaping (ManagedObjectID) throws -> StoreRow?) throws -> (BatchWorkingSet, [ManagedObjectID]) {
+        var work = BatchWorkingSet(rows: row, model: coordinator.managedObjectModel)
+        var written: [ManagedObjectID] = []
+        written.reserveCapacity(supplied.count)
+        for (position, suppliedRow) in supplied.enumerated() {
+            if let target = targets.stored[position], let stored = try row(target) {
+                var values = stored.values
+                for slot in suppliedRow.given { values[slot] = suppliedRow.values[slot] }
+                work.update(stored, to: values)
+                if !writtenEarlier(target) { written.append(target) }
+            } else {
+                work.insert(StoreRow(id: targets.ids[position], version: 0, values: suppliedRow.values))
+                written.append(targets.ids[position])
             }
         }
-        return rows.indices.filter { keep[$0] }.map { rows[$0] }
+        try work.recomputeDerivedAttributes()
+        try work.validate("batch insert into \(entity.name)")
+        return (work, written)
     }
 
-    private func constraintError(_ conflict: RowConstraintConflict, _ what: String) -> StrataError {
+    func constraintError(_ conflict: RowConstraintConflict, _ what: String) -> StrataError {
         let holders = (conflict.conflictingIDs + (conflict.storedID.map { [$0] } ?? [])).map(\.description)
         return StrataError(.constraintConflict, "\(what) breaks the uniqueness constraint \(conflict.entityName) (\(conflict.constraint.joined(separator: ", "))) = \(conflict.values.map { "\($0)" }.joined(separator: ", ")): held by \(holders.joined(separator: " and ")); nothing was written")
     }

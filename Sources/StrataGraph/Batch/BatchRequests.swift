@@ -51,7 +51,11 @@ public enum BatchDeleteRequestResultType: Sendable, Hashable {
 /// ```
 /// Keys are attribute names; missing attributes take the model's defaults. With uniqueness
 /// constraints the request is an upsert: a row whose constraint values match a stored row updates
-/// that row's given attributes (its relationships stay); within a request the last duplicate wins.
+/// that row's given attributes (its relationships stay). Rows apply in order: a row matching an
+/// earlier row of the same request sets its given attributes on that row, so each row is written
+/// once and, for each attribute, the last row giving it wins. A `.native` store applies a large
+/// request a part at a time inside one transaction (memory holds a part, not the request); it
+/// still commits whole or not at all.
 public final class BatchInsertRequest: PersistentStoreRequest {
     /// Where the rows come from.
     enum Source {
@@ -72,6 +76,9 @@ public final class BatchInsertRequest: PersistentStoreRequest {
     /// What the result holds.
     public var resultType: BatchInsertRequestResultType = .statusOnly
     let source: Source
+    /// How many rows a store that commits in parts gets at a time (memory holds one part; the
+    /// request still commits whole or not at all).
+    var rowsPerPart = 20_000
 
     public init(entity: EntityDescription, objects: [[String: Any]]) {
         self.entityName = entity.name
@@ -114,11 +121,11 @@ public final class BatchInsertRequest: PersistentStoreRequest {
 
     override func execute(in context: ManagedObjectContext) throws -> PersistentStoreResult {
         let entity = try context.batchEntity(named: entityName, given: entity)
-        let outcome = try BatchExecutor(context: context, entity: entity).insert(self)
+        let outcome = try BatchExecutor(context: context, entity: entity).insert(self, keepIDs: resultType == .objectIDs)
         switch resultType {
         case .statusOnly: return BatchInsertResult(resultType: resultType, result: true)
         case .objectIDs: return BatchInsertResult(resultType: resultType, result: outcome.ids)
-        case .count: return BatchInsertResult(resultType: resultType, result: outcome.ids.count)
+        case .count: return BatchInsertResult(resultType: resultType, result: outcome.count)
         }
     }
 }

@@ -11,7 +11,8 @@ import Foundation
 @_spi(StrataInternal) import StrataCore
 
 struct BatchWorkingSet {
-    let view: any StoreReadView
+    /// Reads a row as stored (a store view, or the transaction a request in parts runs in).
+    private let storedRow: (ManagedObjectID) throws -> StoreRow?
     let model: ManagedObjectModel
     /// Inserted rows in insertion order, by position, and each one's position by key.
     private(set) var inserts: [StoreRow] = []
@@ -38,7 +39,11 @@ struct BatchWorkingSet {
     private var deletedKeys: Set<Int64> = []
 
     init(view: any StoreReadView, model: ManagedObjectModel) {
-        self.view = view
+        self.init(rows: { try view.row(for: $0) }, model: model)
+    }
+
+    init(rows: @escaping (ManagedObjectID) throws -> StoreRow?, model: ManagedObjectModel) {
+        storedRow = rows
         self.model = model
     }
 
@@ -52,7 +57,7 @@ struct BatchWorkingSet {
         if deletedKeys.contains(key) { return nil }
         if let position = updatePositions[key] { return StoreRow(id: id, version: updates[position].read.version, values: updates[position].values) }
         if let position = insertedPositions[key] { return inserts[position] }
-        return try view.row(for: id)
+        return try storedRow(id)
     }
 
     func isDeleted(_ id: ManagedObjectID) -> Bool { id.primaryKey.map { deletedKeys.contains($0) } ?? false }
@@ -119,7 +124,7 @@ struct BatchWorkingSet {
         let read: StoreRow
         var values: [RowValue]
         if let position = updatePositions[key] { (read, values) = (updates[position].read, updates[position].values) } else {
-            guard let stored = try view.row(for: id) else { return }
+            guard let stored = try storedRow(id) else { return }
             (read, values) = (stored, stored.values)
         }
         values[slot] = transform(values[slot])

@@ -43,7 +43,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// cache, faults may then fill from the data their fetch read).
     var changeStamp: UInt64 { changeCounter.stamp }
 
-    private func noteChange() { changeCounter.advance() }
+    /// Counts a change of the stores (a commit through this coordinator).
+    func noteChange() { changeCounter.advance() }
 
     /// A coordinator for `model`. The model is validated and frozen here; an invalid model makes
     /// every `addPersistentStore` throw the validation error.

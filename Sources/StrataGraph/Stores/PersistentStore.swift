@@ -209,6 +209,11 @@ public protocol RowStore: PersistentStore {
     /// version of each of `changes.updates`, in their order (inserted rows are at version 1).
     /// Throws ``CommitRefusal`` for conflicts, and nothing of the save is written then.
     func commit(_ changes: StoreChangeSet) throws -> [Int64]
+    /// Whether ``commitInParts(author:contextName:_:)`` applies a large request part by part
+    /// (StoreTransactionAccess.swift has the defaults: no).
+    var commitsInParts: Bool { get }
+    /// Commits the parts `nextPart` gives as one store transaction (see ``StorePartSource``).
+    func commitInParts(author: String?, contextName: String?, _ nextPart: StorePartSource) throws
     /// How the store would answer `plan`: access path, filter, order and limit, one aspect a
     /// line (``PlanDescription``). The default describes a scan evaluated in memory.
     func explain(_ plan: FetchPlan) throws -> String

@@ -31,64 +31,92 @@ enum NativeHistory {
     /// replaced (nil when the row was not found).
     static func record(_ changes: StoreChangeSet, replacedByUpdate: [[RowValue]?], replacedByDelete: [[RowValue]?],
                        store: NativeStore, tx: WriteTransaction) throws {
-        let transactions = try tx.openTree(transactionsTree)
-        let chunks = try tx.openTree(changesTree)
-        let firstChangeID = try nextChangeID(transactions: transactions, tx: tx, path: store.file.path)
-        let generation = tx.generation.rawValue
-        let writer = ByteWriter(capacity: chunkBytes + 256)
-        var chunk: UInt32 = 0
-        var count = 0
-        func flush() throws {
+        var recorder = try Recorder(store: store, tx: tx)
+        try recorder.record(changes, replacedByUpdate: replacedByUpdate, replacedByDelete: replacedByDelete)
+        try recorder.finish(author: changes.author, contextName: changes.contextName)
+    }
+
+    /// One transaction's record, written part by part (a request committed in parts records
+    /// each part as it is applied, and the transaction once, at the end).
+    struct Recorder {
+        private let store: NativeStore
+        private let transactions: WritableTree
+        private let chunks: WritableTree
+        private let firstChangeID: Int64
+        private let generation: UInt64
+        private let writer = ByteWriter(capacity: chunkBytes + 256)
+        private var chunk: UInt32 = 0
+        /// Changes recorded so far.
+        private(set) var count = 0
+        private var tombstoneSlots: [ObjectIdentifier: [Int]] = [:]
+
+        init(store: NativeStore, tx: WriteTransaction) throws {
+            self.store = store
+            transactions = try tx.openTree(transactionsTree)
+            chunks = try tx.openTree(changesTree)
+            firstChangeID = try nextChangeID(transactions: transactions, tx: tx, path: store.file.path)
+            generation = tx.generation.rawValue
+        }
+
+        private mutating func flush() throws {
             guard writer.count > 0 else { return }
             _ = try chunks.put(changeKey(generation, chunk), writer.bytes)
             chunk += 1
             writer.reset()
         }
-        func begin(_ tag: ChangeTag, _ id: ManagedObjectID) throws {
+
+        private mutating func begin(_ tag: ChangeTag, _ id: ManagedObjectID) throws {
             if writer.count >= chunkBytes { try flush() }
             writer.append(tag.rawValue)
             writer.appendVarint(UInt64(store.numberOf(id.entity)))
             writer.appendVarint(UInt64(bitPattern: id.primaryKey ?? 0))
             count += 1
         }
-        for row in changes.inserts { try begin(.insert, row.id) }
-        for (position, row) in changes.updates.enumerated() {
-            try begin(.update, row.id)
-            let entity = row.id.entity
-            let old = position < replacedByUpdate.count ? replacedByUpdate[position] : nil
-            let slots = HistoryRecording.updatedSlots(row.values, old: old, entity: entity)
-            writer.appendVarint(UInt64(slots.count))
-            for slot in slots { appendText(entity.slots[slot].name, to: writer) }
-        }
-        var tombstoneSlots: [ObjectIdentifier: [Int]] = [:]
-        for (position, delete) in changes.deletes.enumerated() {
-            try begin(.delete, delete.id)
-            let entity = delete.id.entity
-            let slots = tombstoneSlots[ObjectIdentifier(entity)] ?? HistoryRecording.tombstoneSlots(of: entity)
-            tombstoneSlots[ObjectIdentifier(entity)] = slots
-            let old = position < replacedByDelete.count ? replacedByDelete[position] : nil
-            let kept = HistoryRecording.tombstone(of: old, slots: slots, entity: entity)
-            writer.appendVarint(UInt64(kept.count))
-            for (name, value) in kept {
-                appendText(name, to: writer)
-                RowCodec.append(value, isRelationship: false, numberOf: store.numberOf, to: writer)
+
+        /// Records the changes of one change set: its inserts, then updates, then deletes.
+        mutating func record(_ changes: StoreChangeSet, replacedByUpdate: [[RowValue]?], replacedByDelete: [[RowValue]?]) throws {
+            for row in changes.inserts { try begin(.insert, row.id) }
+            for (position, row) in changes.updates.enumerated() {
+                try begin(.update, row.id)
+                let entity = row.id.entity
+                let old = position < replacedByUpdate.count ? replacedByUpdate[position] : nil
+                let slots = HistoryRecording.updatedSlots(row.values, old: old, entity: entity)
+                writer.appendVarint(UInt64(slots.count))
+                for slot in slots { appendText(entity.slots[slot].name, to: writer) }
+            }
+            for (position, delete) in changes.deletes.enumerated() {
+                try begin(.delete, delete.id)
+                let entity = delete.id.entity
+                let slots = tombstoneSlots[ObjectIdentifier(entity)] ?? HistoryRecording.tombstoneSlots(of: entity)
+                tombstoneSlots[ObjectIdentifier(entity)] = slots
+                let old = position < replacedByDelete.count ? replacedByDelete[position] : nil
+                let kept = HistoryRecording.tombstone(of: old, slots: slots, entity: entity)
+                writer.appendVarint(UInt64(kept.count))
+                for (name, value) in kept {
+                    appendText(name, to: writer)
+                    RowCodec.append(value, isRelationship: false, numberOf: store.numberOf, to: writer)
+                }
             }
         }
-        try flush()
-        let header = ByteWriter(capacity: 128)
-        header.append(formatVersion)
-        header.appendVarint(UInt64(bitPattern: firstChangeID))
-        header.appendVarint(UInt64(count))
-        header.appendLittleEndian(Date().timeIntervalSinceReferenceDate.bitPattern)
-        appendOptionalText(changes.author, to: header)
-        appendOptionalText(changes.contextName, to: header)
-        appendOptionalText(HistoryRecording.bundleID, to: header)
-        appendOptionalText(HistoryRecording.processID, to: header)
-        _ = try transactions.put(transactionKey(generation), header.bytes)
+
+        /// Writes the last chunk and the transaction's record.
+        mutating func finish(author: String?, contextName: String?) throws {
+            try flush()
+            let header = ByteWriter(capacity: 128)
+            header.append(formatVersion)
+            header.appendVarint(UInt64(bitPattern: firstChangeID))
+            header.appendVarint(UInt64(count))
+            header.appendLittleEndian(Date().timeIntervalSinceReferenceDate.bitPattern)
+            appendOptionalText(author, to: header)
+            appendOptionalText(contextName, to: header)
+            appendOptionalText(HistoryRecording.bundleID, to: header)
+            appendOptionalText(HistoryRecording.processID, to: header)
+            _ = try transactions.put(transactionKey(generation), header.bytes)
+        }
     }
 
     /// The change ID after the newest kept transaction's changes (or as the meta tree keeps it).
-    private static func nextChangeID(transactions: WritableTree, tx: WriteTransaction, path: String) throws -> Int64 {
+    fileprivate static func nextChangeID(transactions: WritableTree, tx: WriteTransaction, path: String) throws -> Int64 {
         let cursor = try transactions.makeCursor()
         if try cursor.last(), let key = cursor.key, let value = try cursor.value() {
             let header = try value.withUnsafeBytes { try decodeHeader($0, generation: generationOf(key), path: path) }
@@ -288,7 +316,7 @@ enum NativeHistory {
         return bytes.withUnsafeBytes { KeyEncoding.readBigEndian($0, at: 0) }
     }
 
-    private static func appendText(_ text: String, to writer: ByteWriter) {
+    fileprivate static func appendText(_ text: String, to writer: ByteWriter) {
         var text = text
         text.withUTF8 { utf8 in
             writer.appendVarint(UInt64(utf8.count))
@@ -297,7 +325,7 @@ enum NativeHistory {
     }
 
     /// Absent: varint 0; present: varint (length + 1), then the UTF-8 bytes.
-    private static func appendOptionalText(_ text: String?, to writer: ByteWriter) {
+    fileprivate static func appendOptionalText(_ text: String?, to writer: ByteWriter) {
         guard var text else { return writer.appendVarint(0) }
         text.withUTF8 { utf8 in
             writer.appendVarint(UInt64(utf8.count) + 1)

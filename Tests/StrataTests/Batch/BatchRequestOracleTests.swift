@@ -80,8 +80,9 @@ final class BatchRequestOracleTests: XCTestCase {
                 if random.chance(0.5) { dictionary["depth"] = Double(random.next(below: 50)) }
                 rows.append(dictionary)
                 // An upsert changes the given attributes only; a new row takes defaults for the
-                // rest; of duplicates within the request the last row wins whole.
-                var row = oracle[code] ?? Row(magnitude: 0, place: "", depth: nil)
+                // rest; rows apply in order, so a duplicate within the request sets its given
+                // attributes on the row the earlier one wrote.
+                var row = expected[code] ?? oracle[code] ?? Row(magnitude: 0, place: "", depth: nil)
                 row.magnitude = dictionary["magnitude"] as! Double
                 if let place = dictionary["place"] as? String { row.place = place }
                 if let depth = dictionary["depth"] as? Double { row.depth = depth }
