@@ -17,7 +17,7 @@
 //                                                 quakes into a native store (CrashModel) forever,
 //                                                 printing "saved N" after each save returns
 //   strata-test-helper batch-loop PATH FIRST SIZE   forever: batch-inserts batch N (SIZE quakes of
-//                                                 CrashModel, no relationships), printing "inserted N"
+//                                                 CrashModel, no relationships; parts of 500 rows), printing "inserted N"
 //                                                 when the request returns; after each odd N also
 //                                                 batch-deletes batch N-1, printing "deleted N-1"
 // With STRATA_HELPER_TRACKING=1, object-save-loop's store records persistent history; with
@@ -125,7 +125,10 @@ if arguments.first == "batch-loop" {
         while true {
             try context.performAndWait {
                 let rows: [[String: Any]] = (0..<size).map { ["code": "b\(batch).\($0)", "batch": batch, "magnitude": Double($0) / 10] }
-                _ = try context.execute(BatchInsertRequest(entityName: "Quake", objects: rows))
+                // Parts of 500 rows: a kill can fall between the parts of one transaction.
+                let request = BatchInsertRequest(entityName: "Quake", objects: rows)
+                request.rowsPerPart = 500
+                _ = try context.execute(request)
             }
             FileHandle.standardOutput.write(Data("inserted \(batch)\n".utf8))
             if batch % 2 == 1 {

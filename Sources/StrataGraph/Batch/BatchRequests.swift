@@ -76,9 +76,11 @@ public final class BatchInsertRequest: PersistentStoreRequest {
     /// What the result holds.
     public var resultType: BatchInsertRequestResultType = .statusOnly
     let source: Source
-    /// How many rows a store that commits in parts gets at a time (memory holds one part; the
-    /// request still commits whole or not at all).
-    var rowsPerPart = 20_000
+    /// How many rows a store that commits in parts (`.native`) gets at a time: memory holds one
+    /// part, and the request still commits whole or not at all. A Strata addition; at least 1.
+    public var rowsPerPart = 20_000 {
+        didSet { rowsPerPart = max(rowsPerPart, 1) }
+    }
 
     public init(entity: EntityDescription, objects: [[String: Any]]) {
         self.entityName = entity.name
