@@ -47,7 +47,16 @@ enum QuakesCommand {
         if let generate {
             guard let count = Int(generate), count > 0 else { fail("--generate needs a positive number", status: 2) }
             do {
-                FileHandle.standardOutput.write(try FeedGenerator(count: count, seed: UInt64(seed ?? "") ?? 2026).data())
+                // Written in blocks of about 1 MB as the features are made.
+                var block = Data()
+                try FeedGenerator(count: count, seed: UInt64(seed ?? "") ?? 2026).write { bytes in
+                    block.append(bytes)
+                    if block.count >= 1 << 20 {
+                        FileHandle.standardOutput.write(block)
+                        block.removeAll(keepingCapacity: true)
+                    }
+                }
+                FileHandle.standardOutput.write(block)
             } catch {
                 fail("cannot write the feed: \(error)")
             }
