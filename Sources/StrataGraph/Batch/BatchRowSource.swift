@@ -11,7 +11,7 @@ struct BatchRowSource {
     private let builder: BatchRowBuilder
     private let source: BatchInsertRequest.Source
     private let entity: EntityDescription
-    /// The position of the next row in the request (for messages).
+    /// The position of the next row in the request (for messages): the rows given so far.
     private(set) var index = 0
     private var finished = false
     /// The dictionary a `dictionaryHandler` fills, made once.
@@ -29,8 +29,14 @@ struct BatchRowSource {
 
     /// The next row, or nil once the source has none (the handler returned `true`).
     mutating func next() throws -> SuppliedRow? {
+        guard let row = try make() else { return nil }
+        index += 1
+        return row
+    }
+
+    /// Row `index`, or nil at the end.
+    private mutating func make() throws -> SuppliedRow? {
         if finished { return nil }
-        defer { index += 1 }
         switch source {
         case .objects(let dictionaries):
             guard index < dictionaries.count else { finished = true; return nil }
