@@ -134,6 +134,8 @@ enum BatchSuite {
             return false
         })
         request.resultType = .count
+        // STRATA_BENCH_ROWS_PER_PART sets the part size (default: the request's own).
+        if let rows = ProcessInfo.processInfo.environment["STRATA_BENCH_ROWS_PER_PART"].flatMap(Int.init) { request.rowsPerPart = rows }
         var written = 0
         let seconds = try Clock.time {
             try context.performAndWait { written = (try context.execute(request) as! BatchInsertResult).result as! Int }
