@@ -61,7 +61,14 @@ extension BatchExecutor {
         var earlierUpserts: Set<Int64> = []
         func writtenEarlier(_ id: ManagedObjectID) -> Bool {
             guard let key = id.primaryKey else { return false }
-            return earlierUpserts.contains(key) || earlierKeys.contains { $0.contains(key) }
+            if earlierUpserts.contains(key) { return true }
+            // The transaction allocates keys in increasing order: the ranges are sorted.
+            var low = 0, high = earlierKeys.count
+            while low < high {
+                let middle = (low + high) / 2
+                if earlierKeys[middle].upperBound < key { low = middle + 1 } else { high = middle }
+            }
+            return low < earlierKeys.count && earlierKeys[low].contains(key)
         }
         do {
             try store.commitInParts(author: context.transactionAuthor, contextName: context.name) { refused, transaction in
