@@ -246,7 +246,7 @@ final class NativeStore: RowStore {
     }
 
     private func commitOnce(_ changes: StoreChangeSet) throws -> [Int64] {
-        try writing { tx, touched in
+        try writing(listingAtMost: .max) { tx, touched in
             var committer = NativeCommitter(store: self, tx: tx)
             committer.keepsReplacedValues = recordsHistory
             let versions = try committer.apply(changes)
@@ -255,7 +255,7 @@ final class NativeStore: RowStore {
                 try NativeHistory.record(changes, replacedByUpdate: committer.replacedByUpdate,
                                          replacedByDelete: committer.replacedByDelete, store: self, tx: tx)
             }
-            touched = committer.touchedKeys
+            touched.add(committer.touchedKeys)
             return versions
         }
     }
@@ -269,7 +269,8 @@ final class NativeStore: RowStore {
     /// insert), so it is offered back; any other refusal rolls everything back.
     func commitInParts(author: String?, contextName: String?, _ nextPart: StorePartSource) throws {
         if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
-        try writing { tx, touched in
+        // A request of millions of rows would otherwise list millions of keys for the row cache.
+        try writing(listingAtMost: 1 << 16) { tx, touched in
             let access = NativeTransactionAccess(store: self, tx: tx)
             var history = recordsHistory ? try NativeHistory.Recorder(store: self, tx: tx) : nil
             var refusal: CommitRefusal?
@@ -285,7 +286,7 @@ final class NativeStore: RowStore {
                     continue
                 }
                 try history?.record(part, replacedByUpdate: committer.replacedByUpdate, replacedByDelete: committer.replacedByDelete)
-                touched += committer.touchedKeys
+                touched.add(committer.touchedKeys)
             }
             if let count = history?.count, count > 0 { try history?.finish(author: author, contextName: contextName) }
         }
@@ -296,9 +297,9 @@ final class NativeStore: RowStore {
     /// forgotten if the transaction rolls back or writes nothing (no generation then), so
     /// another writer's commit at that generation is never taken for ours; the rows `body` says
     /// it touched leave the row cache.
-    private func writing<R>(_ body: (WriteTransaction, _ touched: inout [Int64]) throws -> R) throws -> R {
+    private func writing<R>(listingAtMost limit: Int, _ body: (WriteTransaction, _ touched: inout TouchedRows) throws -> R) throws -> R {
         try pool.withWriter {
-            var invalidated: [Int64] = []
+            var invalidated = TouchedRows(limit: limit)
             var committedAt = Generation.zero
             var noted: UInt64?
             do {
@@ -320,12 +321,36 @@ final class NativeStore: RowStore {
                         throw error
                     }
                 }
-                rowCache.didCommit(at: committedAt.rawValue, changedKeys: invalidated)
+                if invalidated.all {
+                    rowCache.didCommitChangingAll(at: committedAt.rawValue)
+                } else {
+                    rowCache.didCommit(at: committedAt.rawValue, changedKeys: invalidated.keys)
+                }
                 return result
             } catch {
                 // A commit that failed after its transaction (a failed sync) poisons the engine.
                 if let noted { forgetOwnCommit(noted) }
                 throw error
+            }
+        }
+    }
+
+    /// The rows a commit changed, for the row cache: their keys, or `all` once there are more
+    /// than `limit`.
+    struct TouchedRows {
+        let limit: Int
+        private(set) var keys: [Int64] = []
+        private(set) var all = false
+
+        init(limit: Int) { self.limit = limit }
+
+        mutating func add(_ more: [Int64]) {
+            guard !all else { return }
+            if keys.count + more.count > limit {
+                all = true
+                keys = []
+            } else {
+                keys += more
             }
         }
     }

@@ -95,6 +95,15 @@ final class RowCache: Sendable {
         }
     }
 
+    /// `didCommit(at:changedKeys:)` for a commit that changed too many rows to list: every
+    /// cached row is dropped.
+    func didCommitChangingAll(at generation: UInt64) {
+        state.withLock { state in
+            Self.clear(&state)
+            state.generation = max(state.generation, generation)
+        }
+    }
+
     var count: Int { state.withLock { $0.entries.count } }
 
     private static func catchUp(_ state: inout State, to generation: UInt64) {

@@ -130,6 +130,27 @@ final class BatchInsertPartsTests: XCTestCase {
         XCTAssertEqual(Set(try stored(coordinator).keys), ["before", "after"])
     }
 
+    /// A request too large to list its rows for the row cache drops every cached row: a row
+    /// read (and cached) before the request is read again, as the request left it.
+    func testALargeRequestLeavesNoStaleCachedRow() throws {
+        let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes(), storeType: .native)
+        _ = try insert([["code": "x", "magnitude": 1.0]], into: context, rowsPerPart: 10)
+        let reader = ManagedObjectContext(.privateQueue)
+        reader.persistentStoreCoordinator = coordinator
+        let id = try reader.performAndWait { () throws -> ManagedObjectID in
+            let quake = try XCTUnwrap(try reader.fetch(FetchRequest<Quake>(entityName: "Quake")).first)
+            XCTAssertEqual(quake.magnitude, 1.0)
+            return quake.objectID
+        }
+        var rows = (0..<70_000).map { ["code": "n\($0)", "magnitude": 2.0] as [String: Any] }
+        rows.append(["code": "x", "magnitude": 9.0])
+        XCTAssertEqual(try insert(rows, into: context, rowsPerPart: 20_000) as? Int, 70_001)
+        let fresh = ManagedObjectContext(.privateQueue)
+        fresh.persistentStoreCoordinator = coordinator
+        let magnitude = try fresh.performAndWait { try (fresh.existingObject(with: id) as! Quake).magnitude }
+        XCTAssertEqual(magnitude, 9.0, "the upserted row, not the one cached before")
+    }
+
     /// Every part of a request is one history transaction: its changes are every row written,
     /// inserts and the updates of upserts.
     func testOneHistoryTransactionForEveryPart() throws {
