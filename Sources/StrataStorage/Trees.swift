@@ -213,7 +213,7 @@ public struct WritableTree {
     @discardableResult
     public func deleteEach(count: Int, key: (Int) throws -> UnsafeRawBufferPointer) throws -> Int {
         for i in 0..<max(count, 0) { try checkKey(try key(i)) }
-        return try inPasses(count) { writer, i in
+        return try inPasses(count, defersRebalance: true) { writer, i in
             let k = try key(i)
             return try writer.delete(k.baseAddress == nil ? .emptyBytes : k)
         }
@@ -221,14 +221,25 @@ public struct WritableTree {
 
     /// Calls `change` for items `0..<count`, `batchPass` of them per pass of the tree's writer
     /// (the transaction may spill between passes); returns how many it answered true for.
-    private func inPasses(_ count: Int, _ change: (inout BTreeWriter<WriteTransaction>, Int) throws -> Bool) throws -> Int {
+    /// With `defersRebalance`, a leaf deletes leave underfull is rebalanced once per run of
+    /// deletes in it, and before the pass ends (see `BTreeWriter.defersRebalance`).
+    private func inPasses(_ count: Int, defersRebalance: Bool = false,
+                          _ change: (inout BTreeWriter<WriteTransaction>, Int) throws -> Bool) throws -> Int {
         var hits = 0
         var start = 0
         while start < count {
             let end = min(start + Self.batchPass, count)
             hits += try transaction.modify(name) { writer in
+                writer.defersRebalance = defersRebalance
+                defer { writer.defersRebalance = false }
                 var hitsHere = 0
-                for i in start..<end where try change(&writer, i) { hitsHere += 1 }
+                do {
+                    for i in start..<end where try change(&writer, i) { hitsHere += 1 }
+                } catch {
+                    try? writer.rebalancePending()
+                    throw error
+                }
+                try writer.rebalancePending()
                 return hitsHere
             }
             start = end

@@ -57,6 +57,12 @@ struct BTreeWriter<Sink: PageSink> {
     let name: String
     /// See `LeafHint`; set by writes, cleared by any change of the tree's shape.
     var leafHint: LeafHint?
+    /// With `defersRebalance` (a pass of `deleteEach`): the leaf a delete left underfull, and a
+    /// key that leads to it. Deletes in key order empty a leaf key after key; it is rebalanced
+    /// once, when the deletes leave it or the pass ends (`rebalancePending`), instead of being
+    /// merged with a sibling again at every delete, each time dropping the hint.
+    var defersRebalance = false
+    private var pendingRebalance: (leaf: PageBuffer, key: [UInt8])?
 
     init(sink: Sink, descriptor: TreeDescriptor, name: String) {
         self.sink = sink
@@ -284,6 +290,9 @@ struct BTreeWriter<Sink: PageSink> {
     /// Removes `key`. Returns false (and changes nothing) if it is absent.
     @discardableResult
     mutating func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        if let pending = pendingRebalance, !(leafHint?.leaf === pending.leaf && leafHint?.covers(key) == true) {
+            try rebalancePending()
+        }
         let leaf: PageBuffer
         var viaHint = false
         if let leafHint, leafHint.covers(key) {
@@ -304,13 +313,26 @@ struct BTreeWriter<Sink: PageSink> {
         descriptor.recordCount = try decremented(descriptor.recordCount, by: 1, "record count")
         // Only an underfull (or empty) leaf below the root needs its path.
         if descriptor.depth > 1 && (leaf.cellCount == 0 || leaf.usedBytes < limits.underflowBytes) {
-            leafHint = nil
-            try rebalance(from: leaf, path: try writableSteps(to: key))
+            if defersRebalance {
+                if pendingRebalance == nil { pendingRebalance = (leaf, Array(key)) }
+            } else {
+                leafHint = nil
+                try rebalance(from: leaf, path: try writableSteps(to: key))
+            }
         } else if descriptor.depth == 1 {
             try rebalance(from: leaf, path: [])
         }
         descriptor.modifiedGeneration = sink.writeGeneration
         return true
+    }
+
+    /// Rebalances the leaf a deferred delete left underfull (see `defersRebalance`), if any.
+    mutating func rebalancePending() throws {
+        guard let pending = pendingRebalance else { return }
+        pendingRebalance = nil
+        leafHint = nil
+        // The key still leads to the leaf: only deletes inside it happened since.
+        try rebalance(from: pending.leaf, path: try pending.key.withUnsafeBytes { try writableSteps(to: $0) })
     }
 
     /// Removes cell `index` of `leaf`, freeing its overflow chain.
