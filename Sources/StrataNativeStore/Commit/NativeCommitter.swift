@@ -323,34 +323,31 @@ struct NativeCommitter {
     /// Bytes reserved per gathered index key (most keys are one or two elements and 8 key bytes).
     private static let keyBytes = 24
 
-    /// The position of the list of removals from `index`'s tree, made on first use (entities
-    /// sharing an inherited index have layouts of their own for it, and share its list).
+    /// The position of the list of removals from `index`'s tree, made on first use.
     private mutating func removalList(_ index: IndexLayout) -> Int {
-        let layout = ObjectIdentifier(index)
-        for known in removalPositions where known.layout == layout { return known.list }
-        let list: Int
-        if let position = removals.firstIndex(where: { $0.index.tree == index.tree }) {
-            list = position
-        } else {
-            removals.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
-            list = removals.count - 1
-        }
-        removalPositions.append((layout, list))
-        return list
+        Self.list(for: index, in: &removals, known: &removalPositions, capacity: expectedEntries)
     }
 
     /// The position of the list of additions to `index`'s tree, made on first use.
     private mutating func additionList(_ index: IndexLayout) -> Int {
+        Self.list(for: index, in: &additions, known: &additionPositions, capacity: expectedEntries)
+    }
+
+    /// The position in `lists` of the list for `index`'s tree, made on first use (entities
+    /// sharing an inherited index have layouts of their own for it, and share its list);
+    /// `known` remembers the answer for each layout met.
+    private static func list<Info>(for index: IndexLayout, in lists: inout [(index: IndexLayout, keys: IndexKeyList<Info>)],
+                                   known: inout [(layout: ObjectIdentifier, list: Int)], capacity: Int) -> Int {
         let layout = ObjectIdentifier(index)
-        for known in additionPositions where known.layout == layout { return known.list }
+        for entry in known where entry.layout == layout { return entry.list }
         let list: Int
-        if let position = additions.firstIndex(where: { $0.index.tree == index.tree }) {
+        if let position = lists.firstIndex(where: { $0.index.tree == index.tree }) {
             list = position
         } else {
-            additions.append((index, IndexKeyList(capacity: expectedEntries, bytesPerKey: Self.keyBytes)))
-            list = additions.count - 1
+            lists.append((index, IndexKeyList(capacity: capacity, bytesPerKey: keyBytes)))
+            list = lists.count - 1
         }
-        additionPositions.append((layout, list))
+        known.append((layout, list))
         return list
     }
 
