@@ -44,25 +44,30 @@ enum BatchSuite {
 
     // MARK: Strata
 
+    /// A `dictionaryHandler` giving quakes `range` (`magnitudeShift` changes their magnitudes),
+    /// one per call, then `true`.
+    static func quakeRows(_ range: Range<Int>, magnitudeShift: Double = 0) -> (NSMutableDictionary) -> Bool {
+        var next = range.lowerBound
+        return { row in
+            guard next < range.upperBound else { return true }
+            let q = ObjectsSuite.quake(next)
+            row["code"] = q.code
+            row["magnitude"] = q.magnitude + magnitudeShift
+            row["depth"] = q.magnitude
+            row["place"] = q.place
+            row["time"] = Date(timeIntervalSinceReferenceDate: q.time)
+            next += 1
+            return false
+        }
+    }
+
     static func runStrata(records: Int, path: String, report: (Measurement) -> Void) throws {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         let (coordinator, context) = try ObjectsSuite.openStrata(path: path)
         let entity = coordinator.managedObjectModel.entitiesByName["ObjectQuake"]!
         /// One request inserting quakes `range` (`magnitudeShift` changes their magnitudes).
         func insert(_ range: Range<Int>, magnitudeShift: Double = 0) throws {
-            var next = range.lowerBound
-            let request = BatchInsertRequest(entity: entity, dictionaryHandler: { row in
-                guard next < range.upperBound else { return true }
-                let q = ObjectsSuite.quake(next)
-                row["code"] = q.code
-                row["magnitude"] = q.magnitude + magnitudeShift
-                row["depth"] = q.magnitude
-                row["place"] = q.place
-                row["time"] = Date(timeIntervalSinceReferenceDate: q.time)
-                next += 1
-                return false
-            })
-            try context.execute(request)
+            try context.execute(BatchInsertRequest(entity: entity, dictionaryHandler: quakeRows(range, magnitudeShift: magnitudeShift)))
         }
         try context.performAndWait {
             let load = try Clock.time {
@@ -121,18 +126,7 @@ enum BatchSuite {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         let (coordinator, context) = try ObjectsSuite.openStrata(path: path)
         let entity = coordinator.managedObjectModel.entitiesByName["ObjectQuake"]!
-        var next = 0
-        let request = BatchInsertRequest(entity: entity, dictionaryHandler: { row in
-            guard next < records else { return true }
-            let q = ObjectsSuite.quake(next)
-            row["code"] = q.code
-            row["magnitude"] = q.magnitude
-            row["depth"] = q.magnitude
-            row["place"] = q.place
-            row["time"] = Date(timeIntervalSinceReferenceDate: q.time)
-            next += 1
-            return false
-        })
+        let request = BatchInsertRequest(entity: entity, dictionaryHandler: quakeRows(0..<records))
         request.resultType = .count
         // STRATA_BENCH_ROWS_PER_PART sets the part size (default: the request's own).
         if let rows = ProcessInfo.processInfo.environment["STRATA_BENCH_ROWS_PER_PART"].flatMap(Int.init) { request.rowsPerPart = rows }

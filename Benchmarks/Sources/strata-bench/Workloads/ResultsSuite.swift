@@ -51,19 +51,8 @@ enum ResultsSuite {
         try context.performAndWait {
             var start = 0
             while start < records {
-                var next = start
                 let end = min(records, start + 100_000)
-                _ = try context.execute(BatchInsertRequest(entity: entity, dictionaryHandler: { row in
-                    guard next < end else { return true }
-                    let q = ObjectsSuite.quake(next)
-                    row["code"] = q.code
-                    row["magnitude"] = q.magnitude
-                    row["depth"] = q.magnitude
-                    row["place"] = q.place
-                    row["time"] = Date(timeIntervalSinceReferenceDate: q.time)
-                    next += 1
-                    return false
-                }))
+                _ = try context.execute(BatchInsertRequest(entity: entity, dictionaryHandler: BatchSuite.quakeRows(start..<end)))
                 start = end
             }
         }
