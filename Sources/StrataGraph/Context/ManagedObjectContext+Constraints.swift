@@ -89,7 +89,7 @@ extension ManagedObjectContext {
         changeTracker.adoptStored(object)
         retain(object)
         object.values = stored.values
-        object.committedValues = stored.values
+        object.markValuesCommitted()
         object.rowVersion = stored.version
         object.changedSlots = []
         try apply(mine, slots: wins, to: object, previouslyLinked: mine)

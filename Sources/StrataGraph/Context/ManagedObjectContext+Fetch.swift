@@ -289,7 +289,7 @@ extension ManagedObjectContext {
 
     private func fill(_ object: ManagedObject, from row: StoreRow) {
         object.values = row.values
-        object.committedValues = row.values
+        object.markValuesCommitted()
         object.rowVersion = row.version
         object.state = .loaded
         object.awakeFromFetch()

@@ -374,7 +374,7 @@ extension ManagedObjectContext {
         }
         if let snapshot {
             object.values = snapshot.values
-            object.committedValues = snapshot.values
+            object.markValuesCommitted()
             object.rowVersion = snapshot.version
             object.state = .loaded
             object.awakeFromFetch()
@@ -484,10 +484,11 @@ extension ManagedObjectContext {
             for slot in object.entity.referenceSlots {
                 let value = object.values[slot]
                 let remapped = value.remapped(mapping)
+                let committed = object.committedValue(at: slot)
                 if remapped != value { object.values[slot] = remapped }
-                if let committed = object.committedValues?[slot] {
+                if let committed {
                     let remappedCommitted = committed.remapped(mapping)
-                    if remappedCommitted != committed { object.committedValues![slot] = remappedCommitted }
+                    if remappedCommitted != committed || remapped != value { object.replaceCommittedValue(at: slot, with: remappedCommitted) }
                 }
             }
         }

@@ -22,7 +22,12 @@ extension ManagedObjectContext {
         }
         for object in updated + deleted {
             // An unreadable object has no committed values: back to its defaults.
-            object.values = object.committedValues ?? object.entity.defaultRow
+            if let committed = object.committedValues {
+                object.values = committed
+                object.markValuesCommitted()
+            } else {
+                object.values = object.entity.defaultRow
+            }
             object.changedSlots = []
             if object.state == .deleted { object.state = .loaded }
         }
@@ -92,11 +97,12 @@ extension ManagedObjectContext {
         guard let row = try? loadSnapshot(for: object.objectID) else { return }
         let changed = object.changedSlots
         let current = object.values
-        object.committedValues = row.values
         object.rowVersion = row.version
         object.values = row.values
+        object.markValuesCommitted()
         object.changedSlots = []
         for slot in changed where current[slot] != row.values[slot] {
+            _ = object.noteCommittedChange(of: slot, to: current[slot])
             object.values[slot] = current[slot]
             object.changedSlots.insert(slot)
         }

@@ -134,11 +134,11 @@ extension ManagedObjectContext {
         }
         for object in order.updated where object.hasPersistentChangedValues {
             rows.appendUpdate(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)),
-                                 base: object.committedValues)
+                                 base: object.committedRowBase)
             updated.append(object)
         }
         for object in order.deleted where !object.state.isInserted && !object.state.isMissing {
-            rows.appendDelete(object.objectID, version: object.rowVersion, base: object.committedValues)
+            rows.appendDelete(object.objectID, version: object.rowVersion, base: object.committedRowBase)
         }
         rows.forceUpdates = forced
         return (rows, inserted, updated)
@@ -190,7 +190,7 @@ extension ManagedObjectContext {
         defer { leftChangeSets(object) }
         if let storedRow {
             object.values = storedRow.values
-            object.committedValues = storedRow.values
+            object.markValuesCommitted()
             object.rowVersion = storedRow.version
             object.state = .loaded
         } else {
@@ -239,7 +239,7 @@ extension ManagedObjectContext {
     private func finishSave(_ order: SaveOrder, postedSets: (inserted: Set<ManagedObject>?, updated: Set<ManagedObject>?, deleted: Set<ManagedObject>?)) {
         let insertOrder = order.inserted, updateOrder = order.updated
         func markSaved(_ object: ManagedObject) {
-            object.committedValues = object.values
+            object.markValuesCommitted()
             object.changedSlots = []
             if object.state == .inserted { object.state = .loaded }
         }

@@ -294,11 +294,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         for row in changes.inserts { byStore[try part(row.id)]!.changes.inserts.append(row) }
         for (position, row) in changes.updates.enumerated() {
             let name = try part(row.id)
-            byStore[name]!.changes.appendUpdate(row, base: changes.base(ofUpdate: position))
+            byStore[name]!.changes.appendUpdate(row, base: changes.rowBase(ofUpdate: position))
             byStore[name]!.updatePositions.append(position)
         }
         for (position, delete) in changes.deletes.enumerated() {
-            byStore[try part(delete.id)]!.changes.appendDelete(delete.id, version: delete.version, base: changes.base(ofDelete: position))
+            byStore[try part(delete.id)]!.changes.appendDelete(delete.id, version: delete.version, base: changes.rowBase(ofDelete: position))
         }
         var versions = [Int64](repeating: 0, count: changes.updates.count)
         for part in byStore.values.sorted(by: { $0.store.identifier < $1.store.identifier }) {

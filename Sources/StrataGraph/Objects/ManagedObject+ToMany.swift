@@ -20,6 +20,7 @@ extension ManagedObject {
 
     /// Runs `edit` on the ID array of `slot` without copying it.
     private func editIDs(_ slot: Int, _ edit: (inout [ManagedObjectID]) -> Void) {
+        keepCommittedValue(of: slot)
         isEditingToMany = true
         defer { isEditingToMany = false }
         var ids = values[slot].objectIDList
@@ -71,7 +72,7 @@ extension ManagedObject {
     /// Marks `slot` changed unless it now holds the committed IDs again (compared only when the
     /// counts match, so growing or shrinking a large to-many stays O(1) per edit).
     private func noteToManyChange(_ slot: Int, _ positions: [ManagedObjectID: Int]) {
-        if let committed = committedValues?[slot].objectIDList, committed.count == positions.count,
+        if let committed = committedValue(at: slot)?.objectIDList, committed.count == positions.count,
            committed.allSatisfy({ positions[$0] != nil }) {
             changedSlots.remove(slot)
         } else {

@@ -105,12 +105,12 @@ extension ManagedObject {
     func setPrimitive(_ newValue: RowValue, slot: Int) {
         let old = values[slot]
         guard old != newValue else { return }
-        values[slot] = newValue
-        if let committed = committedValues, committed[slot] == newValue {
-            changedSlots.remove(slot)
-        } else {
+        if noteCommittedChange(of: slot, to: newValue) {
             changedSlots.insert(slot)
+        } else {
+            changedSlots.remove(slot)
         }
+        values[slot] = newValue
         managedObjectContext?.objectDidChange(self, slot: slot, from: old)
     }
 
@@ -152,7 +152,7 @@ extension ManagedObject {
 
     /// Fires the fault with the values its fetch left in it (the caller checked they are current).
     func fireFromPrefetchedValues() {
-        committedValues = values
+        markValuesCommitted()
         state = .loaded
         awakeFromFetch()
     }

@@ -83,8 +83,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         get { extras?.isEditingToMany ?? false }
         set { if extras != nil || newValue { madeExtras.isEditingToMany = newValue } }
     }
-    /// The values last read from or saved to the store (nil for inserted objects).
-    @exclusivity(unchecked) var committedValues: [RowValue]?
+    /// The values last read from or saved to the store, as the original value of each slot
+    /// changed since (nil: none, as for inserted objects; empty: `values` are the committed
+    /// values). ManagedObject+Committed.swift reads and keeps them.
+    @exclusivity(unchecked) var committedOriginals: [SlotValue]?
     /// The row version the committed values belong to (optimistic locking).
     @exclusivity(unchecked) var rowVersion: Int64 = 0
     /// Slots set since the last save (only slots whose value differs are kept).

@@ -113,9 +113,10 @@ public struct StoreChangeSet: Sendable {
     /// context read the row with (at the version the change is based on), or nil. A store may
     /// take them for the stored row's values when it finds the version unchanged, instead of
     /// reading the row. Either empty (none known) or as long as `updates` (`deleteBases`:
-    /// `deletes`); `appendUpdate`/`appendDelete` keep them aligned.
-    public var updateBases: [[RowValue]?] = []
-    public var deleteBases: [[RowValue]?] = []
+    /// `deletes`); `appendUpdate`/`appendDelete` keep them aligned. Kept as ``StoreRowBase``s
+    /// (the changed row and the originals of its changed slots), so listing them copies no row.
+    public var updateBases: [StoreRowBase?] = []
+    public var deleteBases: [StoreRowBase?] = []
     public var author: String?
     public var contextName: String?
 
@@ -123,20 +124,32 @@ public struct StoreChangeSet: Sendable {
 
     public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
 
-    public mutating func appendUpdate(_ row: StoreRow, base: [RowValue]?) {
+    public mutating func appendUpdate(_ row: StoreRow, base: StoreRowBase?) {
         updates.append(row)
         updateBases.append(base)
     }
 
-    public mutating func appendDelete(_ id: ManagedObjectID, version: Int64, base: [RowValue]?) {
+    public mutating func appendUpdate(_ row: StoreRow, base: [RowValue]?) {
+        appendUpdate(row, base: base.map { StoreRowBase(current: $0) })
+    }
+
+    public mutating func appendDelete(_ id: ManagedObjectID, version: Int64, base: StoreRowBase?) {
         deletes.append((id, version))
         deleteBases.append(base)
     }
 
+    public mutating func appendDelete(_ id: ManagedObjectID, version: Int64, base: [RowValue]?) {
+        appendDelete(id, version: version, base: base.map { StoreRowBase(current: $0) })
+    }
+
     /// The values the update at `index` was based on, if the context gave them.
-    public func base(ofUpdate index: Int) -> [RowValue]? { index < updateBases.count ? updateBases[index] : nil }
+    public func rowBase(ofUpdate index: Int) -> StoreRowBase? { index < updateBases.count ? updateBases[index] : nil }
     /// The values the delete at `index` was based on, if the context gave them.
-    public func base(ofDelete index: Int) -> [RowValue]? { index < deleteBases.count ? deleteBases[index] : nil }
+    public func rowBase(ofDelete index: Int) -> StoreRowBase? { index < deleteBases.count ? deleteBases[index] : nil }
+    /// The whole row the update at `index` was based on, if the context gave it.
+    public func base(ofUpdate index: Int) -> [RowValue]? { rowBase(ofUpdate: index)?.values }
+    /// The whole row the delete at `index` was based on, if the context gave it.
+    public func base(ofDelete index: Int) -> [RowValue]? { rowBase(ofDelete: index)?.values }
     /// Whether any row is written without a version check (most saves: none, and no lookup).
     public func isForced(_ id: ManagedObjectID) -> Bool { !forceUpdates.isEmpty && forceUpdates.contains(id) }
 }

@@ -137,17 +137,17 @@ struct NativeCommitter {
         var conflicts: [RowVersionConflict] = []
         for position in updateOrder {
             let row = changes.updates[position]
-            if conflicts.isEmpty, try rewriteInPlace(row, position: position, base: changes.base(ofUpdate: position), changes: changes) {
+            if conflicts.isEmpty, try rewriteInPlace(row, position: position, base: changes.rowBase(ofUpdate: position), changes: changes) {
                 if keepsReplacedValues { replacedByUpdate[position] = changes.base(ofUpdate: position) }
                 continue
             }
-            let stored = try check(row.id, row.version, base: changes.base(ofUpdate: position), changes: changes, conflicts: &conflicts)
+            let stored = try check(row.id, row.version, base: changes.rowBase(ofUpdate: position), changes: changes, conflicts: &conflicts)
             if keepsReplacedValues { replacedByUpdate[position] = stored?.values }
             if conflicts.isEmpty { try update(row, stored: stored, position: position) }
         }
         for position in deleteOrder {
             let (id, version) = changes.deletes[position]
-            let stored = try check(id, version, base: changes.base(ofDelete: position), changes: changes, conflicts: &conflicts)
+            let stored = try check(id, version, base: changes.rowBase(ofDelete: position), changes: changes, conflicts: &conflicts)
             if keepsReplacedValues { replacedByDelete[position] = stored?.values }
             if conflicts.isEmpty { try delete(id, stored: stored) }
         }
@@ -174,7 +174,7 @@ struct NativeCommitter {
     /// The stored row an update or delete of `id` is based on (nil: no such row), after checking
     /// its version: a row changed since the context read it is added to `conflicts` (unless
     /// the merge policy overwrites it).
-    private mutating func check(_ id: ManagedObjectID, _ expected: Int64, base: [RowValue]?, changes: StoreChangeSet,
+    private mutating func check(_ id: ManagedObjectID, _ expected: Int64, base: StoreRowBase?, changes: StoreChangeSet,
                                 conflicts: inout [RowVersionConflict]) throws -> StoreRow? {
         guard let key = id.primaryKey else { return nil }
         let layout = try layout(of: id.entity)
@@ -183,7 +183,7 @@ struct NativeCommitter {
         // (record values: every slot a commit looks at), so only the version is read. After a
         // first conflict nothing is written any more, so the read leaves the pages alone.
         if !forced, let base, try storedVersion(key: key, layout: layout, forWriting: conflicts.isEmpty) == expected {
-            return StoreRow(id: id, version: expected, values: base)
+            return StoreRow(id: id, version: expected, values: base.values)
         }
         let row = try reader.row(key: key, layout: layout)
         if !forced && row?.version != expected {
@@ -226,7 +226,7 @@ struct NativeCommitter {
     /// trees (those are written between reading and rewriting the record), is rewritten where it
     /// is. False when nothing was done (the row changed or is gone, the save forces it, or the
     /// entity has such trees): the general path then checks and writes it.
-    private mutating func rewriteInPlace(_ row: StoreRow, position: Int, base: [RowValue]?, changes: StoreChangeSet) throws -> Bool {
+    private mutating func rewriteInPlace(_ row: StoreRow, position: Int, base: StoreRowBase?, changes: StoreChangeSet) throws -> Bool {
         guard let key = row.id.primaryKey, let base, !changes.isForced(row.id) else { return false }
         let layout = try layout(of: row.id.entity)
         guard layout.foreignKeys.isEmpty && layout.links.isEmpty else { return false }
@@ -251,14 +251,17 @@ struct NativeCommitter {
     /// Gathers the index entries an update changes: for each index whose values differ, the old
     /// key to remove and the new one to add (neither when they make the same key); with no old
     /// values, only additions.
-    private mutating func gatherIndexChanges(_ row: StoreRow, old: [RowValue]?, key: Int64, position: Int, layout: EntityLayout) {
+    private mutating func gatherIndexChanges(_ row: StoreRow, old: StoreRowBase?, key: Int64, position: Int, layout: EntityLayout) {
+        var oldRow: [RowValue]?   // the whole old row, built once if an index needs it
         for index in layout.indexes {
             if let old {
                 // Unchanged element values keep their entry.
                 if index.slots.allSatisfy({ row.values[$0] == old[$0] }) { continue }
                 // Different values may still make the same key (cut text, -0.0 and 0.0).
                 let removal = removalList(index)
-                removals[removal].keys.append { bytes in _ = index.appendKey(values: old, primaryKey: key, to: &bytes) }
+                if oldRow == nil { oldRow = old.values }
+                let oldValues = oldRow!
+                removals[removal].keys.append { bytes in _ = index.appendKey(values: oldValues, primaryKey: key, to: &bytes) }
                 let addition = additionList(index)
                 addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
                 if removals[removal].keys.lastKeyEquals(additions[addition].keys) {
@@ -278,7 +281,7 @@ struct NativeCommitter {
     private mutating func update(_ row: StoreRow, stored old: StoreRow?, position: Int) throws {
         guard let key = row.id.primaryKey else { return }
         let layout = try layout(of: row.id.entity)
-        gatherIndexChanges(row, old: old?.values, key: key, position: position, layout: layout)
+        gatherIndexChanges(row, old: old.map { StoreRowBase(current: $0.values) }, key: key, position: position, layout: layout)
         for (slot, name) in layout.foreignKeys {
             try setForeignKey(tree: name, from: old?.values[slot] ?? .null, to: row.values[slot], owner: key, layout: layout)
         }

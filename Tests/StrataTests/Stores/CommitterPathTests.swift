@@ -1,7 +1,9 @@
 // CommitterPathTests: the committer's one-descent update (a change set that carries the values
 // each update was based on) and its general path (no bases: the stored row is read first) leave
 // the same store. Two native stores take the same random inserts and updates, one with bases and
-// one without; their rows, versions and index-served fetches must agree after every commit.
+// one without; their rows, versions and index-served fetches must agree after every commit. The
+// bases alternate between whole rows and the sparse form contexts give (StoreRowBase: the new
+// row and the originals of its changed slots).
 
 import Foundation
 @testable import Strata
@@ -50,7 +52,14 @@ final class CommitterPathTests: XCTestCase {
                 var changes = StoreChangeSet()
                 for (position, index) in picked.enumerated() {
                     let row = StoreRow(id: ids[which][index], version: versions[index], values: next[position])
-                    changes.appendUpdate(row, base: which == 0 ? current[index] : nil)
+                    if which == 0 && round % 2 == 1 {
+                        // As a context gives it: the new row and the originals of its changed slots.
+                        let originals = current[index].indices.filter { current[index][$0] != next[position][$0] }
+                            .map { SlotValue(slot: $0, value: current[index][$0]) }
+                        changes.appendUpdate(row, base: StoreRowBase(current: next[position], originals: originals))
+                    } else {
+                        changes.appendUpdate(row, base: which == 0 ? current[index] : nil)
+                    }
                 }
                 if which == 1 { changes.updateBases = [] }
                 let newVersions = try store.commit(changes)
