@@ -183,7 +183,8 @@ final class NativeStoreTests: XCTestCase {
     }
 
     /// The page cache size is a store option (as SQLite's cache_size pragma is for Core Data):
-    /// it reaches the engine, and the default stays the engine's.
+    /// it reaches the engine, and without it a native store's engine gets the store's default,
+    /// smaller than the engine's own (issue 30).
     func testThePageCacheSizeIsAStoreOption() throws {
         let url = TestStores.freshFile()
         do {
@@ -191,7 +192,9 @@ final class NativeStoreTests: XCTestCase {
             XCTAssertEqual((coordinator.persistentStores.first as? NativeStore)?.engine.options.cacheBytes, 8 << 20)
         }
         let (coordinator, _) = try open(try TestModels.earthquakes(), at: TestStores.freshFile())
-        XCTAssertEqual((coordinator.persistentStores.first as? NativeStore)?.engine.options.cacheBytes, StorageOptions().cacheBytes)
+        XCTAssertEqual((coordinator.persistentStores.first as? NativeStore)?.engine.options.cacheBytes, 32 << 20)
+        XCTAssertEqual(NativeStore.defaultPageCacheBytes, 32 << 20)
+        XCTAssertGreaterThan(StorageOptions().cacheBytes, NativeStore.defaultPageCacheBytes)
     }
 
     func testOrderedToManyKeepsItsOrderAcrossReopening() throws {
