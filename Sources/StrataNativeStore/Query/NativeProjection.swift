@@ -31,7 +31,7 @@ extension NativeReadView {
             return projected
         }
         var result = ProjectedRows(ids: [], columns: slots.map { _ in [] })
-        try forEachMatch(plan, path: path) { row in
+        try (strings == nil ? sharingTexts() : self).forEachMatch(plan, path: path) { row in
             result.ids.append(row.id)
             for (column, slot) in slots.enumerated() { result.columns[column].append(slot < row.values.count ? row.values[slot] : .null) }
             return true

@@ -15,6 +15,7 @@ import StrataGraph
 
 extension NativeReadView {
     func rows(matching plan: FetchPlan) throws -> [StoreRow] {
+        if strings == nil { return try sharingTexts().rows(matching: plan) }
         let path = store.accessPath(for: plan)
         let needed = plan.limit > 0 ? plan.offset + plan.limit : nil
         let stopsEarly = needed != nil && (plan.sortDescriptors.isEmpty || path.providesOrder)

@@ -13,11 +13,21 @@ import StrataGraph
 struct NativeReadView: StoreReadView {
     let store: NativeStore
     let transaction: ReadTransaction
+    /// The texts this view decoded, shared by the rows that repeat them (DecodedStrings.swift);
+    /// only reads of many rows make one (`sharingTexts()`), not point reads.
+    var strings: DecodedStrings? = nil
+
+    /// This view with a table for the texts its rows repeat, for a read of many rows.
+    func sharingTexts() -> NativeReadView {
+        var view = self
+        view.strings = DecodedStrings()
+        return view
+    }
 
     var generation: UInt64 { transaction.generation.rawValue }
 
     var reader: NativeRowReader {
-        NativeRowReader(store: store, tree: { [transaction] name in try transaction.treeIfPresent(name) })
+        NativeRowReader(store: store, tree: { [transaction] name in try transaction.treeIfPresent(name) }, strings: strings)
     }
 
     func row(for id: ManagedObjectID) throws -> StoreRow? {
@@ -29,6 +39,7 @@ struct NativeReadView: StoreReadView {
     }
 
     func rows(ofEntities names: Set<String>) throws -> [StoreRow] {
+        if strings == nil { return try sharingTexts().rows(ofEntities: names) }
         var result: [StoreRow] = []
         for name in names.sorted() {
             guard let layout = store.layouts[name] else { continue }

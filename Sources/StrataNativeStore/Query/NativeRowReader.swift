@@ -24,6 +24,8 @@ struct NativeRowReader {
     let store: NativeStore
     /// The tree of a name, or nil if it does not exist.
     let tree: (TreeName) throws -> (any TreeReading)?
+    /// Where a read view's decoded texts are shared (nil: each decoded on its own).
+    var strings: DecodedStrings? = nil
 
     /// The row under `key` in `layout`'s rows tree, or nil.
     func row(key: Int64, layout: EntityLayout) throws -> StoreRow? {
@@ -52,7 +54,7 @@ struct NativeRowReader {
 
     /// The version and record values of a row (to-many slots still empty).
     func decodeRecord(_ record: UnsafeRawBufferPointer, key: Int64, layout: EntityLayout) throws -> (Int64, [RowValue]) {
-        try RowCodec.decodeRow(record, layout: layout, key: key, references: store.references)
+        try RowCodec.decodeRow(record, layout: layout, key: key, references: store.references, strings: strings)
     }
 
     /// A decoded record turned into a row, with its to-many relationships read from their trees.

@@ -209,14 +209,14 @@ enum RowCodec {
     /// Decodes a record into a whole row: the version, and one value per slot (slots outside
     /// the record hold `layout.emptyRow`'s value). Built in one pass, with no copy of a template row.
     static func decodeRow(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64,
-                          references: References) throws -> (version: Int64, values: [RowValue]) {
+                          references: References, strings: DecodedStrings? = nil) throws -> (version: Int64, values: [RowValue]) {
         var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
         let version = Int64(bitPattern: try reader.varint())
         let inRecord = layout.slotIsInRecord
         var values: [RowValue] = []
         values.reserveCapacity(inRecord.count)
         for slot in inRecord.indices {
-            values.append(inRecord[slot] ? try reader.value(references: references) : layout.emptyRow[slot])
+            values.append(inRecord[slot] ? try reader.value(references: references, strings: strings) : layout.emptyRow[slot])
         }
         return (version, values)
     }
@@ -326,7 +326,8 @@ struct RecordReader {
         offset += count
     }
 
-    mutating func value(references: RowCodec.References) throws -> RowValue {
+    /// The next tagged value; texts through `strings` when given (one String per repeated text).
+    mutating func value(references: RowCodec.References, strings: DecodedStrings? = nil) throws -> RowValue {
         let tagByte = try byte()
         guard let tag = RowCodec.Tag(rawValue: tagByte) else { throw corrupt("unknown value tag 0x\(String(tagByte, radix: 16))") }
         switch tag {
@@ -341,7 +342,9 @@ struct RecordReader {
             let text = try text()
             guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else { throw corrupt("bad decimal \"\(text.prefix(40))\"") }
             return .decimal(decimal)
-        case .string: return .string(try text())
+        case .string:
+            guard let strings else { return .string(try text()) }
+            return .string(strings.string(try slice()))
         case .falseValue: return .boolean(false)
         case .trueValue: return .boolean(true)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed(8))))
