@@ -33,6 +33,10 @@ final class NativeStore: RowStore {
     let references: RowCodec.References
     let model: ManagedObjectModel
     let rowCache: RowCache
+    /// How many gathered index changes a commit applies together while it writes updates and
+    /// deletes (NativeCommitter.swift): `NativeCommitter.sliceEntries` unless the internal
+    /// option `_StrataIndexSliceEntries` sets it (tests make it small to exercise the slices).
+    let indexSliceEntries: Int
     /// The row cache's budget unless `RowCacheSizeOptionKey` says otherwise. Measured (issue 30,
     /// strata-bench objects, 1,000,000 quakes): 32 MiB against 8 MiB gained nothing, not even
     /// where the cache is meant to help (a second context faulting the 100,000 rows the first
@@ -108,6 +112,7 @@ final class NativeStore: RowStore {
             entity: { number in byNumber[number]?.entity },
             objectID: { url in Self.objectID(from: url, model: model) })
         self.rowCache = RowCache(budgetBytes: StoreOptionValues.integer(options[RowCacheSizeOptionKey]) ?? Self.defaultRowCacheBytes)
+        self.indexSliceEntries = max(1, StoreOptionValues.integer(options["_StrataIndexSliceEntries"]) ?? NativeCommitter.sliceEntries)
         self.pool = ConnectionPool(size: max(1, StoreOptionValues.integer(options[PersistentStoreConnectionPoolMaxSizeKey]) ?? 4))
         self.recordsHistory = StoreOptionValues.flag(options[PersistentHistoryTrackingKey])
     }

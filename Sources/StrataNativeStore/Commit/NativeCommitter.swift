@@ -7,7 +7,10 @@
 // a first conflict rows are only checked, so every conflict is reported, and nothing more is
 // written); (3) inserts' index entries are gathered; (4) the gathered index removals, per
 // index in key order and in batches (neighbouring entries from one leaf instead of a descent per
-// row); (5) uniqueness constraints are checked for every new entry of updates and inserts (after
+// row). During (1) and (2) a list of removals, or of additions to an index that is not unique,
+// that reaches `sliceEntries` (32,768) is put in order and applied at once, so a big save holds
+// a slice of its index changes and not all of them (issue 30); entries of different rows never
+// share a key (the primary key ends it), and unique indexes keep their whole list for (5); (5) uniqueness constraints are checked for every new entry of updates and inserts (after
 // the removals, so a save may swap unique values between its own rows; before any insert's record
 // is written, so a refused insert, such as a batch upsert's first attempt, costs its probes and
 // not its rows); (6) inserts' records, foreign keys and links; (7) the new index entries, per
@@ -75,6 +78,13 @@ struct NativeCommitter {
     private var changes = StoreChangeSet()
     /// The most index entries one index may gain or lose in this commit (lists are sized to it).
     private var expectedEntries = 0
+    /// How many gathered removals, or additions to a non-unique index, are applied together
+    /// while updates and deletes are written (see the header; a store may set another,
+    /// `NativeStore.indexSliceEntries`).
+    static let sliceEntries = 32_768
+    /// Whether full lists are applied as they fill: while updates and deletes are written, until
+    /// a first conflict (after which nothing is written).
+    private var appliesSlices = false
     /// Whether the stored values each update and delete replaced are kept (for history).
     var keepsReplacedValues = false
     /// With `keepsReplacedValues`: the values each update (by position) and delete replaced.
@@ -135,7 +145,10 @@ struct NativeCommitter {
         // but every row is still checked so that all conflicts are reported; the refusal then
         // rolls the transaction back.
         var conflicts: [RowVersionConflict] = []
+        appliesSlices = true
+        defer { appliesSlices = false }
         for position in updateOrder {
+            appliesSlices = conflicts.isEmpty
             let row = changes.updates[position]
             if conflicts.isEmpty, try rewriteInPlace(row, position: position, base: changes.rowBase(ofUpdate: position), changes: changes) {
                 if keepsReplacedValues { replacedByUpdate[position] = changes.base(ofUpdate: position) }
@@ -146,12 +159,14 @@ struct NativeCommitter {
             if conflicts.isEmpty { try update(row, stored: stored, position: position) }
         }
         for position in deleteOrder {
+            appliesSlices = conflicts.isEmpty
             let (id, version) = changes.deletes[position]
             let stored = try check(id, version, base: changes.rowBase(ofDelete: position), changes: changes, conflicts: &conflicts)
             if keepsReplacedValues { replacedByDelete[position] = stored?.values }
             if conflicts.isEmpty { try delete(id, stored: stored) }
         }
         if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
+        appliesSlices = false
         for position in insertOrder { try gatherInsert(changes.inserts[position], position: changes.updates.count + position) }
         try removeIndexEntries()
         try checkUniqueness()
@@ -211,7 +226,10 @@ struct NativeCommitter {
     private mutating func delete(_ id: ManagedObjectID, stored old: StoreRow?) throws {
         guard let key = id.primaryKey, let old else { return }
         let layout = try layout(of: id.entity)
-        for index in layout.indexes { removeIndexEntry(index, values: old.values, primaryKey: key) }
+        for index in layout.indexes {
+            if appliesSlices { try applyFullSlices(of: index) }
+            removeIndexEntry(index, values: old.values, primaryKey: key)
+        }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: old.values[slot], to: .null, owner: key, layout: layout) }
         for (_, name, _) in layout.links { try removeLinks(tree: name, owner: key) }
         let rows = try tree(layout.rowsTree)
@@ -237,7 +255,7 @@ struct NativeCommitter {
                 guard let record else { return nil }
                 var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
                 guard Int64(bitPattern: try reader.varint()) == row.version else { return nil }
-                gatherIndexChanges(row, old: base, key: key, position: position, layout: layout)
+                try gatherIndexChanges(row, old: base, key: key, position: position, layout: layout)
                 RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: numberOf, into: recordWriter)
                 return recordWriter.bytes
             }
@@ -251,9 +269,10 @@ struct NativeCommitter {
     /// Gathers the index entries an update changes: for each index whose values differ, the old
     /// key to remove and the new one to add (neither when they make the same key); with no old
     /// values, only additions.
-    private mutating func gatherIndexChanges(_ row: StoreRow, old: StoreRowBase?, key: Int64, position: Int, layout: EntityLayout) {
+    private mutating func gatherIndexChanges(_ row: StoreRow, old: StoreRowBase?, key: Int64, position: Int, layout: EntityLayout) throws {
         var oldRow: [RowValue]?   // the whole old row, built once if an index needs it
         for index in layout.indexes {
+            if appliesSlices { try applyFullSlices(of: index) }
             if let old {
                 // Unchanged element values keep their entry.
                 if index.slots.allSatisfy({ row.values[$0] == old[$0] }) { continue }
@@ -281,7 +300,7 @@ struct NativeCommitter {
     private mutating func update(_ row: StoreRow, stored old: StoreRow?, position: Int) throws {
         guard let key = row.id.primaryKey else { return }
         let layout = try layout(of: row.id.entity)
-        gatherIndexChanges(row, old: old.map { StoreRowBase(current: $0.values) }, key: key, position: position, layout: layout)
+        try gatherIndexChanges(row, old: old.map { StoreRowBase(current: $0.values) }, key: key, position: position, layout: layout)
         for (slot, name) in layout.foreignKeys {
             try setForeignKey(tree: name, from: old?.values[slot] ?? .null, to: row.values[slot], owner: key, layout: layout)
         }
@@ -328,12 +347,43 @@ struct NativeCommitter {
 
     /// The position of the list of removals from `index`'s tree, made on first use.
     private mutating func removalList(_ index: IndexLayout) -> Int {
-        Self.list(for: index, in: &removals, known: &removalPositions, capacity: expectedEntries)
+        Self.list(for: index, in: &removals, known: &removalPositions, capacity: min(expectedEntries, store.indexSliceEntries))
     }
 
     /// The position of the list of additions to `index`'s tree, made on first use.
     private mutating func additionList(_ index: IndexLayout) -> Int {
-        Self.list(for: index, in: &additions, known: &additionPositions, capacity: expectedEntries)
+        Self.list(for: index, in: &additions, known: &additionPositions,
+                  capacity: index.isUnique ? expectedEntries : min(expectedEntries, store.indexSliceEntries))
+    }
+
+    /// Applies `index`'s list of removals, and its list of additions unless it is unique, if it
+    /// holds a slice's worth (called before a row's entries are gathered, so a row's removal and
+    /// addition of the same key still meet and cancel).
+    private mutating func applyFullSlices(of index: IndexLayout) throws {
+        let removal = removalList(index)
+        if removals[removal].keys.entries.count >= store.indexSliceEntries {
+            removals[removal].keys.sort()
+            let indexTree = try self.tree(index.tree)
+            try removals[removal].keys.withKeys { count, key, _ in _ = try indexTree.deleteEach(count: count, key: key) }
+            removals[removal].keys.removeAll()
+        }
+        guard !index.isUnique else { return }
+        let addition = additionList(index)
+        if additions[addition].keys.entries.count >= store.indexSliceEntries {
+            let listIndex = additions[addition].index   // the layout that made the list (entries shared by subentities)
+            try Self.put(&additions[addition].keys, index: listIndex, into: try self.tree(listIndex.tree))
+            additions[addition].keys.removeAll()
+        }
+    }
+
+    /// Puts `keys` (additions to `index`) in key order into its tree.
+    private static func put(_ keys: inout IndexKeyList<Addition>, index: IndexLayout, into indexTree: WritableTree) throws {
+        keys.sort()
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2, alignment: 1)
+        defer { scratch.deallocate() }
+        try keys.withKeys { count, key, addition in
+            _ = try indexTree.putEach(count: count, key: key) { index.entryValue(entity: addition($0).entity, in: scratch) }
+        }
     }
 
     /// The position in `lists` of the list for `index`'s tree, made on first use (entities
@@ -451,19 +501,13 @@ struct NativeCommitter {
         var lists = additions.sorted { $0.index.tree < $1.index.tree }
         additions = []
         additionPositions = []
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2, alignment: 1)
-        defer { scratch.deallocate() }
         for position in lists.indices {
             let index = lists[position].index
             // Taken out of `lists`: changed in place (not copied) and freed once put.
             var keys = lists[position].keys
             lists[position].keys = IndexKeyList(capacity: 0, bytesPerKey: 0)
             if index.isUnique && keys.entries.contains(where: { $0.info.checkOnly }) { keys.removeAll { $0.checkOnly } }
-            keys.sort()
-            let indexTree = try self.tree(index.tree)
-            try keys.withKeys { count, key, addition in
-                _ = try indexTree.putEach(count: count, key: key) { index.entryValue(entity: addition($0).entity, in: scratch) }
-            }
+            try Self.put(&keys, index: index, into: try self.tree(index.tree))
         }
     }
 

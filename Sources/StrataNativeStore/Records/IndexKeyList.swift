@@ -45,6 +45,12 @@ struct IndexKeyList<Info> {
         bytes.append(contentsOf: key)
     }
 
+    /// Removes every key, keeping the buffers' room for the next ones.
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
+    }
+
     /// Removes the key appended last (its bytes too, so they are not left in the buffer).
     mutating func removeLast() {
         let last = entries.removeLast()

@@ -3,7 +3,9 @@
 // the same store. Two native stores take the same random inserts and updates, one with bases and
 // one without; their rows, versions and index-served fetches must agree after every commit. The
 // bases alternate between whole rows and the sparse form contexts give (StoreRowBase: the new
-// row and the originals of its changed slots).
+// row and the originals of its changed slots). The first store applies its index changes in
+// slices of five rows' worth while it writes (NativeCommitter.sliceEntries, made small), the
+// second all at once; some rounds delete rows as well.
 
 import Foundation
 @testable import Strata
@@ -17,9 +19,12 @@ final class CommitterPathTests: XCTestCase {
         let seed = SeededRandom.environmentSeed()
         var random = SeededRandom(seed: seed)
         let model = Self.readingsModel()
-        let stores = try (0..<2).map { _ -> NativeStore in
+        // The first store applies its index changes in slices of 5 while it writes (the
+        // default, 32,768, is never reached here); the second gathers them whole.
+        let stores = try (0..<2).map { which -> NativeStore in
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-            let store = try coordinator.addPersistentStore(type: .native, at: TestStores.freshFile("paths"))
+            let options: [String: Any] = which == 0 ? ["_StrataIndexSliceEntries": 5] : [:]
+            let store = try coordinator.addPersistentStore(type: .native, at: TestStores.freshFile("paths"), options: options)
             addTeardownBlock { try? coordinator.remove(store) }
             return try XCTUnwrap(store as? NativeStore)
         }
@@ -45,11 +50,17 @@ final class CommitterPathTests: XCTestCase {
             ids.append(storeIDs)
         }
         var versions = [Int64](repeating: 1, count: current.count)
+        var alive = [Bool](repeating: true, count: current.count)
         for round in 0..<iterations(30, stress: 300) {
-            let picked = Array(Set((0..<20).map { _ in random.next(below: current.count) })).sorted()
+            let living = alive.indices.filter { alive[$0] }
+            let picked = Array(Set((0..<20).map { _ in living[random.next(below: living.count)] })).sorted()
             let next = picked.map { randomValues(code: "c\($0)") }
+            // Some rounds also delete a few other rows (their index entries go in the slices too).
+            let deleted = random.chance(0.5) ? Array(Set((0..<4).map { _ in living[random.next(below: living.count)] }).subtracting(picked)).sorted() : []
             for (which, store) in stores.enumerated() {
                 var changes = StoreChangeSet()
+                for index in deleted { changes.appendDelete(ids[which][index], version: versions[index], base: which == 0 ? current[index] : nil) }
+                if which == 1 { changes.deleteBases = [] }
                 for (position, index) in picked.enumerated() {
                     let row = StoreRow(id: ids[which][index], version: versions[index], values: next[position])
                     if which == 0 && round % 2 == 1 {
@@ -69,8 +80,11 @@ final class CommitterPathTests: XCTestCase {
                 current[index] = next[position]
                 versions[index] += 1
             }
-            try assertSame(stores, ids, quake, "seed \(seed), round \(round)")
+            for index in deleted { alive[index] = false }
+            let left = alive.indices.filter { alive[$0] }
+            try assertSame(stores, ids.map { storeIDs in left.map { storeIDs[$0] } }, quake, "seed \(seed), round \(round)")
         }
+        XCTAssertEqual(try stores[0].engine.check().map { "\($0)" }, [], "integrity of the store written in slices, seed \(seed)")
     }
 
     /// An entity without relationships (the one-descent path serves only such entities), with a
