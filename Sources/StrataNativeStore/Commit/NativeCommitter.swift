@@ -3,9 +3,10 @@
 // Owns: the order of a commit: (1) updates, each checked against its stored version (optimistic
 // locking) just before its record is rewritten (one descent for both when the entity has no
 // foreign-key or link trees), gathering the index entries whose values changed;
-// (2) deletes, checked the same way, removing the row and its foreign-key and link entries (after
-// a first conflict rows are only checked, so every conflict is reported, and nothing more is
-// written); (3) inserts' index entries are gathered; (4) the gathered index removals, per
+// (2) deletes, checked the same way, removing their foreign-key and link entries (after a first
+// conflict rows are only checked, so every conflict is reported, and nothing more is written);
+// the deleted rows' records go once every delete is checked, per rows tree in key order in one
+// pass (`deleteEach`: a leaf is rebalanced once, not at every delete that leaves it underfull); (3) inserts' index entries are gathered; (4) the gathered index removals, per
 // index in key order and in batches (neighbouring entries from one leaf instead of a descent per
 // row). During (1) and (2) a list of removals, or of additions to an index that is not unique,
 // that reaches `sliceEntries` (32,768) is put in order and applied at once, so a big save holds
@@ -82,6 +83,9 @@ struct NativeCommitter {
     /// while updates and deletes are written (see the header; a store may set another,
     /// `NativeStore.indexSliceEntries`).
     static let sliceEntries = 32_768
+    /// The keys of the rows deleted, per rows tree, removed together after the deletes are
+    /// checked (`removeDeletedRows()`).
+    private var rowDeletions: [(tree: TreeName, keys: [Int64])] = []
     /// Whether full lists are applied as they fill: while updates and deletes are written, until
     /// a first conflict (after which nothing is written).
     private var appliesSlices = false
@@ -167,6 +171,7 @@ struct NativeCommitter {
         }
         if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
         appliesSlices = false
+        try removeDeletedRows()
         for position in insertOrder { try gatherInsert(changes.inserts[position], position: changes.updates.count + position) }
         try removeIndexEntries()
         try checkUniqueness()
@@ -232,9 +237,30 @@ struct NativeCommitter {
         }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: old.values[slot], to: .null, owner: key, layout: layout) }
         for (_, name, _) in layout.links { try removeLinks(tree: name, owner: key) }
-        let rows = try tree(layout.rowsTree)
-        _ = try NativeStoreFile.withKey(key) { try rows.delete($0) }
+        if let last = rowDeletions.indices.last, rowDeletions[last].tree == layout.rowsTree {
+            rowDeletions[last].keys.append(key)
+        } else {
+            rowDeletions.append((layout.rowsTree, [key]))
+        }
         touchedKeys.append(key)
+    }
+
+    /// Removes the records of the deleted rows, each rows tree's in key order in one pass.
+    private mutating func removeDeletedRows() throws {
+        let deletions = rowDeletions
+        rowDeletions = []
+        for (name, unsorted) in deletions {
+            var keys = unsorted
+            if zip(keys, keys.dropFirst()).contains(where: { $0 >= $1 }) { keys.sort() }
+            var encoded = [UInt8](repeating: 0, count: 8 * keys.count)
+            encoded.withUnsafeMutableBytes { bytes in
+                for (i, key) in keys.enumerated() { bytes.storeBytes(of: UInt64(bitPattern: key).bigEndian, toByteOffset: 8 * i, as: UInt64.self) }
+            }
+            let rows = try tree(name)
+            try encoded.withUnsafeBytes { bytes in
+                _ = try rows.deleteEach(count: keys.count) { i in UnsafeRawBufferPointer(rebasing: bytes[8 * i..<8 * i + 8]) }
+            }
+        }
     }
 
     // MARK: (3) Updates

@@ -82,6 +82,13 @@ final class CommitterPathTests: XCTestCase {
             }
             for index in deleted { alive[index] = false }
             let left = alive.indices.filter { alive[$0] }
+            for (which, store) in stores.enumerated() {
+                try store.read { view in
+                    for index in deleted { XCTAssertNil(try view.row(for: ids[which][index]), "deleted row \(index), seed \(seed), round \(round)") }
+                    XCTAssertEqual(try view.count(ofEntities: ["Reading"]), left.count, "rows left, seed \(seed), round \(round)")
+                    XCTAssertEqual(try view.rows(ofEntities: ["Reading"]).count, left.count, "rows scanned, seed \(seed), round \(round)")
+                }
+            }
             try assertSame(stores, ids.map { storeIDs in left.map { storeIDs[$0] } }, quake, "seed \(seed), round \(round)")
         }
         XCTAssertEqual(try stores[0].engine.check().map { "\($0)" }, [], "integrity of the store written in slices, seed \(seed)")
