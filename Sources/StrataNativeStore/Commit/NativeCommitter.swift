@@ -296,7 +296,6 @@ struct NativeCommitter {
     /// key to remove and the new one to add (neither when they make the same key); with no old
     /// values, only additions.
     private mutating func gatherIndexChanges(_ row: StoreRow, old: StoreRowBase?, key: Int64, position: Int, layout: EntityLayout) throws {
-        var oldRow: [RowValue]?   // the whole old row, built once if an index needs it
         for index in layout.indexes {
             if appliesSlices { try applyFullSlices(of: index) }
             if let old {
@@ -304,9 +303,7 @@ struct NativeCommitter {
                 if index.slots.allSatisfy({ row.values[$0] == old[$0] }) { continue }
                 // Different values may still make the same key (cut text, -0.0 and 0.0).
                 let removal = removalList(index)
-                if oldRow == nil { oldRow = old.values }
-                let oldValues = oldRow!
-                removals[removal].keys.append { bytes in _ = index.appendKey(values: oldValues, primaryKey: key, to: &bytes) }
+                removals[removal].keys.append { bytes in _ = index.appendKey(base: old, primaryKey: key, to: &bytes) }
                 let addition = additionList(index)
                 addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
                 if removals[removal].keys.lastKeyEquals(additions[addition].keys) {

@@ -237,12 +237,23 @@ final class IndexLayout: Sendable {
     /// Appends the index key of a row to `bytes` (see `key(values:primaryKey:)`); the length of
     /// its elements part counts from where it starts.
     func appendKey(values: [RowValue], primaryKey: Int64, to bytes: inout [UInt8]) -> (elements: Int, truncated: Bool, hasNull: Bool) {
+        appendKey(value: { values[$0] }, primaryKey: primaryKey, to: &bytes)
+    }
+
+    /// ``appendKey(values:primaryKey:to:)`` for the values a change was based on (no row built).
+    func appendKey(base: StoreRowBase, primaryKey: Int64, to bytes: inout [UInt8]) -> (elements: Int, truncated: Bool, hasNull: Bool) {
+        appendKey(value: { base[$0] }, primaryKey: primaryKey, to: &bytes)
+    }
+
+    @inline(__always)
+    private func appendKey(value: (Int) -> RowValue, primaryKey: Int64, to bytes: inout [UInt8]) -> (elements: Int, truncated: Bool, hasNull: Bool) {
         let start = bytes.count
         var truncated = false
         var hasNull = false
         for (slot, kind) in zip(slots, kinds) {
-            if values[slot].isNull { hasNull = true }
-            if KeyEncoding.append(values[slot], kind: kind, cap: cap, to: &bytes) { truncated = true }
+            let element = value(slot)
+            if element.isNull { hasNull = true }
+            if KeyEncoding.append(element, kind: kind, cap: cap, to: &bytes) { truncated = true }
         }
         let elements = bytes.count - start
         KeyEncoding.appendPrimaryKey(primaryKey, to: &bytes)
