@@ -139,25 +139,36 @@ struct BatchExecutor {
             try store.read { view in
                 work = BatchWorkingSet(view: view, model: coordinator.managedObjectModel)
                 let evaluator = PredicateEvaluator(source: ViewRowSource(view: view))
-                let rows = try view.rows(matching: plan)
+                var rows = try view.rows(matching: plan)
                 work.reserveUpdates(rows.count)
                 updated.reserveCapacity(rows.count)
-                for row in rows {
-                    var values = row.values
+                var assigned: [(slot: Int, value: RowValue)] = []   // one row's new values (expressions see the row as read)
+                for position in rows.indices {
+                    assigned.removeAll(keepingCapacity: true)
                     for assignment in assignments {
                         switch assignment.value {
                         case .constant(let value):
-                            values[assignment.slot] = value
+                            assigned.append((assignment.slot, value))
                         case .expression(let expression):
-                            let result = try evaluator.value(of: expression, on: row)
+                            let result = try evaluator.value(of: expression, on: rows[position])
                             guard let scalar = result.scalar else {
-                                throw StrataError(.typeMismatch, "batch update of \(entity.name): \(expression) gives a collection for \(row.id), not a value of \(assignment.attribute.qualifiedName)")
+                                throw StrataError(.typeMismatch, "batch update of \(entity.name): \(expression) gives a collection for \(rows[position].id), not a value of \(assignment.attribute.qualifiedName)")
                             }
-                            values[assignment.slot] = try converted(scalar, assignment.attribute)
+                            assigned.append((assignment.slot, try converted(scalar, assignment.attribute)))
                         }
                     }
-                    work.appendUpdate(row, values: values)
-                    updated.append(row.id)
+                    // The row's values move out of `rows` and change in place; the stored value
+                    // of each slot changed is kept instead of a copy of the row.
+                    let (id, version) = (rows[position].id, rows[position].version)
+                    var values = rows[position].values
+                    rows[position].values = []
+                    var originals: [SlotValue] = []
+                    for (slot, value) in assigned where values[slot] != value {
+                        if !originals.contains(where: { $0.slot == slot }) { originals.append(SlotValue(slot: slot, value: values[slot])) }
+                        values[slot] = value
+                    }
+                    work.appendUpdate(id: id, version: version, values: values, originals: originals)
+                    updated.append(id)
                 }
                 try work.recomputeDerivedAttributes()
                 try work.validate("batch update of \(entity.name)")

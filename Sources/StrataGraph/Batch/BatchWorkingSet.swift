@@ -1,7 +1,8 @@
 // BatchWorkingSet: the rows one attempt of a batch request reads and changes, inside one store
 // read, and the change set they become.
 //
-// Owns: the changed rows (new values, with the version and values they were read at), the
+// Owns: the changed rows (new values, with the version they were read at and the stored value
+// of each slot they changed: a `StoreRowBase`, so a changed row is not kept twice), the
 // deleted rows, reading any other row through the store view as this attempt's changes leave it,
 // the delete rules (cascade, nullify, deny), derived attributes (the changed rows' own, and
 // aggregates over to-manys that gained, lost or changed members), and validation of every
@@ -17,11 +18,37 @@ struct BatchWorkingSet {
     /// Inserted rows in insertion order, by position, and each one's position by key.
     private(set) var inserts: [StoreRow] = []
     private var insertedPositions: [Int64: Int] = [:]
-    /// A changed stored row: the row as read and its new values (`isDropped` once deleted).
+    /// A changed stored row: its new values, the version it was read at and the stored value of
+    /// each slot it changed (`isDropped` once deleted).
     private struct Update {
-        var read: StoreRow
-        var values: [RowValue]
+        let id: ManagedObjectID
+        let version: Int64
+        private(set) var values: [RowValue]
+        private(set) var originals: [SlotValue]
         var isDropped = false
+
+        init(id: ManagedObjectID, version: Int64, values: [RowValue], originals: [SlotValue]) {
+            (self.id, self.version, self.values, self.originals) = (id, version, values, originals)
+        }
+
+        /// `read` (the row as stored) changed to `values`.
+        init(read: StoreRow, values: [RowValue]) {
+            self.init(id: read.id, version: read.version, values: read.values, originals: [])
+            assign(values)
+        }
+
+        /// The values the row was read with.
+        var base: StoreRowBase { StoreRowBase(current: values, originals: originals) }
+        /// The row as read.
+        var read: StoreRow { StoreRow(id: id, version: version, values: base.values) }
+
+        /// Changes the values to `newValues`, keeping the stored value of each slot changed first.
+        mutating func assign(_ newValues: [RowValue]) {
+            for slot in newValues.indices where newValues[slot] != values[slot] && !originals.contains(where: { $0.slot == slot }) {
+                originals.append(SlotValue(slot: slot, value: values[slot]))
+            }
+            values = newValues
+        }
     }
     /// Changed stored rows in the order first changed, and each one's position by key. Rows
     /// live in arrays, and the tables hold positions and keys only: a request changes hundreds
@@ -55,7 +82,7 @@ struct BatchWorkingSet {
         precondition(insertsIndexed == inserts.count && updatesIndexed == updates.count, "Strata: BatchWorkingSet read before its appended rows were indexed")
         guard let key = id.primaryKey else { return nil }
         if deletedKeys.contains(key) { return nil }
-        if let position = updatePositions[key] { return StoreRow(id: id, version: updates[position].read.version, values: updates[position].values) }
+        if let position = updatePositions[key] { return StoreRow(id: id, version: updates[position].version, values: updates[position].values) }
         if let position = insertedPositions[key] { return inserts[position] }
         return try storedRow(id)
     }
@@ -77,7 +104,7 @@ struct BatchWorkingSet {
         guard let key = read.id.primaryKey else { return }
         indexNewRows()
         if let position = updatePositions[key] {
-            updates[position].values = values
+            updates[position].assign(values)
         } else {
             updatePositions[key] = updates.count
             updates.append(Update(read: read, values: values))
@@ -88,6 +115,12 @@ struct BatchWorkingSet {
     /// `update(_:to:)` for a stored row this working set has not changed or deleted.
     mutating func appendUpdate(_ read: StoreRow, values: [RowValue]) {
         updates.append(Update(read: read, values: values))
+    }
+
+    /// `appendUpdate(_:values:)` for a row read at `version` whose values are now `values`, the
+    /// stored value of each slot changed being in `originals` (one per slot).
+    mutating func appendUpdate(id: ManagedObjectID, version: Int64, values: [RowValue], originals: [SlotValue]) {
+        updates.append(Update(id: id, version: version, values: values, originals: originals))
     }
 
     /// Makes room for `count` more changed rows.
@@ -107,7 +140,7 @@ struct BatchWorkingSet {
         if updatesIndexed < updates.count {
             updatePositions.reserveCapacity(updates.count)
             for position in updatesIndexed..<updates.count where !updates[position].isDropped {
-                if let key = updates[position].read.id.primaryKey { updatePositions[key] = position }
+                if let key = updates[position].id.primaryKey { updatePositions[key] = position }
             }
             updatesIndexed = updates.count
         }
@@ -213,12 +246,12 @@ struct BatchWorkingSet {
             inserts[position].values = try derivedValues(of: inserts[position].id, values: inserts[position].values)
         }
         for position in updates.indices where !updates[position].isDropped {
-            updates[position].values = try derivedValues(of: updates[position].read.id, values: updates[position].values)
+            updates[position].assign(try derivedValues(of: updates[position].id, values: updates[position].values))
         }
         var owners: [ManagedObjectID] = []
         var seen = Set<ManagedObjectID>()
         let members = inserts.map { ($0.id, $0.values, [RowValue]?.none) }
-            + updates.filter { !$0.isDropped }.map { ($0.read.id, $0.values, Optional($0.read.values)) }
+            + updates.filter { !$0.isDropped }.map { ($0.id, $0.values, Optional($0.base.values)) }
             + deletes.map { ($0.id, $0.values, [RowValue]?.none) }
         for (id, values, old) in members {
             for owner in aggregatingOwners(of: id, values: values, old: old) where !isDeleted(owner) && seen.insert(owner).inserted {
@@ -280,8 +313,8 @@ struct BatchWorkingSet {
         // By position: a copy of each changed row (its read row and values) retained three
         // references per row.
         for position in updates.indices where !updates[position].isDropped {
-            problems += ManagedObjectContext.propertyProblems(of: updates[position].values, entity: updates[position].read.id.entity) {
-                "\(updates[position].read.id.entity.name) \(updates[position].read.id)"
+            problems += ManagedObjectContext.propertyProblems(of: updates[position].values, entity: updates[position].id.entity) {
+                "\(updates[position].id.entity.name) \(updates[position].id)"
             }
         }
         guard !problems.isEmpty else { return }
@@ -311,7 +344,7 @@ struct BatchWorkingSet {
         taken.reverse()
         while let update = taken.popLast() {
             if update.isDropped { continue }
-            changes.appendUpdate(StoreRow(id: update.read.id, version: update.read.version, values: update.values), base: update.read.values)
+            changes.appendUpdate(StoreRow(id: update.id, version: update.version, values: update.values), base: update.base)
         }
         var deleted = deletes
         deletes = []
