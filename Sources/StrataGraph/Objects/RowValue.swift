@@ -117,7 +117,11 @@ public enum RowValue: Sendable, Hashable {
             throw mismatch()
         case .decimal:
             if let d = value as? Decimal { return .decimal(d) }
-            if let d = value as? Double { return .decimal(Decimal(d)) }
+            if let d = value as? Double {
+                // Decimal has no infinity or NaN (making one from them traps).
+                guard d.isFinite else { throw mismatch() }
+                return .decimal(Decimal(d))
+            }
             if let i = exactInteger(value) { return .decimal(Decimal(i)) }
             throw mismatch()
         case .string:
