@@ -131,9 +131,9 @@ extension ManagedObjectContext {
     private static func converted(_ value: EvaluatedValue, to type: AttributeDescription.AttributeType?) -> EvaluatedValue {
         guard let type, let number = value.scalar?.number else { return value }
         switch type {
-        case .integer16, .integer32, .integer64: return .scalar(.integer(Int64(number.rounded(.towardZero))))
+        case .integer16, .integer32, .integer64: return number.int64TowardZero.map { .scalar(.integer($0)) } ?? .scalar(.null)
         case .double, .float: return .scalar(.double(number))
-        case .decimal: return .scalar(.decimal(Decimal(number)))
+        case .decimal: return number.finiteDecimal.map { .scalar(.decimal($0)) } ?? .scalar(.null)
         default: return value
         }
     }

@@ -460,7 +460,7 @@ final class XcodeModelParser: NSObject, XMLParserDelegate {
         case .integer64: lenient = FoundationNumberText.integer(trimmed)
         case .double: lenient = FoundationNumberText.double(trimmed)
         case .float: lenient = Float(FoundationNumberText.double(trimmed))
-        case .decimal: lenient = Decimal(FoundationNumberText.double(trimmed))
+        case .decimal: lenient = FoundationNumberText.double(trimmed).finiteDecimal
         case .boolean: lenient = FoundationNumberText.bool(trimmed)
         default: lenient = nil
         }

@@ -72,11 +72,20 @@ extension DerivedAttributeDescription {
     private static func converted(_ value: RowValue, to attribute: AttributeDescription) -> RowValue {
         guard let number = number(of: value) else { return value }
         switch attribute.type {
-        case .integer16, .integer32, .integer64: return .integer(Int64(number.rounded(.towardZero)))
+        case .integer16, .integer32, .integer64: return number.int64TowardZero.map(RowValue.integer) ?? .null
         case .double: return .double(number)
         case .float: return .float(Float(number))
-        case .decimal: return .decimal(Decimal(number))
+        case .decimal: return number.finiteDecimal.map(RowValue.decimal) ?? .null
         default: return value
         }
     }
+}
+
+extension Double {
+    /// This number rounded toward zero as an Int64; nil when it is infinite, NaN or outside
+    /// Int64's range (where `Int64(_:)` would trap): a computed value that has no integer.
+    var int64TowardZero: Int64? { Int64(exactly: rounded(.towardZero)) }
+    /// This number as a Decimal; nil when it is infinite or NaN (Decimal has neither, and
+    /// making one from them traps).
+    var finiteDecimal: Decimal? { isFinite ? Decimal(self) : nil }
 }
