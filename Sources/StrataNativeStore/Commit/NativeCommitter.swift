@@ -6,12 +6,16 @@
 // (2) deletes, checked the same way, removing their foreign-key and link entries (after a first
 // conflict rows are only checked, so every conflict is reported, and nothing more is written);
 // the deleted rows' records go once every delete is checked, per rows tree in key order in one
-// pass (`deleteEach`: a leaf is rebalanced once, not at every delete that leaves it underfull); (3) inserts' index entries are gathered; (4) the gathered index removals, per
-// index in key order and in batches (neighbouring entries from one leaf instead of a descent per
-// row). During (1) and (2) a list of removals, or of additions to an index that is not unique,
-// that reaches `sliceEntries` (32,768) is put in order and applied at once, so a big save holds
-// a slice of its index changes and not all of them (issue 30); entries of different rows never
-// share a key (the primary key ends it), and unique indexes keep their whole list for (5); (5) uniqueness constraints are checked for every new entry of updates and inserts (after
+// pass (`deleteEach`: a leaf is rebalanced once, not at every delete that leaves it underfull);
+// (3) inserts' index entries are gathered; (4) the gathered index removals, per index in key
+// order and in batches (neighbouring entries from one leaf instead of a descent per row).
+// During (1) and (2), before each row, a list of removals, or of additions to an index that is
+// not unique, that reached `sliceEntries` (32,768) is put in order and applied, so a big save
+// holds a slice of its index changes and not all of them (issue 30): entries of different rows
+// never share a key (the primary key ends it), unique indexes keep their whole list for (5),
+// and a slice is applied only between tree operations (applying one may spill pages, which
+// must never happen while a tree operation holds a page). (5) uniqueness constraints are
+// checked for every new entry of updates and inserts (after
 // the removals, so a save may swap unique values between its own rows; before any insert's record
 // is written, so a refused insert, such as a batch upsert's first attempt, costs its probes and
 // not its rows); (6) inserts' records, foreign keys and links; (7) the new index entries, per
@@ -231,10 +235,8 @@ struct NativeCommitter {
     private mutating func delete(_ id: ManagedObjectID, stored old: StoreRow?) throws {
         guard let key = id.primaryKey, let old else { return }
         let layout = try layout(of: id.entity)
-        for index in layout.indexes {
-            if appliesSlices { try applyFullSlices(of: index) }
-            removeIndexEntry(index, values: old.values, primaryKey: key)
-        }
+        try applyFullSlices(of: layout)
+        for index in layout.indexes { removeIndexEntry(index, values: old.values, primaryKey: key) }
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: old.values[slot], to: .null, owner: key, layout: layout) }
         for (_, name, _) in layout.links { try removeLinks(tree: name, owner: key) }
         if let last = rowDeletions.indices.last, rowDeletions[last].tree == layout.rowsTree {
@@ -274,6 +276,7 @@ struct NativeCommitter {
         guard let key = row.id.primaryKey, let base, !changes.isForced(row.id) else { return false }
         let layout = try layout(of: row.id.entity)
         guard layout.foreignKeys.isEmpty && layout.links.isEmpty else { return false }
+        try applyFullSlices(of: layout)   // here, not inside the rows tree's update below
         let rows = try tree(layout.rowsTree)
         let version = row.version + 1
         let written = try NativeStoreFile.withKey(key) { encoded in
@@ -281,7 +284,7 @@ struct NativeCommitter {
                 guard let record else { return nil }
                 var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
                 guard Int64(bitPattern: try reader.varint()) == row.version else { return nil }
-                try gatherIndexChanges(row, old: base, key: key, position: position, layout: layout)
+                gatherIndexChanges(row, old: base, key: key, position: position, layout: layout)
                 RowCodec.encode(version: version, values: row.values, layout: layout, numberOf: numberOf, into: recordWriter)
                 return recordWriter.bytes
             }
@@ -295,9 +298,8 @@ struct NativeCommitter {
     /// Gathers the index entries an update changes: for each index whose values differ, the old
     /// key to remove and the new one to add (neither when they make the same key); with no old
     /// values, only additions.
-    private mutating func gatherIndexChanges(_ row: StoreRow, old: StoreRowBase?, key: Int64, position: Int, layout: EntityLayout) throws {
+    private mutating func gatherIndexChanges(_ row: StoreRow, old: StoreRowBase?, key: Int64, position: Int, layout: EntityLayout) {
         for index in layout.indexes {
-            if appliesSlices { try applyFullSlices(of: index) }
             if let old {
                 // Unchanged element values keep their entry.
                 if index.slots.allSatisfy({ row.values[$0] == old[$0] }) { continue }
@@ -323,7 +325,8 @@ struct NativeCommitter {
     private mutating func update(_ row: StoreRow, stored old: StoreRow?, position: Int) throws {
         guard let key = row.id.primaryKey else { return }
         let layout = try layout(of: row.id.entity)
-        try gatherIndexChanges(row, old: old.map { StoreRowBase(current: $0.values) }, key: key, position: position, layout: layout)
+        try applyFullSlices(of: layout)
+        gatherIndexChanges(row, old: old.map { StoreRowBase(current: $0.values) }, key: key, position: position, layout: layout)
         for (slot, name) in layout.foreignKeys {
             try setForeignKey(tree: name, from: old?.values[slot] ?? .null, to: row.values[slot], owner: key, layout: layout)
         }
@@ -377,6 +380,14 @@ struct NativeCommitter {
     private mutating func additionList(_ index: IndexLayout) -> Int {
         Self.list(for: index, in: &additions, known: &additionPositions,
                   capacity: index.isUnique ? expectedEntries : min(expectedEntries, store.indexSliceEntries))
+    }
+
+    /// Applies the full slices of every index of `layout` while slices are applied (see the
+    /// header): called before a row's entries are gathered, and never from inside a tree
+    /// operation (applying a slice may spill dirty pages).
+    private mutating func applyFullSlices(of layout: EntityLayout) throws {
+        guard appliesSlices else { return }
+        for index in layout.indexes { try applyFullSlices(of: index) }
     }
 
     /// Applies `index`'s list of removals, and its list of additions unless it is unique, if it
