@@ -10,9 +10,6 @@
 // `values` records the original first).
 
 extension ManagedObject {
-    /// Whether the object has committed values (it was read from or saved to a store).
-    var hasCommittedValues: Bool { committedOriginals != nil }
-
     /// The committed value of `slot` (nil: the object has no committed values).
     @inline(__always)
     func committedValue(at slot: Int) -> RowValue? {
