@@ -41,7 +41,8 @@ final class NativeStore: RowStore {
     /// strata-bench objects, 1,000,000 quakes): 32 MiB against 8 MiB gained nothing, not even
     /// where the cache is meant to help (a second context faulting the 100,000 rows the first
     /// read: 598k against 620k faults/s; a cached row saves a page-cache lookup and a decode,
-    /// both cheap), and cost 27 MB of peak RSS; 4 MiB made those faults 8% slower.
+    /// both cheap), and cost 27 MB of peak RSS; 4 MiB made those faults 8% slower. (Measured
+    /// before rows were admitted on their second read, RowCache.swift.)
     static let defaultRowCacheBytes = 8 << 20
     /// The engine's page cache for a native store unless `PageCacheSizeOptionKey` says otherwise
     /// (the engine on its own keeps `StorageOptions.cacheBytes`, 128 MiB). Measured (issue 30,

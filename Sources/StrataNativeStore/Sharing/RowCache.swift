@@ -6,8 +6,13 @@
 // applied, e.g. from another process) drops everything and moves the cache forward; readers at
 // older (pinned) generations bypass it. The store's own commits remove the rows they touched and
 // move the cache to the new generation. The total size is bounded (`budget`, estimated bytes);
-// the oldest entries go first. Never reads the store itself. One owner, one rule: the store's
-// commits and reads at the cache's generation are the only writers (README "Caches").
+// the oldest entries go first. A row enters on its second read while its key is still among the
+// recently read ones (`RecentKeys`): rows read once (a lookup of a random key, a fetch of 100,000
+// objects that fire from their own rows) would only evict rows that are read again, each costing
+// an insertion, an eviction of a cold row, and a copy when an object changes the values it shares
+// with the cache (issue 30, measured in `insert`). Never reads the store itself. One owner, one
+// rule: the store's commits and reads at the cache's generation are the only writers (README
+// "Caches").
 
 import Foundation
 import StrataStorage
@@ -34,12 +39,17 @@ final class RowCache: Sendable {
         var orderStart = 0
         var generation: UInt64 = 0
         var cost = 0
+        /// Keys read once recently, not (yet) admitted.
+        var recent: RecentKeys
     }
-    private let state = Lock(State()) // guards every entry, the order queue and the generation
+    private let state: Lock<State> // guards every entry, the order queue, the recent keys and the generation
     let budget: Int
 
     init(budgetBytes: Int) {
         budget = max(0, budgetBytes)
+        // One recent key per 1 KiB of budget (8,192 for the default 8 MiB): a row read again
+        // within the next few thousand reads is admitted.
+        state = Lock(State(recent: RecentKeys(capacity: max(256, budget / 1024))))
     }
 
     /// How the table grows: first to room for 16,384 rows, then straight to a full budget of
@@ -62,13 +72,18 @@ final class RowCache: Sendable {
         }
     }
 
-    /// Remembers `row`, read by a reader at `generation`.
+    /// Remembers `row`, read by a reader at `generation`, if its key was read recently (else
+    /// only notes the key). Measured (strata-bench objects, 1,000,000 quakes, medians of 2,
+    /// against admitting every row read): update 10% and save 0.77x -> 0.86x SQLite with 40% fewer
+    /// fresh pages, fetch by unique code 0.77x -> 0.84x, peak RSS 143.5 -> 129 MB; fetch 50
+    /// latest, which rereads its rows, keeps its 0.81x (0.48x with no row cache).
     func insert(_ row: StoreRow, key: Int64, at generation: UInt64) {
         guard budget > 0 else { return }
-        let cost = Self.cost(of: row)
         state.withLock { state in
             Self.catchUp(&state, to: generation)
             guard state.generation == generation else { return }
+            guard state.entries[Key(key)] != nil || state.recent.readBefore(key) else { return }
+            let cost = Self.cost(of: row)
             if state.entries.count == state.entries.capacity { grow(&state.entries) }
             if let old = state.entries.updateValue(Entry(row: row, cost: cost), forKey: Key(key)) {
                 state.cost -= old.cost
@@ -144,5 +159,35 @@ final class RowCache: Sendable {
             }
         }
         return cost
+    }
+}
+
+extension RowCache {
+    /// The keys of the last `capacity` rows read and not admitted to the row cache: a ring in read
+    /// order (the oldest is forgotten first) with a set for membership. Holds keys only, never rows.
+    struct RecentKeys {
+        private var ring: [Int64] = []
+        private var next = 0
+        private var members: Set<Key> = []
+        let capacity: Int
+
+        init(capacity: Int) { self.capacity = max(1, capacity) }
+
+        /// Whether `key` is among the recent keys; if not, it becomes the newest one.
+        mutating func readBefore(_ key: Int64) -> Bool {
+            if members.contains(Key(key)) { return true }
+            if ring.count < capacity {
+                if ring.isEmpty { ring.reserveCapacity(capacity); members.reserveCapacity(capacity) }
+                ring.append(key)
+            } else {
+                members.remove(Key(ring[next]))
+                ring[next] = key
+                next = next + 1 == capacity ? 0 : next + 1
+            }
+            members.insert(Key(key))
+            return false
+        }
+
+        var count: Int { members.count }
     }
 }

@@ -87,6 +87,11 @@ enum ObjectsSuite {
         if let megabytes = ProcessInfo.processInfo.environment["STRATA_BENCH_ROW_CACHE_MB"].flatMap(Int.init) {
             options[RowCacheSizeOptionKey] = megabytes << 20
         }
+        // STRATA_BENCH_INDEX_SLICE sets how many index changes a commit applies together (the
+        // store's internal `_StrataIndexSliceEntries`; for measuring its default).
+        if let entries = ProcessInfo.processInfo.environment["STRATA_BENCH_INDEX_SLICE"].flatMap(Int.init) {
+            options["_StrataIndexSliceEntries"] = entries
+        }
         if history { options[PersistentHistoryTrackingKey] = true as NSNumber }
         try coordinator.addPersistentStore(type: .native, at: URL(fileURLWithPath: path), options: options)
         let context = ManagedObjectContext(.privateQueue)
