@@ -10,7 +10,7 @@
 // (3) inserts' index entries are gathered; (4) the gathered index removals, per index in key
 // order and in batches (neighbouring entries from one leaf instead of a descent per row).
 // During (1) and (2), before each row, a list of removals, or of additions to an index that is
-// not unique, that reached `sliceEntries` (32,768) is put in order and applied, so a big save
+// not unique, that reached `sliceEntries` (8,192) is put in order and applied, so a big save
 // holds a slice of its index changes and not all of them (issue 30): entries of different rows
 // never share a key (the primary key ends it), unique indexes keep their whole list for (5),
 // and a slice is applied only between tree operations (applying one may spill pages, which
@@ -85,8 +85,11 @@ struct NativeCommitter {
     private var expectedEntries = 0
     /// How many gathered removals, or additions to a non-unique index, are applied together
     /// while updates and deletes are written (see the header; a store may set another,
-    /// `NativeStore.indexSliceEntries`).
-    static let sliceEntries = 32_768
+    /// `NativeStore.indexSliceEntries`). Measured (strata-bench, 1,000,000 quakes, medians of 3):
+    /// 8,192 against 32,768 takes the objects suite's peak RSS from 131.0 to 124.6 MB and its
+    /// update phase's fresh pages from 4.4k to 3.6k; updates of 100,000 objects and batch
+    /// updates of 200,000 rows stay within noise (0.84x against 0.81x, 0.63x against 0.64x SQLite).
+    static let sliceEntries = 8_192
     /// The keys of the rows deleted, per rows tree, removed together after the deletes are
     /// checked (`removeDeletedRows()`).
     private var rowDeletions: [(tree: TreeName, keys: [Int64])] = []
