@@ -310,10 +310,12 @@ struct BatchWorkingSet {
         for row in inserts {
             problems += ManagedObjectContext.propertyProblems(of: row.values, entity: row.id.entity) { "\(row.id.entity.name) \(row.id)" }
         }
-        // By position: a copy of each changed row (its read row and values) retained three
-        // references per row.
+        // An update is checked in the slots it changed (`originals` has one per slot): its other
+        // values are the store's, checked when they were written. By position: a copy of each
+        // changed row (its read row and values) retained three references per row.
         for position in updates.indices where !updates[position].isDropped {
-            problems += ManagedObjectContext.propertyProblems(of: updates[position].values, entity: updates[position].id.entity) {
+            problems += ManagedObjectContext.propertyProblems(of: updates[position].values, entity: updates[position].id.entity,
+                                                              slots: updates[position].originals.lazy.map(\.slot)) {
                 "\(updates[position].id.entity.name) \(updates[position].id)"
             }
         }

@@ -46,9 +46,15 @@ extension ManagedObjectContext {
     /// Every problem of one object's (or row's) values against its entity's rules: required
     /// values, attribute rules, relationship counts. `label` names the object in messages.
     static func propertyProblems(of values: [RowValue], entity: EntityDescription, label: () -> String) -> [StrataError] {
+        propertyProblems(of: values, entity: entity, slots: entity.slotValidations.indices, label: label)
+    }
+
+    /// ``propertyProblems(of:entity:label:)`` for the values of `slots` only.
+    static func propertyProblems(of values: [RowValue], entity: EntityDescription, slots: some Sequence<Int>,
+                                 label: () -> String) -> [StrataError] {
         var problems: [StrataError] = []
         let validations = entity.slotValidations
-        for slot in validations.indices {
+        for slot in slots {
             switch validations[slot] {
             case .none:
                 continue
