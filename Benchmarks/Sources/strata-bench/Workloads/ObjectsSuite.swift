@@ -149,8 +149,9 @@ enum ObjectsSuite {
                 report(measurement(workloads[5], "strata", Double(objects.count) / fire, "faults/s"))
                 let ids = objects.map(\.objectID)
                 context.reset()
-                // Another context of the coordinator faults the same rows one by one: what the
-                // row cache (rows decoded once, shared by the contexts) is for.
+                // Another context of the coordinator faults the same rows one by one (read again:
+                // 100,000 rows read once each are more than the row cache's window of recent
+                // reads, RowCache.swift).
                 let second = ManagedObjectContext(.privateQueue)
                 second.persistentStoreCoordinator = coordinator
                 let secondFire = try second.performAndWait {
