@@ -107,6 +107,43 @@ final class BatchInsertPartsTests: XCTestCase {
         XCTAssertEqual(Set(fetched), Set(ids))
     }
 
+    /// Upserts in parts on a store whose commits apply index entries two at a time: a part that
+    /// is refused (its rows match stored ones) and offered back has left no entry in the index
+    /// on magnitude, so fetches the index serves agree with an oracle.
+    func testRefusedPartsLeaveNoIndexEntriesWithSmallSlices() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let model = try TestModels.earthquakes()
+        let quake = model.entitiesByName["Quake"]!
+        quake.indexes = [FetchIndexDescription(name: "byMagnitude", elements: [FetchIndexElementDescription(property: quake.attributesByName["magnitude"]!)])]
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try TestStores.add(to: coordinator, path: "/dev/null", options: ["_StrataIndexSliceEntries": 2], type: .native)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        let byMagnitude = FetchRequest<Quake>(entityName: "Quake")
+        byMagnitude.predicate = try FetchPredicate(format: "magnitude >= 0")
+        byMagnitude.sortDescriptors = [FetchSortDescriptor(key: "magnitude", ascending: true), FetchSortDescriptor(key: "code", ascending: true)]
+        XCTAssertTrue("\(try coordinator.explain(byMagnitude))".contains("byMagnitude"), "the index serves the fetch")
+        var oracle: [String: Double] = [:]
+        for request in 0..<iterations(6, stress: 60) {
+            var rows: [[String: Any]] = []
+            for _ in 0..<(5 + random.next(below: 30)) {
+                let code = !oracle.isEmpty && random.chance(0.5) ? oracle.keys.sorted()[random.next(below: oracle.count)] : "c\(random.next(below: 1_000_000))"
+                let magnitude = Double(random.next(below: 90)) / 10
+                rows.append(["code": code, "magnitude": magnitude])
+                oracle[code] = magnitude
+            }
+            _ = try insert(rows, into: context, rowsPerPart: 3 + random.next(below: 6))
+            let served = try context.performAndWait {
+                defer { context.reset() }
+                return try context.fetch(byMagnitude).map { "\($0.code)=\($0.magnitude)" }
+            }
+            let expected = oracle.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map { "\($0.key)=\($0.value)" }
+            XCTAssertEqual(served, expected, "seed \(seed), request \(request)")
+            if served != expected { return }
+        }
+    }
+
     /// A bad row in the last part leaves nothing of the request, not even the parts before it,
     /// and no history transaction; the store takes the next request as usual.
     func testABadRowInALatePartLeavesNothing() throws {

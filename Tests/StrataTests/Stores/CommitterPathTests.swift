@@ -5,7 +5,8 @@
 // bases alternate between whole rows and the sparse form contexts give (StoreRowBase: the new
 // row and the originals of its changed slots). The first store applies its index changes in
 // slices of five rows' worth while it writes (NativeCommitter.sliceEntries, made small), the
-// second all at once; some rounds delete rows as well.
+// second all at once; rounds insert rows too, some delete rows, and some first try a save of
+// new rows that a repeated unique code refuses after slices of its index entries were applied.
 
 import Foundation
 @testable import Strata
@@ -30,7 +31,7 @@ final class CommitterPathTests: XCTestCase {
         var random = SeededRandom(seed: seed)
         let model = Self.readingsModel()
         // The first store applies its index changes in slices of 5 while it writes (the
-        // default, 32,768, is never reached here); the second gathers them whole.
+        // default, 8,192, is never reached here); the second gathers them whole.
         let stores = try (0..<2).map { which -> NativeStore in
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
             // A small page cache too: its dirty pages spill to the WAL often, also while slices
@@ -69,8 +70,26 @@ final class CommitterPathTests: XCTestCase {
             let next = picked.map { randomValues(code: "c\($0)") }
             // Some rounds also delete a few other rows (their index entries go in the slices too).
             let deleted = random.chance(0.5) ? Array(Set((0..<4).map { _ in living[random.next(below: living.count)] }).subtracting(picked)).sorted() : []
+            // And insert new rows (their entries in indexes that are not unique go in slices too).
+            let inserted = (0..<random.next(below: changesPerRound / 4 + 1)).map { randomValues(code: "c\(current.count + $0)") }
+            // Some rounds first try a save of new rows, the last repeating a living row's code: it
+            // is refused after slices of the others' index entries were applied, and must leave
+            // nothing behind.
+            if random.chance(0.3) {
+                var refused = (0..<8).map { randomValues(code: "r\(round)-\($0)") }
+                refused[7][slot("code")] = .string("c\(living[random.next(below: living.count)])")
+                for store in stores {
+                    var changes = StoreChangeSet()
+                    let newIDs = try store.permanentIDs(for: Array(repeating: quake, count: refused.count))
+                    changes.inserts = zip(newIDs, refused).map { StoreRow(id: $0, version: 0, values: $1) }
+                    XCTAssertThrowsError(try store.commit(changes), "a repeated code, seed \(seed), round \(round)")
+                }
+            }
             for (which, store) in stores.enumerated() {
                 var changes = StoreChangeSet()
+                let newIDs = try store.permanentIDs(for: Array(repeating: quake, count: inserted.count))
+                changes.inserts = zip(newIDs, inserted).map { StoreRow(id: $0, version: 0, values: $1) }
+                ids[which] += newIDs
                 for index in deleted { changes.appendDelete(ids[which][index], version: versions[index], base: which == 0 ? current[index] : nil) }
                 if which == 1 { changes.deleteBases = [] }
                 for (position, index) in picked.enumerated() {
@@ -93,6 +112,9 @@ final class CommitterPathTests: XCTestCase {
                 versions[index] += 1
             }
             for index in deleted { alive[index] = false }
+            current += inserted
+            versions += inserted.map { _ in 1 }
+            alive += inserted.map { _ in true }
             let left = alive.indices.filter { alive[$0] }
             for (which, store) in stores.enumerated() {
                 try store.read { view in
