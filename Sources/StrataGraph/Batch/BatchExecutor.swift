@@ -132,7 +132,8 @@ struct BatchExecutor {
                 assignments.append((slot, attribute, .constant(try converted(value, attribute))))
             }
         }
-        let plan = FetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate)
+        var plan = FetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate)
+        plan.rowsInAnyOrder = true
         for _ in 1...Self.attempts {
             var work: BatchWorkingSet!
             var updated: [ManagedObjectID] = []
@@ -212,7 +213,9 @@ struct BatchExecutor {
 
     /// Deletes the rows `plan` selects, applying delete rules; returns every deleted row's ID.
     func delete(plan: FetchPlan) throws -> [ManagedObjectID] {
-        try delete { view in try view.rows(matching: plan) }
+        var plan = plan
+        plan.rowsInAnyOrder = true   // the store still keeps the order a sort or a limit needs
+        return try delete { view in try view.rows(matching: plan) }
     }
 
     /// Deletes the rows of `ids` that exist, applying delete rules; returns every deleted row's ID.

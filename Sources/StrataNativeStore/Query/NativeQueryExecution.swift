@@ -6,7 +6,10 @@
 // row, early stop at offset + limit when the index gives the order (or no order is asked),
 // counting index entries without reading rows when the path is exact, and streaming full scans.
 // Unsorted fetches return rows in access order (key order for scans, index order for index
-// scans). Never writes.
+// scans), except plans whose rows may come in any order (`rowsInAnyOrder`, batch updates and
+// deletes): an index scan then gathers the selected keys first and reads the rows in key order,
+// so rows of one leaf are read together (a secondary index lists them in an order unrelated
+// to their keys, which made each row read a descent from the root). Never writes.
 
 import Foundation
 import StrataStorage
@@ -107,13 +110,12 @@ extension NativeReadView {
         }
         if let indexLayout = indexLayout(of: path, plan: plan) {
             let reader = self.reader
-            // Rows come in index order, often near each other in their tree: one point reader
-            // per rows tree descends once per leaf.
-            // The entity of the last entry, with its layout and point reader (entries of one
-            // entity usually follow each other).
+            // One point reader per rows tree, which descends only when a row is not in or next
+            // to the leaf of the row before. The entity of the last entry, with its layout and
+            // point reader (entries of one entity usually follow each other).
             var points: (number: UInt16, layout: EntityLayout, reader: PointReader?)?
             var read = 0
-            try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { key, number in
+            func row(_ key: Int64, _ number: UInt16) throws -> StoreRow {
                 if points?.number != number {
                     guard let rowLayout = store.layoutsByNumber[number] else {
                         throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
@@ -126,7 +128,25 @@ extension NativeReadView {
                                               remember: read <= Self.rowsRememberedPerRead) else {
                     throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
                 }
-                return try matches(row) ? try body(row) : true
+                return row
+            }
+            if plan.rowsInAnyOrder && plan.sortDescriptors.isEmpty && plan.limit == 0 && plan.offset == 0 {
+                // Every selected row, in any order: the keys first, then the rows in key order.
+                var entries: [(number: UInt16, key: Int64)] = []
+                try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { key, number in
+                    entries.append((number, key))
+                    return true
+                }
+                if zip(entries, entries.dropFirst()).contains(where: { $0 > $1 }) { entries.sort { $0 < $1 } }
+                for (number, key) in entries {
+                    let found = try row(key, number)
+                    if try matches(found), try !body(found) { return }
+                }
+                return
+            }
+            try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { key, number in
+                let found = try row(key, number)
+                return try matches(found) ? try body(found) : true
             }
             return
         }

@@ -20,6 +20,10 @@ public struct FetchPlan: Sendable {
     public var offset = 0
     /// At most this many rows (0: no limit).
     public var limit = 0
+    /// Whether the rows may come in any order (batch updates and deletes take them all): a
+    /// store may then read the rows an index selects in the order of their keys instead of the
+    /// index's (NativeQueryExecution.swift), so neighbouring rows are read together.
+    public var rowsInAnyOrder = false
 
     public init(entity: EntityDescription, includesSubentities: Bool = true, predicate: FetchPredicate? = nil,
          sortDescriptors: [FetchSortDescriptor] = [], offset: Int = 0, limit: Int = 0) {
