@@ -169,13 +169,17 @@ struct BatchWorkingSet {
     /// Deletes `rows` and, by the delete rules, cascades to related rows and nullifies the
     /// references of the others; a deny rule with related rows left, or a nullify that empties a
     /// required to-one, throws (nothing is committed then).
-    mutating func delete(_ rows: [StoreRow]) throws {
+    mutating func delete(_ rows: consuming [StoreRow]) throws {
         deletes.reserveCapacity(deletes.count + rows.count)
         deletedKeys.reserveCapacity(deletes.count + rows.count)
         indexNewRows()
         let firstDeleted = deletes.count
         var anyRelationships = false
-        var queue = rows
+        // The rows move out of `rows` in their order (reversed once, then taken from the end),
+        // with rows a cascade adds taken next: no copy of the rows, and the deletes stay in the
+        // order read (key order for batch deletes, which the store commits in).
+        var queue = consume rows
+        queue.reverse()
         while let row = queue.popLast() {
             guard let key = row.id.primaryKey, deletedKeys.insert(key).inserted else { continue }
             if !updates.isEmpty, let position = updatePositions.removeValue(forKey: key) {
