@@ -316,11 +316,14 @@ struct BatchWorkingSet {
         }
         // An update is checked in the slots it changed (`originals` has one per slot): its other
         // values are the store's, checked when they were written. By position: a copy of each
-        // changed row (its read row and values) retained three references per row.
+        // changed row (its read row and values) retained three references per row. The label
+        // captures the ID alone: a closure reading `updates` copied the whole working set
+        // (retaining each of its tables) for every row.
         for position in updates.indices where !updates[position].isDropped {
-            problems += ManagedObjectContext.propertyProblems(of: updates[position].values, entity: updates[position].id.entity,
+            let id = updates[position].id
+            problems += ManagedObjectContext.propertyProblems(of: updates[position].values, entity: id.entity,
                                                               slots: updates[position].originals.lazy.map(\.slot)) {
-                "\(updates[position].id.entity.name) \(updates[position].id)"
+                "\(id.entity.name) \(id)"
             }
         }
         guard !problems.isEmpty else { return }
