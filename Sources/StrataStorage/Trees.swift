@@ -357,12 +357,18 @@ enum RangeScan {
     ) throws {
         var more: Bool
         if let lower { more = try lower.withUnsafeBytes { try cursor.seek(atLeast: $0.baseAddress == nil ? .emptyBytes : $0) } } else { more = try cursor.first() }
-        while more {
-            let key = cursor.key
-            if let upper, upper.withUnsafeBytes({ compareBytes(key, $0.baseAddress == nil ? .emptyBytes : $0) }) >= 0 { return }
-            let keepGoing = try cursor.withValue { try body(key, $0) }
-            if !keepGoing { return }
-            more = try cursor.next()
+        guard more else { return }
+        // A leaf at a time (`forEachInLeaf`), comparing each key with `upper`.
+        try (upper ?? []).withUnsafeBytes { upperBytes in
+            let bound = upper == nil ? nil : (upperBytes.baseAddress == nil ? .emptyBytes : upperBytes)
+            while more {
+                let finishedLeaf = try cursor.forEachInLeaf { key, value in
+                    if let bound, compareBytes(key, bound) >= 0 { return false }
+                    return try body(key, value)
+                }
+                if !finishedLeaf { return }
+                more = try cursor.next()
+            }
         }
     }
 }

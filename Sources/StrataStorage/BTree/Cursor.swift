@@ -136,6 +136,31 @@ struct NodeCursor<Source: PageSource> {
         return try seek(atLeast: key)
     }
 
+    /// Calls `body` with the key and value of each record from the current one to the end of
+    /// the current leaf, until it returns false; returns whether every call returned true (the
+    /// cursor is then on the leaf's last record, so `next()` enters the next leaf). A range
+    /// scan's inner loop: the leaf is held once for all its records, not looked up (and its
+    /// reference count touched) per record. The buffers are valid only during each call.
+    mutating func forEachInLeaf(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
+        guard let page = leaf else { return false }
+        let count = page.cellCount
+        let scratch = page.prefixLength > 0 ? keyBytes : nil
+        var position = index
+        while position < count {
+            index = position
+            let key = scratch.map { page.wholeKey(at: position, scratch: $0) } ?? page.storedKey(at: position)
+            let more: Bool
+            if case .inline(let bytes) = page.leafValue(at: position) {
+                more = try body(key, bytes)
+            } else {
+                more = try reader.withLeafValue(page, position) { try body(key, $0) }
+            }
+            if !more { return false }
+            position += 1
+        }
+        return true
+    }
+
     /// Moves to the next record; false (and unpositioned) at the end.
     @discardableResult
     mutating func next() throws -> Bool {
