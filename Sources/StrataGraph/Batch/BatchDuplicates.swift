@@ -24,19 +24,38 @@ struct BatchDuplicates {
     /// `rows` with duplicates folded; `firstIndex` is the request index of `rows[0]` (for messages).
     func fold(_ rows: [SuppliedRow], firstIndex: Int) throws -> [SuppliedRow] {
         guard !constraints.isEmpty, rows.count > 1 else { return rows }
-        var kept: [SuppliedRow] = []
-        kept.reserveCapacity(rows.count)
-        /// The request index of each kept row (its first row).
-        var keptIndex: [Int] = []
-        keptIndex.reserveCapacity(rows.count)
         /// Per constraint: the kept row holding each set of values (nulls hold none).
         var holders = [[ConstraintValues: Int]](repeating: [:], count: constraints.count)
         for c in holders.indices { holders[c].reserveCapacity(rows.count) }
+        // Rows before the first duplicate are kept as they are, at their own positions: an
+        // import usually has no duplicate, and then `rows` is the answer, with one hash per row
+        // and constraint and no copy of a row.
+        var unique = 0
+        scan: while unique < rows.count {
+            for (c, slots) in constraints.enumerated() {
+                guard let values = ConstraintValues(rows[unique].values, slots) else { continue }
+                if let earlier = holders[c].updateValue(unique, forKey: values) {
+                    // A duplicate: the holders go back to what they were before this row.
+                    holders[c][values] = earlier
+                    for (undo, undoSlots) in constraints.enumerated().prefix(c) {
+                        if let undone = ConstraintValues(rows[unique].values, undoSlots) { holders[undo][undone] = nil }
+                    }
+                    break scan
+                }
+            }
+            unique += 1
+        }
+        if unique == rows.count { return rows }
+        var kept = Array(rows[..<unique])
+        kept.reserveCapacity(rows.count)
+        /// The request index of each kept row (its first row).
+        var keptIndex = Array(firstIndex..<(firstIndex + unique))
+        keptIndex.reserveCapacity(rows.count)
         func refuse(_ index: Int, _ other: Int, _ constraint: [Int]) -> StrataError {
             let names = constraint.map { entity.slots[$0].name }.joined(separator: ", ")
             return StrataError(.constraintConflict, "batch insert into \(entity.name), row \(index): it would give row \(other) the values of another row for the uniqueness constraint (\(names)); nothing was written")
         }
-        for (offset, row) in rows.enumerated() {
+        for (offset, row) in rows.enumerated().dropFirst(unique) {
             let index = firstIndex + offset
             var match: Int?
             for (c, slots) in constraints.enumerated() {
