@@ -6,7 +6,7 @@
 // row and the originals of its changed slots). The first store applies its index changes in
 // slices of five rows' worth while it writes (NativeCommitter.sliceEntries, made small), the
 // second all at once; rounds insert rows too, some delete rows, and some first try a save of
-// new rows that a repeated unique code refuses after slices of its index entries were applied.
+// new rows that a repeated unique code refuses (it must leave nothing in either store).
 
 import Foundation
 @testable import Strata
@@ -70,11 +70,10 @@ final class CommitterPathTests: XCTestCase {
             let next = picked.map { randomValues(code: "c\($0)") }
             // Some rounds also delete a few other rows (their index entries go in the slices too).
             let deleted = random.chance(0.5) ? Array(Set((0..<4).map { _ in living[random.next(below: living.count)] }).subtracting(picked)).sorted() : []
-            // And insert new rows (their entries in indexes that are not unique go in slices too).
+            // And insert new rows, in the same change set as the updates and deletes.
             let inserted = (0..<random.next(below: changesPerRound / 4 + 1)).map { randomValues(code: "c\(current.count + $0)") }
             // Some rounds first try a save of new rows, the last repeating a living row's code: it
-            // is refused after slices of the others' index entries were applied, and must leave
-            // nothing behind.
+            // is refused, and must leave nothing behind.
             if random.chance(0.3) {
                 var refused = (0..<8).map { randomValues(code: "r\(round)-\($0)") }
                 refused[7][slot("code")] = .string("c\(living[random.next(below: living.count)])")
