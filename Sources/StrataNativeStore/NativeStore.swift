@@ -37,6 +37,10 @@ final class NativeStore: RowStore {
     /// deletes (NativeCommitter.swift): `NativeCommitter.sliceEntries` unless the internal
     /// option `_StrataIndexSliceEntries` sets it (tests make it small to exercise the slices).
     let indexSliceEntries: Int
+    /// Whether batch updates run in one pass inside the store (NativeStore+Rewrite.swift): yes
+    /// unless the internal option `_StrataRewritesRows` is false (tests compare with the
+    /// general way).
+    let rewritesInOnePass: Bool
     /// The row cache's budget unless `RowCacheSizeOptionKey` says otherwise. Measured (issue 30,
     /// strata-bench objects, 1,000,000 quakes): 32 MiB against 8 MiB gained nothing, not even
     /// where the cache is meant to help (a second context faulting the 100,000 rows the first
@@ -114,6 +118,7 @@ final class NativeStore: RowStore {
             objectID: { url in Self.objectID(from: url, model: model) })
         self.rowCache = RowCache(budgetBytes: StoreOptionValues.integer(options[RowCacheSizeOptionKey]) ?? Self.defaultRowCacheBytes)
         self.indexSliceEntries = max(1, StoreOptionValues.integer(options["_StrataIndexSliceEntries"]) ?? NativeCommitter.sliceEntries)
+        self.rewritesInOnePass = options["_StrataRewritesRows"].map { StoreOptionValues.flag($0) } ?? true
         self.pool = ConnectionPool(size: max(1, StoreOptionValues.integer(options[PersistentStoreConnectionPoolMaxSizeKey]) ?? 4))
         self.recordsHistory = StoreOptionValues.flag(options[PersistentHistoryTrackingKey])
     }
@@ -313,7 +318,7 @@ final class NativeStore: RowStore {
     /// forgotten if the transaction rolls back or writes nothing (no generation then), so
     /// another writer's commit at that generation is never taken for ours; the rows `body` says
     /// it touched leave the row cache.
-    private func writing<R>(listingAtMost limit: Int, _ body: (WriteTransaction, _ touched: inout TouchedRows) throws -> R) throws -> R {
+    func writing<R>(listingAtMost limit: Int, _ body: (WriteTransaction, _ touched: inout TouchedRows) throws -> R) throws -> R {
         try pool.withWriter {
             var invalidated = TouchedRows(limit: limit)
             var committedAt = Generation.zero

@@ -108,32 +108,25 @@ struct BatchExecutor {
 
     // MARK: Update
 
-    /// Updates the rows the request's predicate selects; returns their IDs.
-    func update(_ request: BatchUpdateRequest) throws -> [ManagedObjectID] {
+    /// One assignment of a batch update: the slot, its attribute, and the constant or expression.
+    private struct Assignment {
         enum NewValue { case constant(RowValue), expression(FetchExpression) }
-        var assignments: [(slot: Int, attribute: AttributeDescription, value: NewValue)] = []
-        for (key, value) in request.propertiesToUpdate ?? [:] {
-            let name: String
-            if let string = key.base as? String { name = string }
-            else if let property = key.base as? PropertyDescription { name = property.name }
-            else { throw StrataError(.invalidArgument, "batch update of \(entity.name): propertiesToUpdate key \(key) is neither a name nor a property description") }
-            func refuse(_ why: String) -> StrataError { StrataError(.invalidArgument, "batch update of \(entity.name), property \"\(name)\": \(why)") }
-            guard let slot = entity.slotIndex[name] else { throw refuse("the entity has no such property") }
-            guard let attribute = entity.slots[slot] as? AttributeDescription else { throw refuse("it is a relationship; batch updates set attributes only") }
-            if attribute is DerivedAttributeDescription { throw refuse("it is a derived attribute; the store computes it") }
-            if attribute.isTransient { throw refuse("it is transient; transient attributes are not stored") }
-            if let expression = value as? FetchExpression {
-                if case .constant(let constant) = expression {
-                    assignments.append((slot, attribute, .constant(try converted(constant.anyValue, attribute))))
-                } else {
-                    assignments.append((slot, attribute, .expression(expression)))
-                }
-            } else {
-                assignments.append((slot, attribute, .constant(try converted(value, attribute))))
-            }
-        }
+        let slot: Int
+        let attribute: AttributeDescription
+        let value: NewValue
+    }
+
+    /// Updates the rows the request's predicate selects; returns how many and, when `keepIDs`,
+    /// their IDs. A store that rewrites rows in one pass runs the request itself when nothing but
+    /// the row decides its new values (`rewritesInOnePass`); otherwise the rows are read, changed
+    /// in a working set and committed as one change set.
+    func update(_ request: BatchUpdateRequest, keepIDs: Bool) throws -> (ids: [ManagedObjectID], count: Int) {
+        let assignments = try self.assignments(of: request)
         var plan = FetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate)
         plan.rowsInAnyOrder = true
+        if store.rewritesRows && rewritesInOnePass(assignments, plan: plan) {
+            return try updateInOnePass(assignments, plan: plan, keepIDs: keepIDs)
+        }
         for _ in 1...Self.attempts {
             var work: BatchWorkingSet!
             var updated: [ManagedObjectID] = []
@@ -145,19 +138,7 @@ struct BatchExecutor {
                 updated.reserveCapacity(rows.count)
                 var assigned: [(slot: Int, value: RowValue)] = []   // one row's new values (expressions see the row as read)
                 for position in rows.indices {
-                    assigned.removeAll(keepingCapacity: true)
-                    for assignment in assignments {
-                        switch assignment.value {
-                        case .constant(let value):
-                            assigned.append((assignment.slot, value))
-                        case .expression(let expression):
-                            let result = try evaluator.value(of: expression, on: rows[position])
-                            guard let scalar = result.scalar else {
-                                throw StrataError(.typeMismatch, "batch update of \(entity.name): \(expression) gives a collection for \(rows[position].id), not a value of \(assignment.attribute.qualifiedName)")
-                            }
-                            assigned.append((assignment.slot, try converted(scalar, assignment.attribute)))
-                        }
-                    }
+                    try assign(assignments, to: rows[position], evaluator: evaluator, into: &assigned)
                     // The row's values move out of `rows` and change in place; the stored value
                     // of each slot changed is kept instead of a copy of the row.
                     let (id, version) = (rows[position].id, rows[position].version)
@@ -176,7 +157,7 @@ struct BatchExecutor {
             }
             do {
                 try commit(&work)
-                return updated
+                return (keepIDs ? updated : [], updated.count)
             } catch CommitRefusal.versionConflicts {
                 continue
             } catch CommitRefusal.constraintConflicts(let conflicts) {
@@ -184,6 +165,100 @@ struct BatchExecutor {
             }
         }
         throw StrataError(.mergeConflict, "batch update of \(entity.name) did not settle after \(Self.attempts) attempts (other writers kept changing its rows)")
+    }
+
+    /// Whether a batch update may run in one pass inside the store: each row's new values then
+    /// depend on that row alone. Not when the model has derived attributes (a changed row may
+    /// change its own or another row's) or an assigned attribute is in a uniqueness constraint
+    /// of a selected entity (only a commit checks those).
+    private func rewritesInOnePass(_ assignments: [Assignment], plan: FetchPlan) -> Bool {
+        let model = coordinator.managedObjectModel
+        if model.hasDerivedAttributes { return false }
+        var constrained = Set<String>()
+        for name in plan.entityNames {
+            var kind = model.entitiesByName[name]
+            while let entity = kind {
+                for constraint in entity.uniquenessConstraints { constrained.formUnion(constraint) }
+                kind = entity.superentity
+            }
+        }
+        return !assignments.contains { constrained.contains($0.attribute.name) }
+    }
+
+    /// The batch update run by the store in one pass (StoreRowRewrite.swift): each row's new
+    /// values computed and their changed slots validated as the store reads the row; the
+    /// problems, gathered, refuse the request before it commits, as the general way's do.
+    private func updateInOnePass(_ assignments: [Assignment], plan: FetchPlan, keepIDs: Bool) throws -> (ids: [ManagedObjectID], count: Int) {
+        var problems: [StrataError] = []
+        let what = "batch update of \(entity.name)"
+        let rewrite = StoreRowRewrite(plan: plan, keepsIDs: keepIDs, author: context.transactionAuthor, contextName: context.name,
+                                      rewrite: { view in
+            let evaluator = PredicateEvaluator(source: ViewRowSource(view: view))
+            var assigned: [(slot: Int, value: RowValue)] = []
+            var changed: [Int] = []
+            return { row in
+                try assign(assignments, to: row, evaluator: evaluator, into: &assigned)
+                changed.removeAll(keepingCapacity: true)
+                for (slot, value) in assigned where row.values[slot] != value {
+                    if !changed.contains(slot) { changed.append(slot) }
+                    row.values[slot] = value
+                }
+                if changed.isEmpty { return }
+                let id = row.id
+                problems += ManagedObjectContext.propertyProblems(of: row.values, entity: id.entity, slots: changed) {
+                    "\(id.entity.name) \(id)"
+                }
+            }
+        }, finish: {
+            if !problems.isEmpty { throw BatchWorkingSet.validationError(problems, what) }
+        })
+        let outcome = try store.rewriteRows(rewrite)
+        return (outcome.ids, outcome.count)
+    }
+
+    /// The request's assignments, checked against the entity: stored attributes only, constants
+    /// converted to the attribute's type.
+    private func assignments(of request: BatchUpdateRequest) throws -> [Assignment] {
+        var assignments: [Assignment] = []
+        for (key, value) in request.propertiesToUpdate ?? [:] {
+            let name: String
+            if let string = key.base as? String { name = string }
+            else if let property = key.base as? PropertyDescription { name = property.name }
+            else { throw StrataError(.invalidArgument, "batch update of \(entity.name): propertiesToUpdate key \(key) is neither a name nor a property description") }
+            func refuse(_ why: String) -> StrataError { StrataError(.invalidArgument, "batch update of \(entity.name), property \"\(name)\": \(why)") }
+            guard let slot = entity.slotIndex[name] else { throw refuse("the entity has no such property") }
+            guard let attribute = entity.slots[slot] as? AttributeDescription else { throw refuse("it is a relationship; batch updates set attributes only") }
+            if attribute is DerivedAttributeDescription { throw refuse("it is a derived attribute; the store computes it") }
+            if attribute.isTransient { throw refuse("it is transient; transient attributes are not stored") }
+            if let expression = value as? FetchExpression {
+                if case .constant(let constant) = expression {
+                    assignments.append(Assignment(slot: slot, attribute: attribute, value: .constant(try converted(constant.anyValue, attribute))))
+                } else {
+                    assignments.append(Assignment(slot: slot, attribute: attribute, value: .expression(expression)))
+                }
+            } else {
+                assignments.append(Assignment(slot: slot, attribute: attribute, value: .constant(try converted(value, attribute))))
+            }
+        }
+        return assignments
+    }
+
+    /// The new value of each assignment for `row` (expressions see the row as read), into `assigned`.
+    private func assign(_ assignments: [Assignment], to row: StoreRow, evaluator: PredicateEvaluator,
+                        into assigned: inout [(slot: Int, value: RowValue)]) throws {
+        assigned.removeAll(keepingCapacity: true)
+        for assignment in assignments {
+            switch assignment.value {
+            case .constant(let value):
+                assigned.append((assignment.slot, value))
+            case .expression(let expression):
+                let result = try evaluator.value(of: expression, on: row)
+                guard let scalar = result.scalar else {
+                    throw StrataError(.typeMismatch, "batch update of \(entity.name): \(expression) gives a collection for \(row.id), not a value of \(assignment.attribute.qualifiedName)")
+                }
+                assigned.append((assignment.slot, try converted(scalar, assignment.attribute)))
+            }
+        }
     }
 
     /// An expression's value for `attribute`: a value of the attribute's own type as it is (the

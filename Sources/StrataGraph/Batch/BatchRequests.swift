@@ -170,11 +170,11 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
 
     override func execute(in context: ManagedObjectContext) throws -> PersistentStoreResult {
         let entity = try context.batchEntity(named: entityName, given: entity)
-        let ids = try BatchExecutor(context: context, entity: entity).update(self)
+        let updated = try BatchExecutor(context: context, entity: entity).update(self, keepIDs: resultType == .updatedObjectIDsResultType)
         switch resultType {
         case .statusOnlyResultType: return BatchUpdateResult(resultType: resultType, result: true)
-        case .updatedObjectIDsResultType: return BatchUpdateResult(resultType: resultType, result: ids)
-        case .updatedObjectsCountResultType: return BatchUpdateResult(resultType: resultType, result: ids.count)
+        case .updatedObjectIDsResultType: return BatchUpdateResult(resultType: resultType, result: updated.ids)
+        case .updatedObjectsCountResultType: return BatchUpdateResult(resultType: resultType, result: updated.count)
         }
     }
 }

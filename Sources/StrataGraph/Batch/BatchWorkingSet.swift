@@ -327,10 +327,15 @@ struct BatchWorkingSet {
             }
         }
         guard !problems.isEmpty else { return }
+        throw Self.validationError(problems, what)
+    }
+
+    /// The error refusing `what` for `problems` (not empty): how many, and the first three.
+    static func validationError(_ problems: [StrataError], _ what: String) -> StrataError {
         let summary = problems.prefix(3).map(\.message).joined(separator: "; ") + (problems.count > 3 ? "; …" : "")
         var error = StrataError(.validation, "\(what) failed validation with \(problems.count) problem\(problems.count == 1 ? "" : "s"): \(summary)")
         error.details = problems
-        throw error
+        return error
     }
 
     // MARK: The change set

@@ -227,6 +227,11 @@ public protocol RowStore: PersistentStore {
     var commitsInParts: Bool { get }
     /// Commits the parts `nextPart` gives as one store transaction (see ``StorePartSource``).
     func commitInParts(author: String?, contextName: String?, _ nextPart: StorePartSource) throws
+    /// Whether ``rewriteRows(_:)`` runs a batch update in one pass inside the store
+    /// (StoreRowRewrite.swift has the defaults: no).
+    var rewritesRows: Bool { get }
+    /// Rewrites every row `rewrite.plan` selects in one store transaction (see ``StoreRowRewrite``).
+    func rewriteRows(_ rewrite: StoreRowRewrite) throws -> StoreRowRewrite.Outcome
     /// How the store would answer `plan`: access path, filter, order and limit, one aspect a
     /// line (``PlanDescription``). The default describes a scan evaluated in memory.
     func explain(_ plan: FetchPlan) throws -> String

@@ -20,6 +20,9 @@
 // is written, so a refused insert, such as a batch upsert's first attempt, costs its probes and
 // not its rows); (6) inserts' records, foreign keys and links; (7) the new index entries, per
 // index in key order and in batches.
+// A batch update run inside the store rewrites its rows one descent each instead
+// (`rewrite(key:…)`, then `finishRewrites()`: NativeStore+Rewrite.swift). Relationship trees are
+// written by NativeCommitter+Relationships.swift.
 // Any refusal throws before the transaction commits, so a refused save leaves no trace (the
 // transaction rolls back whatever was written). Index entries are `elements…, primary key(8)` →
 // entity number(2), or nothing for rows of the index's declaring entity (FORMAT.md §19.4). Never
@@ -34,7 +37,7 @@ struct NativeCommitter {
     let tx: WriteTransaction
     /// Rows whose cached state this commit invalidates: every row written or deleted, and every
     /// row whose to-many (read from a foreign-key tree) gained or lost a member (may repeat).
-    private(set) var touchedKeys: [Int64] = []
+    var touchedKeys: [Int64] = []
     /// The new version of each update, at its position in the change set.
     private var versions: [Int64] = []
     /// What the commit knows about one index entry to add once every removal is done. Kept in
@@ -112,14 +115,14 @@ struct NativeCommitter {
         numberOf = { [store] entity in store.numberOf(entity) }
     }
 
-    private var reader: NativeRowReader {
+    var reader: NativeRowReader {
         NativeRowReader(store: store, tree: { [tx] name in try tx.openTree(name) })
     }
 
     /// The last tree opened: a save's rows go to one rows tree, row after row.
     private var lastTree: WritableTree?
 
-    private mutating func tree(_ name: TreeName) throws -> WritableTree {
+    mutating func tree(_ name: TreeName) throws -> WritableTree {
         if let lastTree, lastTree.name == name { return lastTree }
         let tree = try tx.openTree(name)
         lastTree = tree
@@ -296,6 +299,50 @@ struct NativeCommitter {
         versions[position] = version
         touchedKeys.append(key)
         return true
+    }
+
+    /// Rewrites the row under `key` in one descent of its rows tree, for a batch update run
+    /// inside the store (NativeStore+Rewrite.swift): the record is decoded, made a whole row by
+    /// `complete` (to-many slots live outside the record), given its new values by `transform`
+    /// and written back at its version + 1, its index changes gathered as an update's are.
+    /// Returns the row as written and, when `keepingOld`, its values before; nil when there is no
+    /// such row. Finish with `finishRewrites()`. A change to a unique index entry is refused: the
+    /// object layer sends such requests the general way, whose commit checks uniqueness.
+    mutating func rewrite(key: Int64, layout: EntityLayout, keepingOld: Bool,
+                          complete: (_ version: Int64, _ values: [RowValue]) throws -> StoreRow,
+                          _ transform: (inout StoreRow) throws -> Void) throws -> (row: StoreRow, old: [RowValue]?)? {
+        try applyFullSlices(of: layout)   // here, not inside the rows tree's update below
+        let rows = try tree(layout.rowsTree)
+        var result: (row: StoreRow, old: [RowValue]?)?
+        _ = try NativeStoreFile.withKey(key) { encoded in
+            try rows.update(forKey: encoded) { record in
+                guard let record else { return nil }
+                let (version, values) = try RowCodec.decodeRow(record, layout: layout, key: key, references: store.references)
+                var row = try complete(version, values)
+                let before = row.values
+                let old = StoreRowBase(current: before)
+                try transform(&row)
+                guard row.values.count == before.count else {
+                    throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) gave \(row.values.count) values, not \(before.count)")
+                }
+                for index in layout.indexes where index.isUnique && index.slots.contains(where: { row.values[$0] != old[$0] }) {
+                    throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) changes the uniqueness constraint (\(index.elementNames.joined(separator: ", "))), which only a commit checks")
+                }
+                gatherIndexChanges(row, old: old, key: key, position: 0, layout: layout)
+                row.version = version + 1
+                RowCodec.encode(version: row.version, values: row.values, layout: layout, numberOf: numberOf, into: recordWriter)
+                result = (row, keepingOld ? before : nil)
+                return recordWriter.bytes
+            }
+        }
+        if result != nil { touchedKeys.append(key) }
+        return result
+    }
+
+    /// Applies the index changes the rewrites gathered (no unique entry among them).
+    mutating func finishRewrites() throws {
+        try removeIndexEntries()
+        try addIndexEntries()
     }
 
     /// Gathers the index entries an update changes: for each index whose values differ, the old
@@ -549,61 +596,4 @@ struct NativeCommitter {
     }
 
     static func entityNumberBytes(_ number: UInt16) -> [UInt8] { [UInt8(number >> 8), UInt8(number & 0xFF)] }
-
-    // MARK: (5) Relationships
-
-    /// Moves `owner`'s entry in a foreign-key tree from the old target to the new one.
-    private mutating func setForeignKey(tree name: TreeName, from old: RowValue, to new: RowValue, owner: Int64, layout: EntityLayout) throws {
-        let oldTarget: Int64? = { if case .objectID(let id) = old { return id.primaryKey }; return nil }()
-        let newTarget: Int64? = { if case .objectID(let id) = new { return id.primaryKey }; return nil }()
-        guard oldTarget != newTarget else { return }
-        let fk = try tree(name)
-        if let oldTarget {
-            try fk.delete(NativeStoreFile.encodeKey(oldTarget) + NativeStoreFile.encodeKey(owner))
-            touchedKeys.append(oldTarget)
-        }
-        if let newTarget {
-            try fk.put(NativeStoreFile.encodeKey(newTarget) + NativeStoreFile.encodeKey(owner), Self.entityNumberBytes(layout.number))
-            touchedKeys.append(newTarget)
-        }
-    }
-
-    /// Rewrites an owner's link entries: unordered by difference, ordered (positions) in full.
-    private mutating func setLinks(tree name: TreeName, owner: Int64, from old: RowValue?, to new: RowValue, ordered: Bool) throws {
-        guard case .objectIDs(let targets) = new else { return }
-        let previous: [ManagedObjectID]
-        if old == nil { previous = [] } else { previous = try reader.linkTargets(tree: name, owner: owner, ordered: ordered) }
-        if previous == targets { return }
-        let links = try tree(name)
-        if ordered {
-            try removeLinks(tree: name, owner: owner)
-            for (position, target) in targets.enumerated() {
-                guard let targetKey = target.primaryKey else { continue }
-                var key = NativeStoreFile.encodeKey(owner)
-                key += [UInt8(position >> 24 & 0xFF), UInt8(position >> 16 & 0xFF), UInt8(position >> 8 & 0xFF), UInt8(position & 0xFF)]
-                try links.put(key, NativeStoreFile.encodeKey(targetKey) + Self.entityNumberBytes(store.numberOf(target.entity)))
-            }
-            return
-        }
-        let before = Set(previous), after = Set(targets)
-        for target in before.subtracting(after) {
-            guard let targetKey = target.primaryKey else { continue }
-            try links.delete(NativeStoreFile.encodeKey(owner) + NativeStoreFile.encodeKey(targetKey))
-        }
-        for target in after.subtracting(before) {
-            guard let targetKey = target.primaryKey else { continue }
-            try links.put(NativeStoreFile.encodeKey(owner) + NativeStoreFile.encodeKey(targetKey), Self.entityNumberBytes(store.numberOf(target.entity)))
-        }
-    }
-
-    private mutating func removeLinks(tree name: TreeName, owner: Int64) throws {
-        let links = try tree(name)
-        var keys: [[UInt8]] = []
-        let (lower, upper) = NativeRowReader.prefixRange(owner)
-        try links.forEach(from: lower, to: upper) { key, _ in
-            keys.append(Array(key))
-            return true
-        }
-        for key in keys { try links.delete(key) }
-    }
 }

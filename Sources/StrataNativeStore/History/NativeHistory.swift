@@ -77,12 +77,7 @@ enum NativeHistory {
         mutating func record(_ changes: StoreChangeSet, replacedByUpdate: [[RowValue]?], replacedByDelete: [[RowValue]?]) throws {
             for row in changes.inserts { try begin(.insert, row.id) }
             for (position, row) in changes.updates.enumerated() {
-                try begin(.update, row.id)
-                let entity = row.id.entity
-                let old = position < replacedByUpdate.count ? replacedByUpdate[position] : nil
-                let slots = HistoryRecording.updatedSlots(row.values, old: old, entity: entity)
-                writer.appendVarint(UInt64(slots.count))
-                for slot in slots { appendText(entity.slots[slot].name, to: writer) }
+                try recordUpdate(row, old: position < replacedByUpdate.count ? replacedByUpdate[position] : nil)
             }
             for (position, delete) in changes.deletes.enumerated() {
                 try begin(.delete, delete.id)
@@ -100,6 +95,16 @@ enum NativeHistory {
         }
 
         /// Writes the last chunk and the transaction's record.
+        /// Records one update: `row` as written, `old` its values before (nil: unknown, every
+        /// slot counts as changed).
+        mutating func recordUpdate(_ row: StoreRow, old: [RowValue]?) throws {
+            try begin(.update, row.id)
+            let entity = row.id.entity
+            let slots = HistoryRecording.updatedSlots(row.values, old: old, entity: entity)
+            writer.appendVarint(UInt64(slots.count))
+            for slot in slots { appendText(entity.slots[slot].name, to: writer) }
+        }
+
         mutating func finish(author: String?, contextName: String?) throws {
             try flush()
             let header = ByteWriter(capacity: 128)

@@ -77,6 +77,30 @@ extension NativeReadView {
         return plan.window(total)
     }
 
+    /// The entity number and key of every row `plan` selects (its order, offset and limit
+    /// aside), in the order `rows(matching:)` gives them when they may come in any order (entity
+    /// number, then key, from an index; key from a scan): from the index entries alone when the
+    /// plan's index selects exactly its rows (no residual), else from the rows it matches. For a
+    /// rewrite of those rows (NativeStore+Rewrite.swift), which reads each row where it writes it
+    /// and reports problems in the order the general way does.
+    func keys(matching plan: FetchPlan) throws -> [(number: UInt16, key: Int64)] {
+        let path = store.accessPath(for: plan)
+        var keys: [(number: UInt16, key: Int64)] = []
+        if path.residual == nil, let indexLayout = indexLayout(of: path, plan: plan) {
+            if let expected = try indexEntryCount(path, plan: plan) { keys.reserveCapacity(expected) }
+            try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { key, number in
+                keys.append((number, key))
+                return true
+            }
+            if zip(keys, keys.dropFirst()).contains(where: { $0 > $1 }) { keys.sort { $0 < $1 } }
+            return keys
+        }
+        var plan = plan
+        plan.rowsInAnyOrder = true
+        for row in try rows(matching: plan) { keys.append((store.numberOf(row.id.entity), row.id.primaryKey ?? 0)) }
+        return keys
+    }
+
     /// How many entries `path`'s index ranges hold, when each is a row the plan selects (no
     /// residual, one entity per index); nil otherwise. Whole leaves at a time: no entry is
     /// looked at except at the range ends.

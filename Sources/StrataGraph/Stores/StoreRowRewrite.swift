@@ -1,0 +1,63 @@
+// StoreRowRewrite: a batch update that a store runs in one pass inside its write transaction.
+//
+// Owns: the contract between the batch executor and a store that can select the rows of a fetch
+// plan and rewrite each where it lies, reading and writing each row once. The general way (read
+// the rows in one transaction, build a change set, commit it, where the commit reads each row
+// again to check its version) stays the reference: the executor takes this way only for requests
+// whose rows carry everything their new values depend on (no derived attributes in the model, no
+// uniqueness constraint over an assigned attribute), and tests hold the two to the same stored
+// results. Never decides a row's new values (the executor's `rewrite` does) and never touches a
+// context.
+
+import Foundation
+
+/// A batch update run inside the store: which rows, how each changes, and what to report.
+public struct StoreRowRewrite {
+    /// The rows to rewrite (the store chooses the order).
+    public var plan: FetchPlan
+    /// Called once, inside the transaction, with a view of the store as the transaction found it
+    /// (for expressions reading other rows); returns the function that gives one row its new
+    /// values. Every selected row is rewritten at its version + 1, changed or not. A throw rolls
+    /// the whole request back.
+    public var rewrite: (any StoreReadView) throws -> (inout StoreRow) throws -> Void
+    /// Called after every row was rewritten and before the transaction commits (the executor
+    /// reports the validation problems it gathered); a throw rolls the whole request back.
+    public var finish: () throws -> Void
+    /// Whether the outcome lists the rewritten rows' IDs (else it only counts them).
+    public var keepsIDs: Bool
+    /// The history transaction's author and context name.
+    public var author: String?
+    public var contextName: String?
+
+    public init(plan: FetchPlan, keepsIDs: Bool, author: String?, contextName: String?,
+                rewrite: @escaping (any StoreReadView) throws -> (inout StoreRow) throws -> Void,
+                finish: @escaping () throws -> Void) {
+        self.plan = plan
+        self.keepsIDs = keepsIDs
+        self.author = author
+        self.contextName = contextName
+        self.rewrite = rewrite
+        self.finish = finish
+    }
+
+    /// What a rewrite did: how many rows it rewrote and, when asked, their IDs in the store's order.
+    public struct Outcome {
+        public var count: Int
+        public var ids: [ManagedObjectID]
+
+        public init(count: Int, ids: [ManagedObjectID]) {
+            self.count = count
+            self.ids = ids
+        }
+    }
+}
+
+extension RowStore {
+    /// The default: no rewriting in one pass (batch updates go through ``commit(_:)``).
+    public var rewritesRows: Bool { false }
+
+    /// The default refuses: see ``rewritesRows``.
+    public func rewriteRows(_ rewrite: StoreRowRewrite) throws -> StoreRowRewrite.Outcome {
+        throw StrataError(.storeNotAvailable, "the \(type) store \(url?.path ?? identifier) does not rewrite rows in one pass")
+    }
+}

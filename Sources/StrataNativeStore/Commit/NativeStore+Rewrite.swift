@@ -1,0 +1,65 @@
+// NativeStore+Rewrite: a batch update run inside the native store, reading and writing each row
+// once (StoreRowRewrite.swift).
+//
+// Owns: the one pass: inside the write transaction, a read transaction of the generation the
+// write starts from lists the keys the plan selects (from its index alone when it can), then each
+// row is decoded, given its new values and written back where it lies (NativeCommitter.rewrite),
+// its index changes gathered and applied in key order at the end, one history transaction
+// recorded. Rows are read at the very generation they are written over, so there are no version
+// conflicts to check and nothing to retry. Never decides new values (the request's `rewrite`
+// does) and never takes a request with an order, an offset or a limit.
+
+import Foundation
+import StrataStorage
+import StrataGraph
+
+extension NativeStore {
+    var rewritesRows: Bool { rewritesInOnePass && !isReadOnly }
+
+    func rewriteRows(_ request: StoreRowRewrite) throws -> StoreRowRewrite.Outcome {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        let plan = request.plan
+        guard plan.sortDescriptors.isEmpty && plan.offset == 0 && plan.limit == 0 else {
+            throw StrataError(.invalidArgument, "a rewrite of \(plan.entity.name) rows takes every row its predicate selects, without an order, an offset or a limit")
+        }
+        return try writing(listingAtMost: 1 << 16) { tx, touched in
+            // The generation this transaction writes over: rows read there are the rows written.
+            let base = try engine.beginRead()
+            defer { base.end() }
+            guard base.generation.rawValue + 1 == tx.generation.rawValue else {
+                throw StrataError(.busy, "native store \(file.path): a rewrite's read of generation \(base.generation) is not the generation its write (\(tx.generation)) starts from")
+            }
+            let view = NativeReadView(store: self, transaction: base)
+            let keys = try view.keys(matching: plan)
+            let rewrite = try request.rewrite(view)
+            var committer = NativeCommitter(store: self, tx: tx)
+            var history = recordsHistory ? try NativeHistory.Recorder(store: self, tx: tx) : nil
+            let reader = view.reader
+            var outcome = StoreRowRewrite.Outcome(count: 0, ids: [])
+            if request.keepsIDs { outcome.ids.reserveCapacity(keys.count) }
+            var layout: EntityLayout?
+            for (number, key) in keys {
+                if layout?.number != number {
+                    guard let found = layoutsByNumber[number] else {
+                        throw StrataError(.corrupt, "\(file.path): an index lists row \(key) under unknown entity number \(number)")
+                    }
+                    layout = found
+                }
+                let rowLayout = layout!
+                guard let (row, old) = try committer.rewrite(key: key, layout: rowLayout, keepingOld: history != nil, complete: { version, values in
+                    try reader.complete(version: version, values: values, key: key, layout: rowLayout)
+                }, rewrite) else {
+                    throw StrataError(.corrupt, "\(file.path): row \(key) of \(rowLayout.entity.name) was selected at generation \(base.generation) but is not in its rows tree")
+                }
+                outcome.count += 1
+                if request.keepsIDs { outcome.ids.append(row.id) }
+                try history?.recordUpdate(row, old: old)
+            }
+            try request.finish()
+            try committer.finishRewrites()
+            if let count = history?.count, count > 0 { try history?.finish(author: request.author, contextName: request.contextName) }
+            touched.add(committer.touchedKeys)
+            return outcome
+        }
+    }
+}
