@@ -191,8 +191,7 @@ struct BatchExecutor {
     private func updateInOnePass(_ assignments: [Assignment], plan: FetchPlan, keepIDs: Bool) throws -> (ids: [ManagedObjectID], count: Int) {
         var problems: [StrataError] = []
         let what = "batch update of \(entity.name)"
-        let rewrite = StoreRowRewrite(plan: plan, keepsIDs: keepIDs, author: context.transactionAuthor, contextName: context.name,
-                                      rewrite: { view in
+        let rewrite = StoreRowRewrite(plan: plan, change: .update { view in
             let evaluator = PredicateEvaluator(source: ViewRowSource(view: view))
             var assigned: [(slot: Int, value: RowValue)] = []
             var changed: [Int] = []
@@ -209,7 +208,7 @@ struct BatchExecutor {
                     "\(id.entity.name) \(id)"
                 }
             }
-        }, finish: {
+        }, keepsIDs: keepIDs, author: context.transactionAuthor, contextName: context.name, finish: {
             if !problems.isEmpty { throw BatchWorkingSet.validationError(problems, what) }
         })
         let outcome = try store.rewriteRows(rewrite)
@@ -286,11 +285,45 @@ struct BatchExecutor {
 
     // MARK: Delete
 
-    /// Deletes the rows `plan` selects, applying delete rules; returns every deleted row's ID.
-    func delete(plan: FetchPlan) throws -> [ManagedObjectID] {
+    /// Deletes the rows `plan` selects, applying delete rules; returns how many and, when
+    /// `keepIDs`, every deleted row's ID. A store that rewrites rows in one pass deletes them
+    /// itself when no delete rule or derived attribute is involved (`deletesInOnePass`).
+    func delete(plan: FetchPlan, keepIDs: Bool) throws -> (ids: [ManagedObjectID], count: Int) {
         var plan = plan
         plan.rowsInAnyOrder = true   // the store still keeps the order a sort or a limit needs
-        return try delete { view in try view.rows(matching: plan) }
+        if store.rewritesRows && deletesInOnePass(plan) {
+            let outcome = try store.rewriteRows(StoreRowRewrite(plan: plan, change: .delete, keepsIDs: keepIDs,
+                                                                author: context.transactionAuthor, contextName: context.name))
+            return (outcome.ids, outcome.count)
+        }
+        let ids = try delete { view in try view.rows(matching: plan) }
+        return (keepIDs ? ids : [], ids.count)
+    }
+
+    /// Whether a batch delete may run in one pass inside the store: every selected row, and
+    /// nothing else, goes. Not with an order, offset or limit (the store takes every selected
+    /// row), nor when the model has derived attributes (an aggregate may count the rows), nor
+    /// when a selected entity has relationships or is the destination of one (delete rules,
+    /// inverse to-manys).
+    private func deletesInOnePass(_ plan: FetchPlan) -> Bool {
+        guard plan.sortDescriptors.isEmpty && plan.offset == 0 && plan.limit == 0 else { return false }
+        let model = coordinator.managedObjectModel
+        if model.hasDerivedAttributes { return false }
+        var kinds = Set<String>()   // the selected entities and their ancestors
+        for name in plan.entityNames {
+            var kind = model.entitiesByName[name]
+            while let entity = kind {
+                if !entity.relationshipsByName.isEmpty { return false }
+                kinds.insert(entity.name)
+                kind = entity.superentity
+            }
+        }
+        for entity in model.entities {
+            for relationship in entity.relationshipsByName.values {
+                if let destination = relationship.destinationEntity, kinds.contains(destination.name) { return false }
+            }
+        }
+        return true
     }
 
     /// Deletes the rows of `ids` that exist, applying delete rules; returns every deleted row's ID.

@@ -217,7 +217,8 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
     }
 
     override func execute(in context: ManagedObjectContext) throws -> PersistentStoreResult {
-        let ids: [ManagedObjectID]
+        var ids: [ManagedObjectID] = []
+        var count = 0
         switch selection {
         case .fetch(let name, let given, let predicate, let sortDescriptors, let offset, let limit, let subentities):
             guard let name = name ?? given?.name else {
@@ -227,9 +228,11 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
             let plan = FetchPlan(entity: entity, includesSubentities: subentities, predicate: predicate,
                                  sortDescriptors: try sortDescriptors.map { try $0.fetchSortDescriptor() },
                                  offset: offset, limit: limit)
-            ids = try BatchExecutor(context: context, entity: entity).delete(plan: plan)
+            let deleted = try BatchExecutor(context: context, entity: entity).delete(plan: plan, keepIDs: resultType == .resultTypeObjectIDs)
+            count = deleted.count
+            ids = deleted.ids
         case .objectIDs(let given):
-            guard let first = given.first else { ids = []; break }
+            guard let first = given.first else { break }
             let entity = try context.batchEntity(named: first.entity.name, given: nil)
             // One entity: the first ID's, or a common ancestor the others are kinds of.
             var root = entity
@@ -238,11 +241,12 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
                 throw StrataError(.invalidArgument, "batch delete by object IDs mixes entities: \(first.entity.name) and \(stranger.entity.name) (one request deletes rows of one entity)")
             }
             ids = try BatchExecutor(context: context, entity: root).delete(ids: given)
+            count = ids.count
         }
         switch resultType {
         case .resultTypeStatusOnly: return BatchDeleteResult(resultType: resultType, result: true)
         case .resultTypeObjectIDs: return BatchDeleteResult(resultType: resultType, result: ids)
-        case .resultTypeCount: return BatchDeleteResult(resultType: resultType, result: ids.count)
+        case .resultTypeCount: return BatchDeleteResult(resultType: resultType, result: count)
         }
     }
 }

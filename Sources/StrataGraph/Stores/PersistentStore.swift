@@ -227,7 +227,7 @@ public protocol RowStore: PersistentStore {
     var commitsInParts: Bool { get }
     /// Commits the parts `nextPart` gives as one store transaction (see ``StorePartSource``).
     func commitInParts(author: String?, contextName: String?, _ nextPart: StorePartSource) throws
-    /// Whether ``rewriteRows(_:)`` runs a batch update in one pass inside the store
+    /// Whether ``rewriteRows(_:)`` runs a batch update or delete in one pass inside the store
     /// (StoreRowRewrite.swift has the defaults: no).
     var rewritesRows: Bool { get }
     /// Rewrites every row `rewrite.plan` selects in one store transaction (see ``StoreRowRewrite``).

@@ -311,6 +311,7 @@ struct NativeCommitter {
     mutating func rewrite(key: Int64, layout: EntityLayout, keepingOld: Bool,
                           complete: (_ version: Int64, _ values: [RowValue]) throws -> StoreRow,
                           _ transform: (inout StoreRow) throws -> Void) throws -> (row: StoreRow, old: [RowValue]?)? {
+        appliesSlices = true              // a rewrite meets no conflict
         try applyFullSlices(of: layout)   // here, not inside the rows tree's update below
         let rows = try tree(layout.rowsTree)
         var result: (row: StoreRow, old: [RowValue]?)?
@@ -339,8 +340,19 @@ struct NativeCommitter {
         return result
     }
 
-    /// Applies the index changes the rewrites gathered (no unique entry among them).
+    /// Deletes `row`, read as stored at the generation the transaction writes over, for a batch
+    /// delete run inside the store: its index, foreign-key and link entries go as a delete's do,
+    /// its record in `finishRewrites()`.
+    mutating func remove(_ row: StoreRow) throws {
+        appliesSlices = true              // a rewrite meets no conflict
+        try delete(row.id, stored: row)
+    }
+
+    /// Removes the records of the rows `remove(_:)` deleted and applies the index changes the
+    /// rewrites gathered (no unique entry among the additions).
     mutating func finishRewrites() throws {
+        appliesSlices = false
+        try removeDeletedRows()
         try removeIndexEntries()
         try addIndexEntries()
     }

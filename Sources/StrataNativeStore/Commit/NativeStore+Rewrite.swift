@@ -1,13 +1,14 @@
-// NativeStore+Rewrite: a batch update run inside the native store, reading and writing each row
-// once (StoreRowRewrite.swift).
+// NativeStore+Rewrite: a batch update or delete run inside the native store, reading and writing
+// each row once (StoreRowRewrite.swift).
 //
 // Owns: the one pass: inside the write transaction, a read transaction of the generation the
 // write starts from lists the keys the plan selects (from its index alone when it can), then each
 // row is decoded, given its new values and written back where it lies (NativeCommitter.rewrite),
-// its index changes gathered and applied in key order at the end, one history transaction
-// recorded. Rows are read at the very generation they are written over, so there are no version
-// conflicts to check and nothing to retry. Never decides new values (the request's `rewrite`
-// does) and never takes a request with an order, an offset or a limit.
+// or read and deleted (NativeCommitter.remove), its index changes gathered and applied in key
+// order, one history transaction recorded. Rows are read at the very generation they are
+// written over, so there are no version conflicts to check and nothing to retry. Never decides
+// new values (the request's `rewrite` does) and never takes a request with an order, an offset
+// or a limit.
 
 import Foundation
 import StrataStorage
@@ -31,29 +32,46 @@ extension NativeStore {
             }
             let view = NativeReadView(store: self, transaction: base)
             let keys = try view.keys(matching: plan)
-            let rewrite = try request.rewrite(view)
             var committer = NativeCommitter(store: self, tx: tx)
             var history = recordsHistory ? try NativeHistory.Recorder(store: self, tx: tx) : nil
-            let reader = view.reader
             var outcome = StoreRowRewrite.Outcome(count: 0, ids: [])
             if request.keepsIDs { outcome.ids.reserveCapacity(keys.count) }
-            var layout: EntityLayout?
-            for (number, key) in keys {
-                if layout?.number != number {
-                    guard let found = layoutsByNumber[number] else {
-                        throw StrataError(.corrupt, "\(file.path): an index lists row \(key) under unknown entity number \(number)")
-                    }
-                    layout = found
+            /// The layout of the last entity number met, with a point reader of its rows at the
+            /// base generation (keys come grouped by entity, in key order).
+            var current: (layout: EntityLayout, points: PointReader?)?
+            func layout(_ number: UInt16, _ key: Int64) throws -> (layout: EntityLayout, points: PointReader?) {
+                if let current, current.layout.number == number { return current }
+                guard let found = layoutsByNumber[number] else {
+                    throw StrataError(.corrupt, "\(file.path): an index lists row \(key) under unknown entity number \(number)")
                 }
-                let rowLayout = layout!
-                guard let (row, old) = try committer.rewrite(key: key, layout: rowLayout, keepingOld: history != nil, complete: { version, values in
-                    try reader.complete(version: version, values: values, key: key, layout: rowLayout)
-                }, rewrite) else {
-                    throw StrataError(.corrupt, "\(file.path): row \(key) of \(rowLayout.entity.name) was selected at generation \(base.generation) but is not in its rows tree")
+                current = (found, try base.treeIfPresent(found.rowsTree)?.makePointReader())
+                return current!
+            }
+            func missing(_ key: Int64, _ layout: EntityLayout) -> StrataError {
+                StrataError(.corrupt, "\(file.path): row \(key) of \(layout.entity.name) was selected at generation \(base.generation) but is not in its rows tree")
+            }
+            switch request.change {
+            case .update(let makeRewrite):
+                let rewrite = try makeRewrite(view)
+                let reader = view.reader
+                for (number, key) in keys {
+                    let rowLayout = try layout(number, key).layout
+                    guard let (row, old) = try committer.rewrite(key: key, layout: rowLayout, keepingOld: history != nil, complete: { version, values in
+                        try reader.complete(version: version, values: values, key: key, layout: rowLayout)
+                    }, rewrite) else { throw missing(key, rowLayout) }
+                    outcome.count += 1
+                    if request.keepsIDs { outcome.ids.append(row.id) }
+                    try history?.recordUpdate(row, old: old)
                 }
-                outcome.count += 1
-                if request.keepsIDs { outcome.ids.append(row.id) }
-                try history?.recordUpdate(row, old: old)
+            case .delete:
+                for (number, key) in keys {
+                    let (rowLayout, points) = try layout(number, key)
+                    guard let row = try view.cachedRow(key: key, layout: rowLayout, points: points, remember: false) else { throw missing(key, rowLayout) }
+                    try committer.remove(row)
+                    outcome.count += 1
+                    if request.keepsIDs { outcome.ids.append(row.id) }
+                    try history?.recordDelete(row.id, old: row.values)
+                }
             }
             try request.finish()
             try committer.finishRewrites()

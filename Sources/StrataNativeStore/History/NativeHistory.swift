@@ -80,21 +80,10 @@ enum NativeHistory {
                 try recordUpdate(row, old: position < replacedByUpdate.count ? replacedByUpdate[position] : nil)
             }
             for (position, delete) in changes.deletes.enumerated() {
-                try begin(.delete, delete.id)
-                let entity = delete.id.entity
-                let slots = tombstoneSlots[ObjectIdentifier(entity)] ?? HistoryRecording.tombstoneSlots(of: entity)
-                tombstoneSlots[ObjectIdentifier(entity)] = slots
-                let old = position < replacedByDelete.count ? replacedByDelete[position] : nil
-                let kept = HistoryRecording.tombstone(of: old, slots: slots, entity: entity)
-                writer.appendVarint(UInt64(kept.count))
-                for (name, value) in kept {
-                    appendText(name, to: writer)
-                    RowCodec.append(value, isRelationship: false, numberOf: store.numberOf, to: writer)
-                }
+                try recordDelete(delete.id, old: position < replacedByDelete.count ? replacedByDelete[position] : nil)
             }
         }
 
-        /// Writes the last chunk and the transaction's record.
         /// Records one update: `row` as written, `old` its values before (nil: unknown, every
         /// slot counts as changed).
         mutating func recordUpdate(_ row: StoreRow, old: [RowValue]?) throws {
@@ -105,6 +94,22 @@ enum NativeHistory {
             for slot in slots { appendText(entity.slots[slot].name, to: writer) }
         }
 
+        /// Records one delete: the row's ID and `old`, its values before (nil: unknown), for the
+        /// tombstone.
+        mutating func recordDelete(_ id: ManagedObjectID, old: [RowValue]?) throws {
+            try begin(.delete, id)
+            let entity = id.entity
+            let slots = tombstoneSlots[ObjectIdentifier(entity)] ?? HistoryRecording.tombstoneSlots(of: entity)
+            tombstoneSlots[ObjectIdentifier(entity)] = slots
+            let kept = HistoryRecording.tombstone(of: old, slots: slots, entity: entity)
+            writer.appendVarint(UInt64(kept.count))
+            for (name, value) in kept {
+                appendText(name, to: writer)
+                RowCodec.append(value, isRelationship: false, numberOf: store.numberOf, to: writer)
+            }
+        }
+
+        /// Writes the last chunk and the transaction's record.
         mutating func finish(author: String?, contextName: String?) throws {
             try flush()
             let header = ByteWriter(capacity: 128)

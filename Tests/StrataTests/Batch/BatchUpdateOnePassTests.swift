@@ -1,12 +1,15 @@
-// BatchUpdateOnePassTests: a batch update the native store runs in one pass (StoreRowRewrite,
-// NativeStore+Rewrite.swift) leaves the same store as the general way (rows read, changed in a
-// working set, committed as a change set). Two native stores with persistent history, one
-// with `_StrataRewritesRows` false, take the same random context saves and batch updates
-// (constants and expressions, indexed ranges with and without a residual, a relationship path,
-// no predicate, subentities in or out, every result type, updates that fail validation and
-// updates of the unique code, which take the general way in both); after every step their
-// rows (versions included), their index-served fetches, the requests' results or errors and
-// their history agree. Seeds are printed with every failure.
+// BatchUpdateOnePassTests: batch updates and deletes the native store runs in one pass
+// (StoreRowRewrite, NativeStore+Rewrite.swift) leave the same store as the general way (rows
+// read, changed in a working set, committed as a change set). Two native stores with persistent
+// history, one with `_StrataRewritesRows` false, take the same random context saves, batch
+// updates (constants and expressions, indexed ranges with and without a residual, a relationship
+// path, no predicate, subentities in or out, every result type, updates that fail validation and
+// updates of the unique code, which take the general way in both) and batch deletes (of Samples,
+// which have no relationships, by indexed ranges with and without a residual; some with a limit,
+// and some of Readings, which take the general way in both); after every step their rows
+// (versions included), their index-served fetches, the requests' results or errors and their
+// history agree. Index changes are applied in slices of three. Seeds are printed with every
+// failure.
 
 import Foundation
 @testable import Strata
@@ -41,6 +44,11 @@ final class BatchUpdateOnePassTests: XCTestCase {
                     let save = Self.randomSave(&random, step: step)
                     log.append("save")
                     for (_, context, _) in stacks { try context.performAndWait { try Self.apply(save, to: context) } }
+                } else if random.chance(0.3) {
+                    let request = Self.randomDelete(&random)
+                    log.append(request.describe)
+                    let answers = try stacks.map { _, context, _ in try context.performAndWait { Self.run(request, in: context) } }
+                    XCTAssertEqual(answers[0], answers[1], "the answer to \(request.describe), \(trace)")
                 } else {
                     let request = Self.randomUpdate(&random)
                     log.append(request.describe)
@@ -57,7 +65,8 @@ final class BatchUpdateOnePassTests: XCTestCase {
     // MARK: The model
 
     /// Reading (unique code; indexes by time, magnitude, place and depth; magnitude at most 12;
-    /// a station), its subentity Aftershock (with a shock number), Station (readings, a count).
+    /// a station), its subentity Aftershock (with a shock number), Station (readings, a count);
+    /// Sample (unique code, indexed level, a note; no relationships) and its subentity Spike.
     static func model() -> ManagedObjectModel {
         let reading = EntityDescription(name: "Reading")
         let aftershock = EntityDescription(name: "Aftershock", properties: [AttributeDescription(name: "shock", type: .integer64)])
@@ -84,7 +93,15 @@ final class BatchUpdateOnePassTests: XCTestCase {
         let count = AttributeDescription(name: "count", type: .integer64)
         count.isOptional = true
         station.properties = [AttributeDescription(name: "name", type: .string), count, readings]
-        return ManagedObjectModel(entities: [reading, aftershock, station])
+        let level = AttributeDescription(name: "level", type: .double)
+        let sample = EntityDescription(name: "Sample", properties: [AttributeDescription(name: "code", type: .string), level,
+                                                                      AttributeDescription(name: "note", type: .string)])
+        sample.uniquenessConstraints = [["code"]]
+        (sample.properties[2] as! AttributeDescription).preservesValueInHistoryOnDeletion = true   // note: in tombstones
+        sample.indexes = [FetchIndexDescription(name: "byLevel", elements: [FetchIndexElementDescription(property: level)])]
+        let spike = EntityDescription(name: "Spike", properties: [AttributeDescription(name: "height", type: .double)])
+        spike.superentity = sample
+        return ManagedObjectModel(entities: [reading, aftershock, station, sample, spike])
     }
 
     // MARK: Saves
@@ -95,6 +112,7 @@ final class BatchUpdateOnePassTests: XCTestCase {
         var inserts: [(code: String, aftershock: Bool, station: Int?, values: [String: Any])] = []
         var changes: [(code: String, values: [String: Any])] = []
         var deletes: [String] = []
+        var samples: [(code: String, spike: Bool, level: Double, note: String)] = []
     }
 
     static let stations = ["North", "South", "East"]
@@ -114,6 +132,9 @@ final class BatchUpdateOnePassTests: XCTestCase {
         for i in 0..<(5 + random.next(below: 25)) {
             save.inserts.append(("s\(step)-\(i)", random.chance(0.3), random.chance(0.6) ? random.next(below: stations.count) : nil,
                                  randomValues(&random)))
+        }
+        for i in 0..<(5 + random.next(below: 20)) {
+            save.samples.append(("m\(step)-\(i)", random.chance(0.3), Double(random.next(below: 100)) / 10, ["a", "b", "c"][random.next(below: 3)]))
         }
         if step > 0 {
             for _ in 0..<random.next(below: 6) {
@@ -139,6 +160,13 @@ final class BatchUpdateOnePassTests: XCTestCase {
             for (key, value) in insert.values { reading.setValue(value, forKey: key) }
             if insert.aftershock { reading.setValue(Int64(insert.code.count), forKey: "shock") }
             if let station = insert.station { reading.setValue(stations[Self.stations[station]], forKey: "station") }
+        }
+        for sample in save.samples {
+            let object = EntityDescription.insertNewObject(forEntityName: sample.spike ? "Spike" : "Sample", into: context)
+            object.setValue(sample.code, forKey: "code")
+            object.setValue(sample.level, forKey: "level")
+            object.setValue(sample.note, forKey: "note")
+            if sample.spike { object.setValue(sample.level * 2, forKey: "height") }
         }
         for (code, values) in save.changes {
             let request = FetchRequest<ManagedObject>(entityName: "Reading")
@@ -204,6 +232,50 @@ final class BatchUpdateOnePassTests: XCTestCase {
         return update
     }
 
+    struct Delete {
+        var entity: String
+        var predicate: String?
+        var arguments: [Any?] = []
+        var includesSubentities = true
+        var limit = 0
+        var resultType = BatchDeleteRequestResultType.resultTypeStatusOnly
+        var describe: String { "delete \(entity) where \(predicate ?? "all") \(arguments) subentities \(includesSubentities) limit \(limit) \(resultType)" }
+    }
+
+    static func randomDelete(_ random: inout SeededRandom) -> Delete {
+        var delete = Delete(entity: random.chance(0.15) ? "Reading" : random.chance(0.2) ? "Spike" : "Sample")
+        switch random.next(below: 5) {
+        case 0: delete.predicate = random.chance(0.2) ? nil : "level > 9.5"
+        case 1: delete.predicate = "level > %@"; delete.arguments = [Double(70 + random.next(below: 30)) / 10]
+        case 2: delete.predicate = "level < %@ AND note == 'a'"; delete.arguments = [Double(random.next(below: 50)) / 10]
+        case 3: delete.predicate = "note == %@"; delete.arguments = [["a", "b", "c"][random.next(below: 3)]]
+        default: delete.predicate = "level BETWEEN {2, 3}"
+        }
+        if delete.entity == "Reading" { delete.predicate = "magnitude > %@"; delete.arguments = [Double(80 + random.next(below: 20)) / 10] }
+        if random.chance(0.1) { delete.limit = 1 + random.next(below: 5) }      // a limit: the general way
+        delete.includesSubentities = random.chance(0.7)
+        delete.resultType = [.resultTypeStatusOnly, .resultTypeObjectIDs, .resultTypeCount][random.next(below: 3)]
+        return delete
+    }
+
+    static func run(_ delete: Delete, in context: ManagedObjectContext) -> String {
+        do {
+            let fetch = FetchRequest<ManagedObject>(entityName: delete.entity)
+            if let format = delete.predicate { fetch.predicate = try FetchPredicate(format: format, argumentArray: delete.arguments) }
+            fetch.includesSubentities = delete.includesSubentities
+            fetch.fetchLimit = delete.limit
+            let request = BatchDeleteRequest(fetchRequest: fetch)
+            request.resultType = delete.resultType
+            let result = try context.execute(request) as! BatchDeleteResult
+            if let ids = result.result as? [ManagedObjectID] { return "ids \(ids.compactMap(\.primaryKey).sorted())" }
+            return "\(result.result ?? "nil")"
+        } catch let error as StrataError {
+            return "error \(error.code): \(error.message.replacingOccurrences(of: "x-strata://[0-9A-F-]+/", with: "x-strata://store/", options: .regularExpression))"
+        } catch {
+            return "error \(error)"
+        }
+    }
+
     /// The request's result (IDs as keys, in key order) or its error, as text.
     static func run(_ update: Update, in context: ManagedObjectContext) -> String {
         do {
@@ -242,7 +314,7 @@ final class BatchUpdateOnePassTests: XCTestCase {
             }
         }
         var same = true
-        for name in ["Reading", "Station"] {
+        for name in ["Reading", "Station", "Sample"] {
             let plan = FetchPlan(entity: model.entitiesByName[name]!)
             let answers = try stores.map { try rows($0, plan) }
             if answers[0] != answers[1] {
@@ -258,10 +330,14 @@ final class BatchUpdateOnePassTests: XCTestCase {
             let answers = try stores.map { try rows($0, plan) }
             if answers[0] != answers[1] { XCTFail("\(format) answers differ, \(trace)"); same = false }
         }
+        let levels = FetchPlan(entity: model.entitiesByName["Sample"]!, predicate: try FetchPredicate(format: "level > 5"),
+                               sortDescriptors: [FetchSortDescriptor(key: "code", ascending: true)])
+        let answers = try stores.map { try rows($0, levels) }
+        if answers[0] != answers[1] { XCTFail("level > 5 answers differ, \(trace)"); same = false }
         let histories = try stores.map { store -> [String] in
             try store.fetchHistory(StoreHistoryQuery(start: .beginning, includesChanges: true)).map { transaction in
                 (transaction.changes ?? []).map { change in
-                    "\(change.changeType.rawValue) #\(change.changedObjectID.primaryKey ?? -1) \((change.updatedProperties ?? []).map(\.name).sorted())"
+                    "\(change.changeType.rawValue) #\(change.changedObjectID.primaryKey ?? -1) \((change.updatedProperties ?? []).map(\.name).sorted()) \((change.tombstoneValues ?? [:]).map { "\($0)=\($1)" }.sorted())"
                 }.sorted().joined(separator: ", ")
             }
         }
