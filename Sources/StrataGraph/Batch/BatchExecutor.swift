@@ -194,17 +194,15 @@ struct BatchExecutor {
         let rewrite = StoreRowRewrite(plan: plan, change: .update { view in
             let evaluator = PredicateEvaluator(source: ViewRowSource(view: view))
             var assigned: [(slot: Int, value: RowValue)] = []
-            var changed: [Int] = []
-            return { row in
+            return { row, originals in
                 try assign(assignments, to: row, evaluator: evaluator, into: &assigned)
-                changed.removeAll(keepingCapacity: true)
                 for (slot, value) in assigned where row.values[slot] != value {
-                    if !changed.contains(slot) { changed.append(slot) }
+                    if !originals.contains(where: { $0.slot == slot }) { originals.append(SlotValue(slot: slot, value: row.values[slot])) }
                     row.values[slot] = value
                 }
-                if changed.isEmpty { return }
+                if originals.isEmpty { return }
                 let id = row.id
-                problems += ManagedObjectContext.propertyProblems(of: row.values, entity: id.entity, slots: changed) {
+                problems += ManagedObjectContext.propertyProblems(of: row.values, entity: id.entity, slots: originals.lazy.map(\.slot)) {
                     "\(id.entity.name) \(id)"
                 }
             }

@@ -19,10 +19,12 @@ public struct StoreRowRewrite {
     /// What becomes of each selected row.
     public enum Change {
         /// The row is rewritten at its version + 1, changed or not, with the values the function
-        /// gives it. The factory is called once, inside the transaction, with a view of the store
-        /// as the transaction found it (for expressions reading other rows). A throw rolls the
-        /// whole request back.
-        case update((any StoreReadView) throws -> (inout StoreRow) throws -> Void)
+        /// gives it; the function appends to its second argument (empty when called) the stored
+        /// value of each slot it changed, once per slot (the store's index changes are found
+        /// from them, without a copy of the row). The factory is called once, inside the
+        /// transaction, with a view of the store as the transaction found it (for expressions
+        /// reading other rows). A throw rolls the whole request back.
+        case update((any StoreReadView) throws -> (_ row: inout StoreRow, _ originals: inout [SlotValue]) throws -> Void)
         /// The row is deleted (its index entries and record; the rows have no relationships).
         case delete
     }

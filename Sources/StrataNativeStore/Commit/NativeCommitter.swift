@@ -304,13 +304,14 @@ struct NativeCommitter {
     /// Rewrites the row under `key` in one descent of its rows tree, for a batch update run
     /// inside the store (NativeStore+Rewrite.swift): the record is decoded, made a whole row by
     /// `complete` (to-many slots live outside the record), given its new values by `transform`
-    /// and written back at its version + 1, its index changes gathered as an update's are.
+    /// (which lists the stored value of each slot it changed: no copy of the row is kept) and
+    /// written back at its version + 1, its index changes gathered as an update's are.
     /// Returns the row as written and, when `keepingOld`, its values before; nil when there is no
     /// such row. Finish with `finishRewrites()`. A change to a unique index entry is refused: the
     /// object layer sends such requests the general way, whose commit checks uniqueness.
     mutating func rewrite(key: Int64, layout: EntityLayout, keepingOld: Bool,
                           complete: (_ version: Int64, _ values: [RowValue]) throws -> StoreRow,
-                          _ transform: (inout StoreRow) throws -> Void) throws -> (row: StoreRow, old: [RowValue]?)? {
+                          _ transform: (inout StoreRow, inout [SlotValue]) throws -> Void) throws -> (row: StoreRow, old: [RowValue]?)? {
         appliesSlices = true              // a rewrite meets no conflict
         try applyFullSlices(of: layout)   // here, not inside the rows tree's update below
         let rows = try tree(layout.rowsTree)
@@ -320,19 +321,20 @@ struct NativeCommitter {
                 guard let record else { return nil }
                 let (version, values) = try RowCodec.decodeRow(record, layout: layout, key: key, references: store.references)
                 var row = try complete(version, values)
-                let before = row.values
-                let old = StoreRowBase(current: before)
-                try transform(&row)
-                guard row.values.count == before.count else {
-                    throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) gave \(row.values.count) values, not \(before.count)")
+                let slotCount = row.values.count
+                var originals: [SlotValue] = []   // allocated only when a slot changes
+                try transform(&row, &originals)
+                guard row.values.count == slotCount else {
+                    throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) gave \(row.values.count) values, not \(slotCount)")
                 }
+                let old = StoreRowBase(current: row.values, originals: originals)
                 for index in layout.indexes where index.isUnique && index.slots.contains(where: { row.values[$0] != old[$0] }) {
                     throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) changes the uniqueness constraint (\(index.elementNames.joined(separator: ", "))), which only a commit checks")
                 }
                 gatherIndexChanges(row, old: old, key: key, position: 0, layout: layout)
                 row.version = version + 1
                 RowCodec.encode(version: row.version, values: row.values, layout: layout, numberOf: numberOf, into: recordWriter)
-                result = (row, keepingOld ? before : nil)
+                result = (row, keepingOld ? old.values : nil)
                 return recordWriter.bytes
             }
         }
