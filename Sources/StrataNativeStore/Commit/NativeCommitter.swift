@@ -119,6 +119,10 @@ struct NativeCommitter {
         NativeRowReader(store: store, tree: { [tx] name in try tx.openTree(name) })
     }
 
+    /// The texts the rows rewritten so far decoded, shared by the rows that repeat them
+    /// (DecodedStrings.swift; made on the first rewrite).
+    private lazy var rewriteStrings = DecodedStrings()
+
     /// The last tree opened: a save's rows go to one rows tree, row after row.
     private var lastTree: WritableTree?
 
@@ -319,7 +323,7 @@ struct NativeCommitter {
         _ = try NativeStoreFile.withKey(key) { encoded in
             try rows.update(forKey: encoded) { record in
                 guard let record else { return nil }
-                let (version, values) = try RowCodec.decodeRow(record, layout: layout, key: key, references: store.references)
+                let (version, values) = try RowCodec.decodeRow(record, layout: layout, key: key, references: store.references, strings: rewriteStrings)
                 var row = try complete(version, values)
                 let slotCount = row.values.count
                 var originals: [SlotValue] = []   // allocated only when a slot changes

@@ -36,16 +36,17 @@ extension NativeStore {
             var history = recordsHistory ? try NativeHistory.Recorder(store: self, tx: tx) : nil
             var outcome = StoreRowRewrite.Outcome(count: 0, ids: [])
             if request.keepsIDs { outcome.ids.reserveCapacity(keys.count) }
-            /// The layout of the last entity number met, with a point reader of its rows at the
-            /// base generation (keys come grouped by entity, in key order).
-            var current: (layout: EntityLayout, points: PointReader?)?
-            func layout(_ number: UInt16, _ key: Int64) throws -> (layout: EntityLayout, points: PointReader?) {
-                if let current, current.layout.number == number { return current }
+            /// The layout of the entity number last met, with a point reader of its rows at the
+            /// base generation (keys come grouped by entity, in key order): changed only when
+            /// the number changes, so a row retains neither.
+            var currentNumber: UInt16?
+            var rowLayout: EntityLayout?
+            var points: PointReader?
+            func enter(_ number: UInt16, _ key: Int64) throws {
                 guard let found = layoutsByNumber[number] else {
                     throw StrataError(.corrupt, "\(file.path): an index lists row \(key) under unknown entity number \(number)")
                 }
-                current = (found, try base.treeIfPresent(found.rowsTree)?.makePointReader())
-                return current!
+                (currentNumber, rowLayout, points) = (number, found, try base.treeIfPresent(found.rowsTree)?.makePointReader())
             }
             func missing(_ key: Int64, _ layout: EntityLayout) -> StrataError {
                 StrataError(.corrupt, "\(file.path): row \(key) of \(layout.entity.name) was selected at generation \(base.generation) but is not in its rows tree")
@@ -55,7 +56,8 @@ extension NativeStore {
                 let rewrite = try makeRewrite(view)
                 let reader = view.reader
                 for (number, key) in keys {
-                    let rowLayout = try layout(number, key).layout
+                    if number != currentNumber { try enter(number, key) }
+                    let rowLayout = rowLayout!
                     guard let (row, old) = try committer.rewrite(key: key, layout: rowLayout, keepingOld: history != nil, complete: { version, values in
                         try reader.complete(version: version, values: values, key: key, layout: rowLayout)
                     }, rewrite) else { throw missing(key, rowLayout) }
@@ -65,7 +67,8 @@ extension NativeStore {
                 }
             case .delete:
                 for (number, key) in keys {
-                    let (rowLayout, points) = try layout(number, key)
+                    if number != currentNumber { try enter(number, key) }
+                    let rowLayout = rowLayout!
                     guard let row = try view.cachedRow(key: key, layout: rowLayout, points: points, remember: false) else { throw missing(key, rowLayout) }
                     try committer.remove(row)
                     outcome.count += 1
