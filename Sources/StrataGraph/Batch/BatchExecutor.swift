@@ -40,10 +40,15 @@ struct BatchExecutor {
     // MARK: Insert
 
     /// Inserts (or, by uniqueness constraints, updates) the request's rows; returns how many
-    /// rows it wrote and, when `keepIDs`, the ID of each, in request order. A store that commits
-    /// in parts gets the rows a part at a time (see `insertInParts`); any other, all at once.
+    /// rows it wrote and, when `keepIDs`, the ID of each, in request order. A store that upserts
+    /// in one pass runs a request into an entity with one uniqueness constraint itself
+    /// (`upsertInOnePass`); a store that commits in parts gets the rows a part at a time (see
+    /// `insertInParts`); any other, all at once.
     func insert(_ request: BatchInsertRequest, keepIDs: Bool) throws -> (ids: [ManagedObjectID], count: Int) {
         var source = try BatchRowSource(request: request, entity: entity)
+        if let upserting = store as? any UpsertingRowStore, upsertsInOnePass() {
+            return try upsertInOnePass(from: source, into: upserting, rowsPerPart: request.rowsPerPart, keepIDs: keepIDs)
+        }
         if store.commitsInParts {
             return try insertInParts(from: &source, rowsPerPart: request.rowsPerPart, keepIDs: keepIDs)
         }

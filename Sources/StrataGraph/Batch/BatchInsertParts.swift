@@ -105,4 +105,49 @@ extension BatchExecutor {
         coordinator.noteChange()
         return (writtenIDs, count)
     }
+
+    /// Whether a batch insert may run as a one-pass upsert inside the store (StoreUpsert.swift):
+    /// an entity outside any hierarchy (a holder is always a row of the entity itself), with one
+    /// uniqueness constraint over attributes (a row has at most one holder), in a model without
+    /// derived attributes (the rows carry every value written).
+    func upsertsInOnePass() -> Bool {
+        guard store.rewritesRows, !coordinator.managedObjectModel.hasDerivedAttributes,
+              entity.superentity == nil, entity.subentities.isEmpty, entity.uniquenessConstraints.count == 1 else { return false }
+        return entity.uniquenessConstraints[0].allSatisfy { entity.attributesByName[$0] != nil }
+    }
+
+    /// The batch insert run by the store in one pass, `rowsPerPart` rows a part: every row is
+    /// checked as the general way checks it on its first attempt (whole, as an insert: a row's
+    /// given values are checked there, so the holder it updates needs no other check), and its
+    /// holder, if any, takes its given values.
+    func upsertInOnePass(from source: BatchRowSource, into store: any UpsertingRowStore, rowsPerPart: Int,
+                         keepIDs: Bool) throws -> (ids: [ManagedObjectID], count: Int) {
+        let what = "batch insert into \(entity.name)"
+        let duplicates = BatchDuplicates(entity: entity)
+        var source = source
+        var part: [SuppliedRow] = []
+        var problems: [StrataError] = []
+        let upsert = StoreUpsert(entity: entity, keepsIDs: keepIDs, author: context.transactionAuthor, contextName: context.name,
+                                 nextPart: {
+            part.removeAll(keepingCapacity: true)
+            while part.count < rowsPerPart, let row = try source.next() { part.append(row) }
+            if part.isEmpty { return nil }
+            part = try duplicates.fold(part, firstIndex: source.index - part.count)
+            return part.map(\.values)
+        }, check: { _, row in
+            problems += ManagedObjectContext.propertyProblems(of: row.values, entity: row.id.entity) { "\(row.id.entity.name) \(row.id)" }
+        }, checked: {
+            defer { problems = [] }
+            if !problems.isEmpty { throw BatchWorkingSet.validationError(problems, what) }
+        }, update: { position, row, originals in
+            let supplied = part[position]
+            for slot in supplied.given where row.values[slot] != supplied.values[slot] {
+                originals.append(SlotValue(slot: slot, value: row.values[slot]))
+                row.values[slot] = supplied.values[slot]
+            }
+        })
+        let outcome = try store.upsertRows(upsert)
+        coordinator.noteChange()
+        return (outcome.ids, outcome.count)
+    }
 }

@@ -99,6 +99,10 @@ struct NativeCommitter {
     /// Whether full lists are applied as they fill: while updates and deletes are written, until
     /// a first conflict (after which nothing is written).
     private var appliesSlices = false
+    /// Whether the caller has checked every unique value of the change set's inserts against
+    /// the stored rows and each other, in this transaction (a batch upsert, which probed each
+    /// row's holder: NativeStore+Upsert.swift); the commit then does not probe them again.
+    var uniquenessChecked = false
     /// Whether the stored values each update and delete replaced are kept (for history).
     var keepsReplacedValues = false
     /// With `keepsReplacedValues`: the values each update (by position) and delete replaced.
@@ -188,7 +192,7 @@ struct NativeCommitter {
         try removeDeletedRows()
         for position in insertOrder { try gatherInsert(changes.inserts[position], position: changes.updates.count + position) }
         try removeIndexEntries()
-        try checkUniqueness()
+        if !uniquenessChecked { try checkUniqueness() }
         for position in insertOrder { try writeInsert(changes.inserts[position]) }
         try addIndexEntries()
         return versions

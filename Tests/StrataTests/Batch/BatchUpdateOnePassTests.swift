@@ -37,7 +37,7 @@ final class BatchUpdateOnePassTests: XCTestCase {
             XCTAssertTrue(stacks[0].2.rewritesRows)
             XCTAssertFalse(stacks[1].2.rewritesRows)
             var log: [String] = []
-            var updated = 0
+            var succeeded = 0   // batch requests that changed the stores
             for step in 0..<iterations(30, stress: 80) {
                 let trace = "seed \(seed), round \(round), step \(step): \(log.suffix(4).joined(separator: " | "))"
                 if step < 2 || random.chance(0.35) {
@@ -45,20 +45,27 @@ final class BatchUpdateOnePassTests: XCTestCase {
                     log.append("save")
                     for (_, context, _) in stacks { try context.performAndWait { try Self.apply(save, to: context) } }
                 } else if random.chance(0.3) {
+                    let request = Self.randomInsert(&random, step: step)
+                    log.append(request.describe)
+                    let answers = try stacks.map { _, context, _ in try context.performAndWait { Self.run(request, in: context) } }
+                    XCTAssertEqual(answers[0], answers[1], "the answer to \(request.describe), \(trace)")
+                    if !answers[0].hasPrefix("error") { succeeded += 1 }
+                } else if random.chance(0.3) {
                     let request = Self.randomDelete(&random)
                     log.append(request.describe)
                     let answers = try stacks.map { _, context, _ in try context.performAndWait { Self.run(request, in: context) } }
                     XCTAssertEqual(answers[0], answers[1], "the answer to \(request.describe), \(trace)")
+                    if !answers[0].hasPrefix("error") { succeeded += 1 }
                 } else {
                     let request = Self.randomUpdate(&random)
                     log.append(request.describe)
                     let answers = try stacks.map { _, context, _ in try context.performAndWait { Self.run(request, in: context) } }
                     XCTAssertEqual(answers[0], answers[1], "the answer to \(request.describe), \(trace)")
-                    if !answers[0].hasPrefix("error") { updated += 1 }
+                    if !answers[0].hasPrefix("error") { succeeded += 1 }
                 }
                 guard try assertSame(stacks.map(\.2), model, trace) else { return }
             }
-            XCTAssertGreaterThan(updated, 3, "batch updates that succeeded, seed \(seed), round \(round)")
+            XCTAssertGreaterThan(succeeded, 6, "batch requests that succeeded, seed \(seed), round \(round)")
         }
     }
 
@@ -101,7 +108,16 @@ final class BatchUpdateOnePassTests: XCTestCase {
         sample.indexes = [FetchIndexDescription(name: "byLevel", elements: [FetchIndexElementDescription(property: level)])]
         let spike = EntityDescription(name: "Spike", properties: [AttributeDescription(name: "height", type: .double)])
         spike.superentity = sample
-        return ManagedObjectModel(entities: [reading, aftershock, station, sample, spike])
+        // Gauge: one uniqueness constraint, no hierarchy, no relationships: batch inserts upsert
+        // in one pass.
+        let reading_ = AttributeDescription(name: "reading", type: .double)
+        reading_.maxValue = 10
+        let label = AttributeDescription(name: "label", type: .string)
+        label.isOptional = true
+        let gauge = EntityDescription(name: "Gauge", properties: [AttributeDescription(name: "code", type: .string), reading_, label])
+        gauge.uniquenessConstraints = [["code"]]
+        gauge.indexes = [FetchIndexDescription(name: "byReading", elements: [FetchIndexElementDescription(property: reading_)])]
+        return ManagedObjectModel(entities: [reading, aftershock, station, sample, spike, gauge])
     }
 
     // MARK: Saves
@@ -232,6 +248,43 @@ final class BatchUpdateOnePassTests: XCTestCase {
         return update
     }
 
+    struct Insert {
+        var rows: [[String: Any]]
+        var rowsPerPart: Int
+        var resultType: BatchInsertRequestResultType
+        var describe: String { "insert \(rows.count) gauges, parts of \(rowsPerPart), \(resultType)" }
+    }
+
+    /// Gauges under new codes, codes of earlier steps (upserts), repeated codes (the last wins);
+    /// some rows give only some attributes, a few give a reading above the maximum.
+    static func randomInsert(_ random: inout SeededRandom, step: Int) -> Insert {
+        var rows: [[String: Any]] = []
+        for i in 0..<(1 + random.next(below: 30)) {
+            let code = random.chance(0.5) && step > 0 ? "g\(random.next(below: step))-\(random.next(below: 6))" : "g\(step)-\(i)"
+            var row: [String: Any] = ["code": code]
+            if random.chance(0.8) { row["reading"] = random.chance(0.03) ? 10.5 : Double(random.next(below: 100)) / 10 }
+            if random.chance(0.6) { row["label"] = ["x", "y", "z"][random.next(below: 3)] }
+            rows.append(row)
+        }
+        let results: [BatchInsertRequestResultType] = [.statusOnly, .objectIDs, .count]
+        return Insert(rows: rows, rowsPerPart: random.chance(0.5) ? 1 + random.next(below: 8) : 1000, resultType: results[random.next(below: 3)])
+    }
+
+    static func run(_ insert: Insert, in context: ManagedObjectContext) -> String {
+        do {
+            let request = BatchInsertRequest(entityName: "Gauge", objects: insert.rows)
+            request.rowsPerPart = insert.rowsPerPart
+            request.resultType = insert.resultType
+            let result = try context.execute(request) as! BatchInsertResult
+            if let ids = result.result as? [ManagedObjectID] { return "ids \(ids.compactMap(\.primaryKey))" }
+            return "\(result.result ?? "nil")"
+        } catch let error as StrataError {
+            return "error \(error.code): \(error.message.replacingOccurrences(of: "x-strata://[0-9A-F-]+/", with: "x-strata://store/", options: .regularExpression))"
+        } catch {
+            return "error \(error)"
+        }
+    }
+
     struct Delete {
         var entity: String
         var predicate: String?
@@ -314,7 +367,7 @@ final class BatchUpdateOnePassTests: XCTestCase {
             }
         }
         var same = true
-        for name in ["Reading", "Station", "Sample"] {
+        for name in ["Reading", "Station", "Sample", "Gauge"] {
             let plan = FetchPlan(entity: model.entitiesByName[name]!)
             let answers = try stores.map { try rows($0, plan) }
             if answers[0] != answers[1] {

@@ -1,0 +1,60 @@
+// StoreUpsert: a batch insert into an entity with one uniqueness constraint, run by the store in
+// one pass: each row updates the stored row that holds its constraint values (its given
+// attributes only), or is inserted.
+//
+// Owns: the contract between the batch executor and a store that can find a row's holder in its
+// unique index and rewrite the holder where it lies (NativeStore+Upsert.swift). The general way
+// (insert a part; when it is refused, read the holders its conflicts name and commit them as
+// updates: BatchInsertParts.swift) stays the reference, and tests hold the two to the same
+// stored results. Package-internal: the executor keeps its rows and decides their values and
+// validity through the hooks. Never touches a context.
+
+import Foundation
+
+/// A store that runs ``StoreUpsert`` requests.
+package protocol UpsertingRowStore: RowStore {
+    /// Runs `upsert` in one store transaction; returns the rows written (each once, in part
+    /// order: a row's holder, or the row itself when inserted).
+    func upsertRows(_ upsert: StoreUpsert) throws -> StoreRowRewrite.Outcome
+}
+
+/// A batch insert that updates the holders of its rows' constraint values, part by part, in one
+/// store transaction.
+package struct StoreUpsert {
+    /// The entity of every row (no superentity, no subentities, one uniqueness constraint).
+    package var entity: EntityDescription
+    /// Takes the next part: its rows' values (each duplicate of the part folded into its last),
+    /// or nil at the end.
+    package var nextPart: () throws -> [[RowValue]]?
+    /// Checks the current part's row `position` as the row it would be inserted as. Every row of
+    /// a part is checked so before any is written (the values a row gives its holder are among
+    /// those checked).
+    package var check: (_ position: Int, _ row: StoreRow) -> Void
+    /// Called once a part's rows are checked, before any is written; a throw (the problems the
+    /// checks found) rolls the whole request back.
+    package var checked: () throws -> Void
+    /// Gives `row`, the stored holder of the current part's row `position`, that row's given
+    /// values, appending to `originals` (empty when called) the stored value of each slot it
+    /// changes, once per slot, in slot order.
+    package var update: (_ position: Int, _ row: inout StoreRow, _ originals: inout [SlotValue]) -> Void
+    /// Whether the outcome lists the IDs of the rows written.
+    package var keepsIDs: Bool
+    /// The history transaction's author and context name.
+    package var author: String?
+    package var contextName: String?
+
+    package init(entity: EntityDescription, keepsIDs: Bool, author: String?, contextName: String?,
+                 nextPart: @escaping () throws -> [[RowValue]]?,
+                 check: @escaping (_ position: Int, _ row: StoreRow) -> Void,
+                 checked: @escaping () throws -> Void,
+                 update: @escaping (_ position: Int, _ row: inout StoreRow, _ originals: inout [SlotValue]) -> Void) {
+        self.entity = entity
+        self.keepsIDs = keepsIDs
+        self.author = author
+        self.contextName = contextName
+        self.nextPart = nextPart
+        self.check = check
+        self.checked = checked
+        self.update = update
+    }
+}

@@ -1,0 +1,118 @@
+// NativeStore+Upsert: a batch insert into an entity with one uniqueness constraint, run inside
+// the native store in one pass (StoreUpsert.swift).
+//
+// Owns: per part, in the request's one write transaction: permanent IDs for every row (as the
+// general way takes them, so both ways give rows the same keys), the checks, then a probe of the
+// unique index for each row's holder, in key order (the entries of earlier parts are in the
+// index by then, so a row matching one of them updates it); the holders rewritten where they lie
+// with the rows' given values (NativeCommitter.rewrite); the other rows inserted by a commit that
+// does not probe them again; one history transaction for the request. A row is counted once:
+// a holder that this request inserted or updated in an earlier part is not counted again. Never
+// decides values or validity (the request's hooks do).
+
+import Foundation
+import StrataStorage
+import StrataGraph
+
+extension NativeStore: UpsertingRowStore {
+    func upsertRows(_ request: StoreUpsert) throws -> StoreRowRewrite.Outcome {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        let layout = try self.layout(of: request.entity)
+        let uniques = layout.indexes.filter(\.isUnique)
+        guard uniques.count == 1, let index = uniques.first, request.entity.superentity == nil, request.entity.subentities.isEmpty else {
+            throw StrataError(.misuse, "a one-pass upsert into \(request.entity.name) needs an entity without super- or subentities and with one uniqueness constraint")
+        }
+        // A request of millions of rows would otherwise list millions of keys for the row cache.
+        return try writing(listingAtMost: 1 << 16) { tx, touched in
+            var history = recordsHistory ? try NativeHistory.Recorder(store: self, tx: tx) : nil
+            let reader = NativeRowReader(store: self, tree: { [tx] name in try tx.openTree(name) })
+            var outcome = StoreRowRewrite.Outcome(count: 0, ids: [])
+            /// The keys given to earlier parts (a range per part, increasing) and the holders they
+            /// updated: a row matching one of them was written by this request already.
+            var earlierKeys: [ClosedRange<Int64>] = []
+            var earlierUpserts = Set<Int64>()
+            func writtenEarlier(_ key: Int64) -> Bool {
+                if earlierUpserts.contains(key) { return true }
+                var low = 0, high = earlierKeys.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if earlierKeys[middle].upperBound < key { low = middle + 1 } else { high = middle }
+                }
+                return low < earlierKeys.count && earlierKeys[low].contains(key)
+            }
+            while let part = try request.nextPart() {
+                if part.isEmpty { continue }
+                let first = try file.allocate(part.count, in: tx)
+                var candidates = StoreChangeSet()
+                candidates.inserts = part.enumerated().map { position, values in
+                    StoreRow(id: ManagedObjectID(entity: layout.entity, store: storeIdentity, key: .permanent(first + Int64(position))),
+                             version: 0, values: values)
+                }
+                for (position, row) in candidates.inserts.enumerated() { request.check(position, row) }
+                try request.checked()
+                // Each row's holder, probed in the order of the unique index's keys.
+                var probes = IndexKeyList<NativeCommitter.Addition>(capacity: part.count, bytesPerKey: 24)
+                for (position, row) in candidates.inserts.enumerated() {
+                    probes.append { bytes in
+                        let made = index.appendKey(values: row.values, primaryKey: first + Int64(position), to: &bytes)
+                        return NativeCommitter.Addition(elements: made.elements, truncated: made.truncated, hasNull: made.hasNull,
+                                                        row: position, entity: layout.number)
+                    }
+                }
+                probes.sort()
+                let holders = UniqueHolders(store: self, tx: tx, changes: candidates)
+                let indexTree = try tx.openTree(index.tree)
+                var targets: [(key: Int64, position: Int)] = []
+                var isTarget = [Bool](repeating: false, count: part.count)
+                try probes.forEach { key, probe in
+                    guard !probe.hasNull, let holder = try holders.uniqueHolder(of: key, probe, index: index, in: indexTree),
+                          let holderKey = holder.primaryKey else { return }
+                    guard holder.entity === layout.entity else {
+                        throw StrataError(.corrupt, "\(file.path): the unique index \(index.tree) of \(layout.entity.name) lists row \(holderKey) of \(holder.entity.name)")
+                    }
+                    targets.append((holderKey, probe.row))
+                    isTarget[probe.row] = true
+                }
+                probes = IndexKeyList(capacity: 0, bytesPerKey: 0)
+                // The holders, in key order, rewritten with their rows' given values.
+                targets.sort { $0.key < $1.key }
+                var written = [ManagedObjectID?](repeating: nil, count: part.count)
+                var rewriter = NativeCommitter(store: self, tx: tx)
+                for (key, position) in targets {
+                    guard let (row, old) = try rewriter.rewrite(key: key, layout: layout, keepingOld: history != nil, complete: { version, values in
+                        try reader.complete(version: version, values: values, key: key, layout: layout)
+                    }, { row, originals in request.update(position, &row, &originals) }) else {
+                        throw StrataError(.corrupt, "\(file.path): the unique index \(index.tree) lists row \(key) of \(layout.entity.name), which is not in its rows tree")
+                    }
+                    try history?.recordUpdate(row, old: old)
+                    if !writtenEarlier(key) { written[position] = row.id }
+                }
+                try rewriter.finishRewrites()
+                touched.add(rewriter.touchedKeys)
+                // The other rows, inserted (their unique values were just probed).
+                var inserts = StoreChangeSet()
+                inserts.inserts.reserveCapacity(part.count - targets.count)
+                for position in part.indices where !isTarget[position] {
+                    inserts.inserts.append(candidates.inserts[position])
+                    written[position] = candidates.inserts[position].id
+                }
+                candidates = StoreChangeSet()
+                if !inserts.inserts.isEmpty {
+                    var inserter = NativeCommitter(store: self, tx: tx)
+                    inserter.uniquenessChecked = true
+                    _ = try inserter.apply(inserts)
+                    try history?.record(inserts, replacedByUpdate: [], replacedByDelete: [])
+                    touched.add(inserter.touchedKeys)
+                }
+                for case let id? in written {
+                    outcome.count += 1
+                    if request.keepsIDs { outcome.ids.append(id) }
+                }
+                for (key, _) in targets { earlierUpserts.insert(key) }
+                earlierKeys.append(first...(first + Int64(part.count) - 1))
+            }
+            if let count = history?.count, count > 0 { try history?.finish(author: request.author, contextName: request.contextName) }
+            return outcome
+        }
+    }
+}
