@@ -47,7 +47,7 @@ struct BatchExecutor {
     func insert(_ request: BatchInsertRequest, keepIDs: Bool) throws -> (ids: [ManagedObjectID], count: Int) {
         var source = try BatchRowSource(request: request, entity: entity)
         if let upserting = store as? any UpsertingRowStore, upsertsInOnePass() {
-            return try upsertInOnePass(from: source, into: upserting, rowsPerPart: request.rowsPerPart, keepIDs: keepIDs)
+            return try upsertInOnePass(from: &source, into: upserting, rowsPerPart: request.rowsPerPart, keepIDs: keepIDs)
         }
         if store.commitsInParts {
             return try insertInParts(from: &source, rowsPerPart: request.rowsPerPart, keepIDs: keepIDs)

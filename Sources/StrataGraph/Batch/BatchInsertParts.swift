@@ -120,15 +120,14 @@ extension BatchExecutor {
     /// checked as the general way checks it on its first attempt (whole, as an insert: a row's
     /// given values are checked there, so the holder it updates needs no other check), and its
     /// holder, if any, takes its given values.
-    func upsertInOnePass(from source: BatchRowSource, into store: any UpsertingRowStore, rowsPerPart: Int,
+    func upsertInOnePass(from source: inout BatchRowSource, into store: any UpsertingRowStore, rowsPerPart: Int,
                          keepIDs: Bool) throws -> (ids: [ManagedObjectID], count: Int) {
         let what = "batch insert into \(entity.name)"
         let duplicates = BatchDuplicates(entity: entity)
-        var source = source
         var part: [SuppliedRow] = []
         var problems: [StrataError] = []
-        let upsert = StoreUpsert(entity: entity, keepsIDs: keepIDs, author: context.transactionAuthor, contextName: context.name,
-                                 nextPart: {
+        let upsert = StoreUpsert(entity: entity, keepsIDs: keepIDs, author: context.transactionAuthor, contextName: context.name)
+        let outcome = try store.upsertRows(upsert, nextPart: {
             part.removeAll(keepingCapacity: true)
             while part.count < rowsPerPart, let row = try source.next() { part.append(row) }
             if part.isEmpty { return nil }
@@ -140,13 +139,11 @@ extension BatchExecutor {
             defer { problems = [] }
             if !problems.isEmpty { throw BatchWorkingSet.validationError(problems, what) }
         }, update: { position, row, originals in
-            let supplied = part[position]
-            for slot in supplied.given where row.values[slot] != supplied.values[slot] {
+            for slot in part[position].given where row.values[slot] != part[position].values[slot] {
                 originals.append(SlotValue(slot: slot, value: row.values[slot]))
-                row.values[slot] = supplied.values[slot]
+                row.values[slot] = part[position].values[slot]
             }
         })
-        let outcome = try store.upsertRows(upsert)
         coordinator.noteChange()
         return (outcome.ids, outcome.count)
     }

@@ -14,47 +14,42 @@ import Foundation
 /// A store that runs ``StoreUpsert`` requests.
 package protocol UpsertingRowStore: RowStore {
     /// Runs `upsert` in one store transaction; returns the rows written (each once, in part
-    /// order: a row's holder, or the row itself when inserted).
-    func upsertRows(_ upsert: StoreUpsert) throws -> StoreRowRewrite.Outcome
+    /// order: a row's holder, or the row itself when inserted). The hooks are the executor's
+    /// (see ``StoreUpsert``); they do not escape, so what they capture is reached without
+    /// dynamic exclusivity checks (a handler filling a captured part row by row paid one per
+    /// access).
+    func upsertRows(_ upsert: StoreUpsert,
+                    nextPart: () throws -> [[RowValue]]?,
+                    check: (_ position: Int, _ row: StoreRow) -> Void,
+                    checked: () throws -> Void,
+                    update: (_ position: Int, _ row: inout StoreRow, _ originals: inout [SlotValue]) -> Void) throws -> StoreRowRewrite.Outcome
 }
 
 /// A batch insert that updates the holders of its rows' constraint values, part by part, in one
-/// store transaction.
+/// store transaction. The store asks the executor's hooks for the rest:
+/// - `nextPart` takes the next part: its rows' values (each duplicate of the part folded into
+///   its last), or nil at the end;
+/// - `check` checks the current part's row `position` as the row it would be inserted as. Every
+///   row of a part is checked so before any is written (the values a row gives its holder are
+///   among those checked);
+/// - `checked` is called once a part's rows are checked, before any is written; a throw (the
+///   problems the checks found) rolls the whole request back;
+/// - `update` gives `row`, the stored holder of the current part's row `position`, that row's
+///   given values, appending to `originals` (empty when called) the stored value of each slot
+///   it changes, once per slot, in slot order.
 package struct StoreUpsert {
     /// The entity of every row (no superentity, no subentities, one uniqueness constraint).
     package var entity: EntityDescription
-    /// Takes the next part: its rows' values (each duplicate of the part folded into its last),
-    /// or nil at the end.
-    package var nextPart: () throws -> [[RowValue]]?
-    /// Checks the current part's row `position` as the row it would be inserted as. Every row of
-    /// a part is checked so before any is written (the values a row gives its holder are among
-    /// those checked).
-    package var check: (_ position: Int, _ row: StoreRow) -> Void
-    /// Called once a part's rows are checked, before any is written; a throw (the problems the
-    /// checks found) rolls the whole request back.
-    package var checked: () throws -> Void
-    /// Gives `row`, the stored holder of the current part's row `position`, that row's given
-    /// values, appending to `originals` (empty when called) the stored value of each slot it
-    /// changes, once per slot, in slot order.
-    package var update: (_ position: Int, _ row: inout StoreRow, _ originals: inout [SlotValue]) -> Void
     /// Whether the outcome lists the IDs of the rows written.
     package var keepsIDs: Bool
     /// The history transaction's author and context name.
     package var author: String?
     package var contextName: String?
 
-    package init(entity: EntityDescription, keepsIDs: Bool, author: String?, contextName: String?,
-                 nextPart: @escaping () throws -> [[RowValue]]?,
-                 check: @escaping (_ position: Int, _ row: StoreRow) -> Void,
-                 checked: @escaping () throws -> Void,
-                 update: @escaping (_ position: Int, _ row: inout StoreRow, _ originals: inout [SlotValue]) -> Void) {
+    package init(entity: EntityDescription, keepsIDs: Bool, author: String?, contextName: String?) {
         self.entity = entity
         self.keepsIDs = keepsIDs
         self.author = author
         self.contextName = contextName
-        self.nextPart = nextPart
-        self.check = check
-        self.checked = checked
-        self.update = update
     }
 }

@@ -103,6 +103,11 @@ struct NativeCommitter {
     /// the stored rows and each other, in this transaction (a batch upsert, which probed each
     /// row's holder: NativeStore+Upsert.swift); the commit then does not probe them again.
     var uniquenessChecked = false
+    /// With `uniquenessChecked`: one unique index's entries for the change set's inserts,
+    /// gathered by the caller (a batch upsert lists them to probe each row's holder), taken as
+    /// they are instead of being gathered again. Their `row` positions are the caller's, which
+    /// only the uniqueness check would read.
+    var gatheredUniqueEntries: (index: IndexLayout, keys: IndexKeyList<Addition>)?
     /// Whether the stored values each update and delete replaced are kept (for history).
     var keepsReplacedValues = false
     /// With `keepsReplacedValues`: the values each update (by position) and delete replaced.
@@ -190,7 +195,14 @@ struct NativeCommitter {
         if !conflicts.isEmpty { throw CommitRefusal.versionConflicts(conflicts) }
         appliesSlices = false
         try removeDeletedRows()
-        for position in insertOrder { try gatherInsert(changes.inserts[position], position: changes.updates.count + position) }
+        var gathered: TreeName?
+        if let entries = gatheredUniqueEntries {
+            precondition(uniquenessChecked, "Strata: unique index entries given to a commit that checks uniqueness itself")
+            gathered = entries.index.tree
+            additions[additionList(entries.index)].keys = entries.keys
+            gatheredUniqueEntries = nil
+        }
+        for position in insertOrder { try gatherInsert(changes.inserts[position], position: changes.updates.count + position, skipping: gathered) }
         try removeIndexEntries()
         if !uniquenessChecked { try checkUniqueness() }
         for position in insertOrder { try writeInsert(changes.inserts[position]) }
@@ -413,10 +425,10 @@ struct NativeCommitter {
     // MARK: Inserts
 
     /// Gathers an inserted row's index entries; `position` is its position for `addedRow(_:)`.
-    private mutating func gatherInsert(_ row: StoreRow, position: Int) throws {
+    private mutating func gatherInsert(_ row: StoreRow, position: Int, skipping gathered: TreeName?) throws {
         guard let key = row.id.primaryKey else { return }
         let layout = try layout(of: row.id.entity)
-        for index in layout.indexes {
+        for index in layout.indexes where index.tree != gathered {
             addIndexEntry(index, values: row.values, primaryKey: key, row: position, entity: layout.number)
         }
     }

@@ -6,7 +6,9 @@
 // unique index for each row's holder, in key order (the entries of earlier parts are in the
 // index by then, so a row matching one of them updates it); the holders rewritten where they lie
 // with the rows' given values (NativeCommitter.rewrite); the other rows inserted by a commit that
-// does not probe them again; one history transaction for the request. A row is counted once:
+// does not probe them again and takes their unique index entries from the probes (an import of
+// new rows encodes and sorts them once, as a plain commit does); one history transaction for
+// the request. A row is counted once:
 // a holder that this request inserted or updated in an earlier part is not counted again. Never
 // decides values or validity (the request's hooks do).
 
@@ -15,7 +17,11 @@ import StrataStorage
 import StrataGraph
 
 extension NativeStore: UpsertingRowStore {
-    func upsertRows(_ request: StoreUpsert) throws -> StoreRowRewrite.Outcome {
+    func upsertRows(_ request: StoreUpsert,
+                    nextPart: () throws -> [[RowValue]]?,
+                    check: (_ position: Int, _ row: StoreRow) -> Void,
+                    checked: () throws -> Void,
+                    update: (_ position: Int, _ row: inout StoreRow, _ originals: inout [SlotValue]) -> Void) throws -> StoreRowRewrite.Outcome {
         if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
         let layout = try self.layout(of: request.entity)
         let uniques = layout.indexes.filter(\.isUnique)
@@ -40,7 +46,7 @@ extension NativeStore: UpsertingRowStore {
                 }
                 return low < earlierKeys.count && earlierKeys[low].contains(key)
             }
-            while let part = try request.nextPart() {
+            while let part = try nextPart() {
                 if part.isEmpty { continue }
                 let first = try file.allocate(part.count, in: tx)
                 var candidates = StoreChangeSet()
@@ -48,8 +54,8 @@ extension NativeStore: UpsertingRowStore {
                     StoreRow(id: ManagedObjectID(entity: layout.entity, store: storeIdentity, key: .permanent(first + Int64(position))),
                              version: 0, values: values)
                 }
-                for (position, row) in candidates.inserts.enumerated() { request.check(position, row) }
-                try request.checked()
+                for (position, row) in candidates.inserts.enumerated() { check(position, row) }
+                try checked()
                 // Each row's holder, probed in the order of the unique index's keys.
                 var probes = IndexKeyList<NativeCommitter.Addition>(capacity: part.count, bytesPerKey: 24)
                 for (position, row) in candidates.inserts.enumerated() {
@@ -73,7 +79,8 @@ extension NativeStore: UpsertingRowStore {
                     targets.append((holderKey, probe.row))
                     isTarget[probe.row] = true
                 }
-                probes = IndexKeyList(capacity: 0, bytesPerKey: 0)
+                // What is left of the probes are the inserts' entries for the unique index, in key order.
+                if !targets.isEmpty { probes.removeAll { isTarget[$0.row] } }
                 // The holders, in key order, rewritten with their rows' given values.
                 targets.sort { $0.key < $1.key }
                 var written = [ManagedObjectID?](repeating: nil, count: part.count)
@@ -81,7 +88,7 @@ extension NativeStore: UpsertingRowStore {
                 for (key, position) in targets {
                     guard let (row, old) = try rewriter.rewrite(key: key, layout: layout, keepingOld: history != nil, complete: { version, values in
                         try reader.complete(version: version, values: values, key: key, layout: layout)
-                    }, { row, originals in request.update(position, &row, &originals) }) else {
+                    }, { row, originals in update(position, &row, &originals) }) else {
                         throw StrataError(.corrupt, "\(file.path): the unique index \(index.tree) lists row \(key) of \(layout.entity.name), which is not in its rows tree")
                     }
                     try history?.recordUpdate(row, old: old)
@@ -100,6 +107,7 @@ extension NativeStore: UpsertingRowStore {
                 if !inserts.inserts.isEmpty {
                     var inserter = NativeCommitter(store: self, tx: tx)
                     inserter.uniquenessChecked = true
+                    inserter.gatheredUniqueEntries = (index, probes)
                     _ = try inserter.apply(inserts)
                     try history?.record(inserts, replacedByUpdate: [], replacedByDelete: [])
                     touched.add(inserter.touchedKeys)

@@ -383,6 +383,10 @@ final class BatchUpdateOnePassTests: XCTestCase {
             let answers = try stores.map { try rows($0, plan) }
             if answers[0] != answers[1] { XCTFail("\(format) answers differ, \(trace)"); same = false }
         }
+        let codes = FetchPlan(entity: model.entitiesByName["Gauge"]!, predicate: try FetchPredicate(format: "code BEGINSWITH 'g1'"),
+                              sortDescriptors: [FetchSortDescriptor(key: "code", ascending: true)])
+        let byCode = try stores.map { try rows($0, codes) }
+        if byCode[0] != byCode[1] { XCTFail("code BEGINSWITH 'g1' answers differ, \(trace)"); same = false }
         let levels = FetchPlan(entity: model.entitiesByName["Sample"]!, predicate: try FetchPredicate(format: "level > 5"),
                                sortDescriptors: [FetchSortDescriptor(key: "code", ascending: true)])
         let answers = try stores.map { try rows($0, levels) }
