@@ -4,7 +4,8 @@
 // Owns: per part, in the request's one write transaction: permanent IDs for every row (as the
 // general way takes them, so both ways give rows the same keys), the checks, then a probe of the
 // unique index for each row's holder, in key order (the entries of earlier parts are in the
-// index by then, so a row matching one of them updates it); the holders rewritten where they lie
+// index by then, so a row matching one of them updates it; probes read without copying pages
+// when a part's first ones mostly find holders, else they ready the leaves for new rows' entries); the holders rewritten where they lie
 // with the rows' given values (NativeCommitter.rewrite); the other rows inserted by a commit that
 // does not probe them again and takes their unique index entries from the probes (an import of
 // new rows encodes and sorts them once, as a plain commit does); one history transaction for
@@ -70,13 +71,31 @@ extension NativeStore: UpsertingRowStore {
                 let indexTree = try tx.openTree(index.tree)
                 var targets: [(key: Int64, position: Int)] = []
                 var isTarget = [Bool](repeating: false, count: part.count)
+                // The first probes of a part read the index without making its pages writable;
+                // if most of them find holders (an upsert: holders keep their entries), so do the
+                // rest, else the rest ready each leaf for the put of a new row's entry (an import).
+                var sampled = 0, sampledHolders = 0
+                var readsOnly = true
                 try probes.forEach { key, probe in
-                    guard !probe.hasNull, let holder = try holders.uniqueHolder(of: key, probe, index: index, in: indexTree),
-                          let holderKey = holder.primaryKey else { return }
-                    guard holder.entity === layout.entity else {
-                        throw StrataError(.corrupt, "\(file.path): the unique index \(index.tree) of \(layout.entity.name) lists row \(holderKey) of \(holder.entity.name)")
+                    guard !probe.hasNull else { return }
+                    if sampled == Self.probeSample { readsOnly = 2 * sampledHolders > sampled }
+                    let holder: (number: UInt16, key: Int64)?
+                    if probe.truncated || !readsOnly {
+                        // Cut values share a key: the commit's own search compares whole values.
+                        // It makes the entry's leaf writable, ready for the put of a new row.
+                        holder = try holders.uniqueHolder(of: key, probe, index: index, in: indexTree).map { (numberOf($0.entity), $0.primaryKey ?? 0) }
+                    } else {
+                        holder = try Self.holder(of: UnsafeRawBufferPointer(rebasing: key[..<probe.elements]), index: index, in: indexTree, path: file.path)
                     }
-                    targets.append((holderKey, probe.row))
+                    if sampled < Self.probeSample {
+                        sampled += 1
+                        if holder != nil { sampledHolders += 1 }
+                    }
+                    guard let holder else { return }
+                    guard holder.number == layout.number else {
+                        throw StrataError(.corrupt, "\(file.path): the unique index \(index.tree) of \(layout.entity.name) lists row \(holder.key) of entity number \(holder.number)")
+                    }
+                    targets.append((holder.key, probe.row))
                     isTarget[probe.row] = true
                 }
                 // What is left of the probes are the inserts' entries for the unique index, in key order.
@@ -122,5 +141,26 @@ extension NativeStore: UpsertingRowStore {
             if let count = history?.count, count > 0 { try history?.finish(author: request.author, contextName: request.contextName) }
             return outcome
         }
+    }
+
+    /// How many probes of a part decide how the rest probe (see `upsertRows`).
+    static let probeSample = 64
+
+    /// The entity number and key of the row whose entry in the unique index `indexTree` has the
+    /// (uncut) elements `elements`, or nil. Read without making the index's pages writable: an
+    /// upsert's holders keep their entries, and probing for a following put (`probePrefix`)
+    /// copied every leaf it met, writing the whole index again.
+    private static func holder(of elements: UnsafeRawBufferPointer, index: IndexLayout, in indexTree: WritableTree,
+                               path: String) throws -> (number: UInt16, key: Int64)? {
+        var found: (number: UInt16, key: Int64)?
+        try indexTree.forEach(from: Array(elements)) { key, value in
+            guard key.count >= elements.count, elements.isEmpty || memcmp(key.baseAddress!, elements.baseAddress!, elements.count) == 0 else { return false }
+            guard key.count == elements.count + 8, let number = index.entityNumber(ofEntryValue: value) else {
+                throw StrataError(.corrupt, "\(path): tree \"\(index.tree)\" holds an index entry of \(key.count)+\(value.count) bytes")
+            }
+            found = (number, Int64(bitPattern: KeyEncoding.readBigEndian(key, at: elements.count)))
+            return false
+        }
+        return found
     }
 }

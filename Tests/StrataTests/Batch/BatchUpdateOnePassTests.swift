@@ -65,7 +65,7 @@ final class BatchUpdateOnePassTests: XCTestCase {
                 }
                 guard try assertSame(stacks.map(\.2), model, trace) else { return }
             }
-            XCTAssertGreaterThan(succeeded, 6, "batch requests that succeeded, seed \(seed), round \(round)")
+            XCTAssertGreaterThan(succeeded, 4, "batch requests that succeeded, seed \(seed), round \(round)")
         }
     }
 
@@ -259,15 +259,20 @@ final class BatchUpdateOnePassTests: XCTestCase {
     /// some rows give only some attributes, a few give a reading above the maximum.
     static func randomInsert(_ random: inout SeededRandom, step: Int) -> Insert {
         var rows: [[String: Any]] = []
-        for i in 0..<(1 + random.next(below: 30)) {
-            let code = random.chance(0.5) && step > 0 ? "g\(random.next(below: step))-\(random.next(below: 6))" : "g\(step)-\(i)"
+        // Some requests are long enough that a part's first 64 probes decide how the rest probe
+        // (NativeStore+Upsert.swift): mostly new codes (an import) or mostly stored ones.
+        let long = random.chance(0.25)
+        let stored = long ? (random.chance(0.5) ? 0.9 : 0.1) : 0.5
+        for i in 0..<(long ? 70 + random.next(below: 130) : 1 + random.next(below: 30)) {
+            let code = random.chance(stored) && step > 0 ? "g\(random.next(below: step))-\(random.next(below: long ? 60 : 6))" : "g\(step)-\(i)"
             var row: [String: Any] = ["code": code]
-            if random.chance(0.8) { row["reading"] = random.chance(0.03) ? 10.5 : Double(random.next(below: 100)) / 10 }
+            if random.chance(0.8) { row["reading"] = !long && random.chance(0.03) ? 10.5 : Double(random.next(below: 100)) / 10 }
             if random.chance(0.6) { row["label"] = ["x", "y", "z"][random.next(below: 3)] }
             rows.append(row)
         }
         let results: [BatchInsertRequestResultType] = [.statusOnly, .objectIDs, .count]
-        return Insert(rows: rows, rowsPerPart: random.chance(0.5) ? 1 + random.next(below: 8) : 1000, resultType: results[random.next(below: 3)])
+        let rowsPerPart = long ? (random.chance(0.5) ? 100 : 1000) : random.chance(0.5) ? 1 + random.next(below: 8) : 1000
+        return Insert(rows: rows, rowsPerPart: rowsPerPart, resultType: results[random.next(below: 3)])
     }
 
     static func run(_ insert: Insert, in context: ManagedObjectContext) -> String {
