@@ -7,7 +7,10 @@
 // versions of the rows read, so a request that raced another writer is read and built again
 // (at most `attempts` times). Uniqueness constraints make an insert an upsert: rows matching a
 // stored row update its given attributes; which rows match, the store's unique indexes say, in
-// the conflicts a commit reports. Never touches a context's objects: contexts merge the returned IDs themselves.
+// the conflicts a commit reports. A store that runs requests in one pass (StoreRowRewrite.swift,
+// StoreUpsert.swift) is handed the requests whose outcome the rows alone decide, with the
+// functions that give a row its new values and check them. Never touches a context's objects:
+// contexts merge the returned IDs themselves.
 
 import Foundation
 @_spi(StrataInternal) import StrataCore
