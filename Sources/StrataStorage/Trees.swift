@@ -219,6 +219,26 @@ public struct WritableTree {
         }
     }
 
+    /// Reads and rewrites the records of `count` keys, the `i`th being `key(i)`, in the order
+    /// given (keys in ascending order share leaves: the fastest), as `update(forKey:_:)` does
+    /// each: `body(i, value)` gets the value (nil if absent) and returns the bytes to store under
+    /// the key, or nil to leave it. Returns how many it stored. The same as `update` per key,
+    /// less the per-call work; the transaction may spill between passes of `batchPass` keys,
+    /// never during `body`. The buffers are valid only during the call that gives them.
+    @discardableResult
+    public func updateEach(count: Int, key: (Int) throws -> UnsafeRawBufferPointer,
+                           _ body: (Int, UnsafeRawBufferPointer?) throws -> UnsafeRawBufferPointer?) throws -> Int {
+        for i in 0..<max(count, 0) { try checkKey(try key(i)) }
+        return try inPasses(count) { writer, i in
+            let k = try key(i)
+            return try writer.update(k.baseAddress == nil ? .emptyBytes : k) { old in
+                guard let new = try body(i, old) else { return nil }
+                try checkValue(new)
+                return new.baseAddress == nil ? .emptyBytes : new
+            }
+        }
+    }
+
     /// Calls `change` for items `0..<count`, `batchPass` of them per pass of the tree's writer
     /// (the transaction may spill between passes); returns how many it answered true for.
     /// With `defersRebalance`, a leaf deletes leave underfull is rebalanced once per run of

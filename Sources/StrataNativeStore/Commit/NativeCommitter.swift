@@ -292,45 +292,50 @@ struct NativeCommitter {
         return true
     }
 
-    /// Rewrites the row under `key` in one descent of its rows tree, for a batch update run
-    /// inside the store (NativeStore+Rewrite.swift): the record is decoded, made a whole row by
-    /// `complete` (to-many slots live outside the record), given its new values by `transform`
-    /// (which lists the stored value of each slot it changed: no copy of the row is kept) and
-    /// written back at its version + 1, its index changes gathered as an update's are.
-    /// Returns the row as written and, when `keepingOld`, its values before; nil when there is no
-    /// such row. Finish with `finishRewrites()`. A change to a unique index entry is refused: the
-    /// object layer sends such requests the general way, whose commit checks uniqueness.
-    mutating func rewrite(key: Int64, layout: EntityLayout, keepingOld: Bool,
-                          complete: (_ version: Int64, _ values: [RowValue]) throws -> StoreRow,
-                          _ transform: (inout StoreRow, inout [SlotValue]) throws -> Void) throws -> (row: StoreRow, old: [RowValue]?)? {
+    /// Rewrites the rows under `keys` (ascending, of `layout`'s entity), for a batch request run
+    /// inside the store (NativeStore+Rewrite.swift, NativeStore+Upsert.swift), in passes of the
+    /// rows tree's writer (`updateEach`: neighbouring rows share a descent): each record is
+    /// decoded, made a whole row by `complete` (to-many slots live outside the record), given its
+    /// new values by `transform` (with the key's offset in `keys`; it lists the stored value of
+    /// each slot it changed: no copy of the row is kept) and written back at its version + 1, its
+    /// index changes gathered as an update's are. Returns, per key, the row as written and, when
+    /// `keepingOld`, its values before; nil where there is no such row. Finish with
+    /// `finishRewrites()`. A change to a unique index entry is refused: the object layer sends
+    /// such requests the general way, whose commit checks uniqueness.
+    mutating func rewrite(keys: ArraySlice<Int64>, layout: EntityLayout, keepingOld: Bool,
+                          complete: (_ key: Int64, _ version: Int64, _ values: [RowValue]) throws -> StoreRow,
+                          _ transform: (_ offset: Int, inout StoreRow, inout [SlotValue]) throws -> Void) throws -> [(row: StoreRow, old: [RowValue]?)?] {
         appliesSlices = true              // a rewrite meets no conflict
-        try applyFullSlices(of: layout)   // here, not inside the rows tree's update below
+        try applyFullSlices(of: layout)   // here, not inside the rows tree's passes below
         let rows = try tree(layout.rowsTree)
-        var result: (row: StoreRow, old: [RowValue]?)?
-        _ = try NativeStoreFile.withKey(key) { encoded in
-            try rows.update(forKey: encoded) { record in
-                guard let record else { return nil }
-                let (version, values) = try RowCodec.decodeRow(record, layout: layout, key: key, references: store.references, strings: rewriteStrings)
-                var row = try complete(version, values)
-                let slotCount = row.values.count
-                var originals: [SlotValue] = []   // allocated only when a slot changes
-                try transform(&row, &originals)
-                guard row.values.count == slotCount else {
-                    throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) gave \(row.values.count) values, not \(slotCount)")
-                }
-                let old = StoreRowBase(current: row.values, originals: originals)
-                for index in layout.indexes where index.isUnique && index.slots.contains(where: { row.values[$0] != old[$0] }) {
-                    throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) changes the uniqueness constraint (\(index.elementNames.joined(separator: ", "))), which only a commit checks")
-                }
-                gatherIndexChanges(row, old: old, key: key, position: 0, layout: layout)
-                row.version = version + 1
-                RowCodec.encode(version: row.version, values: row.values, layout: layout, numberOf: numberOf, into: recordWriter)
-                result = (row, keepingOld ? old.values : nil)
-                return recordWriter.bytes
+        var results = [(row: StoreRow, old: [RowValue]?)?](repeating: nil, count: keys.count)
+        let first = keys.startIndex
+        let encoded = UnsafeMutableRawBufferPointer.allocate(byteCount: 8 * keys.count, alignment: 8)
+        defer { encoded.deallocate() }
+        for (offset, key) in keys.enumerated() { encoded.storeBytes(of: UInt64(bitPattern: key).bigEndian, toByteOffset: 8 * offset, as: UInt64.self) }
+        try rows.updateEach(count: keys.count, key: { UnsafeRawBufferPointer(rebasing: encoded[8 * $0..<8 * $0 + 8]) }) { offset, record in
+            guard let record else { return nil }
+            let key = keys[first + offset]
+            let (version, values) = try RowCodec.decodeRow(record, layout: layout, key: key, references: store.references, strings: rewriteStrings)
+            var row = try complete(key, version, values)
+            let slotCount = row.values.count
+            var originals: [SlotValue] = []   // allocated only when a slot changes
+            try transform(offset, &row, &originals)
+            guard row.values.count == slotCount else {
+                throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) gave \(row.values.count) values, not \(slotCount)")
             }
+            let old = StoreRowBase(current: row.values, originals: originals)
+            for index in layout.indexes where index.isUnique && index.slots.contains(where: { row.values[$0] != old[$0] }) {
+                throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) changes the uniqueness constraint (\(index.elementNames.joined(separator: ", "))), which only a commit checks")
+            }
+            gatherIndexChanges(row, old: old, key: key, position: 0, layout: layout)
+            row.version = version + 1
+            RowCodec.encode(version: row.version, values: row.values, layout: layout, numberOf: numberOf, into: recordWriter)
+            results[offset] = (row, keepingOld ? old.values : nil)
+            touchedKeys.append(key)
+            return recordWriter.bytes
         }
-        if result != nil { touchedKeys.append(key) }
-        return result
+        return results
     }
 
     /// Deletes `row`, read as stored at the generation the transaction writes over, for a batch

@@ -55,15 +55,26 @@ extension NativeStore {
             case .update(let makeRewrite):
                 let rewrite = try makeRewrite(view)
                 let reader = view.reader
-                for (number, key) in keys {
-                    if number != currentNumber { try enter(number, key) }
+                // Runs of keys of one entity, at most `rewriteRun` long: history is recorded
+                // between runs, never inside the rows tree's passes.
+                var start = 0
+                while start < keys.count {
+                    let number = keys[start].number
+                    var end = start + 1
+                    while end < keys.count && end - start < Self.rewriteRun && keys[end].number == number { end += 1 }
+                    if number != currentNumber { try enter(number, keys[start].key) }
                     let rowLayout = rowLayout!
-                    guard let (row, old) = try committer.rewrite(key: key, layout: rowLayout, keepingOld: history != nil, complete: { version, values in
+                    let run = keys[start..<end].map(\.key)
+                    let results = try committer.rewrite(keys: run[...], layout: rowLayout, keepingOld: history != nil, complete: { key, version, values in
                         try reader.complete(version: version, values: values, key: key, layout: rowLayout)
-                    }, rewrite) else { throw missing(key, rowLayout) }
-                    outcome.count += 1
-                    if request.keepsIDs { outcome.ids.append(row.id) }
-                    try history?.recordUpdate(row, old: old)
+                    }, { _, row, originals in try rewrite(&row, &originals) })
+                    for (offset, result) in results.enumerated() {
+                        guard let (row, old) = result else { throw missing(run[offset], rowLayout) }
+                        outcome.count += 1
+                        if request.keepsIDs { outcome.ids.append(row.id) }
+                        try history?.recordUpdate(row, old: old)
+                    }
+                    start = end
                 }
             case .delete:
                 for (number, key) in keys {
@@ -83,4 +94,7 @@ extension NativeStore {
             return outcome
         }
     }
+
+    /// How many rows a one-pass rewrite hands the committer at a time (one `updateEach`).
+    static let rewriteRun = 512
 }

@@ -104,14 +104,21 @@ extension NativeStore: UpsertingRowStore {
                 targets.sort { $0.key < $1.key }
                 var written = [ManagedObjectID?](repeating: nil, count: part.count)
                 var rewriter = NativeCommitter(store: self, tx: tx)
-                for (key, position) in targets {
-                    guard let (row, old) = try rewriter.rewrite(key: key, layout: layout, keepingOld: history != nil, complete: { version, values in
+                var start = 0
+                while start < targets.count {
+                    let run = targets[start..<min(targets.count, start + Self.rewriteRun)]
+                    let results = try rewriter.rewrite(keys: run.map(\.key)[...], layout: layout, keepingOld: history != nil, complete: { key, version, values in
                         try reader.complete(version: version, values: values, key: key, layout: layout)
-                    }, { row, originals in update(position, &row, &originals) }) else {
-                        throw StrataError(.corrupt, "\(file.path): the unique index \(index.tree) lists row \(key) of \(layout.entity.name), which is not in its rows tree")
+                    }, { offset, row, originals in update(run[run.startIndex + offset].position, &row, &originals) })
+                    for (offset, result) in results.enumerated() {
+                        let (key, position) = run[run.startIndex + offset]
+                        guard let (row, old) = result else {
+                            throw StrataError(.corrupt, "\(file.path): the unique index \(index.tree) lists row \(key) of \(layout.entity.name), which is not in its rows tree")
+                        }
+                        try history?.recordUpdate(row, old: old)
+                        if !writtenEarlier(key) { written[position] = row.id }
                     }
-                    try history?.recordUpdate(row, old: old)
-                    if !writtenEarlier(key) { written[position] = row.id }
+                    start = run.endIndex
                 }
                 try rewriter.finishRewrites()
                 touched.add(rewriter.touchedKeys)
