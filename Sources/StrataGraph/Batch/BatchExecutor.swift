@@ -118,7 +118,9 @@ struct BatchExecutor {
 
     /// One assignment of a batch update: the slot, its attribute, and the constant or expression.
     private struct Assignment {
-        enum NewValue { case constant(RowValue), expression(FetchExpression) }
+        /// A constant, an expression the evaluator answers, or one compiled to arithmetic on the
+        /// row's slots (ArithmeticProgram.swift; the evaluator answers the rows it cannot).
+        enum NewValue { case constant(RowValue), expression(FetchExpression), program(ArithmeticProgram, FetchExpression) }
         let slot: Int
         let attribute: AttributeDescription
         let value: NewValue
@@ -238,6 +240,8 @@ struct BatchExecutor {
             if let expression = value as? FetchExpression {
                 if case .constant(let constant) = expression {
                     assignments.append(Assignment(slot: slot, attribute: attribute, value: .constant(try converted(constant.anyValue, attribute))))
+                } else if let program = ArithmeticProgram.compile(expression, entity: entity) {
+                    assignments.append(Assignment(slot: slot, attribute: attribute, value: .program(program, expression)))
                 } else {
                     assignments.append(Assignment(slot: slot, attribute: attribute, value: .expression(expression)))
                 }
@@ -256,14 +260,26 @@ struct BatchExecutor {
             switch assignment.value {
             case .constant(let value):
                 assigned.append((assignment.slot, value))
-            case .expression(let expression):
-                let result = try evaluator.value(of: expression, on: row)
-                guard let scalar = result.scalar else {
-                    throw StrataError(.typeMismatch, "batch update of \(entity.name): \(expression) gives a collection for \(row.id), not a value of \(assignment.attribute.qualifiedName)")
+            case .program(let program, let expression):
+                if let value = program.value(row.values) {
+                    assigned.append((assignment.slot, try converted(value, assignment.attribute)))
+                    continue
                 }
-                assigned.append((assignment.slot, try converted(scalar, assignment.attribute)))
+                try assigned.append((assignment.slot, value(of: expression, for: assignment.attribute, on: row, evaluator: evaluator)))
+            case .expression(let expression):
+                try assigned.append((assignment.slot, value(of: expression, for: assignment.attribute, on: row, evaluator: evaluator)))
             }
         }
+    }
+
+    /// `expression`'s value for `row` through the evaluator, as a value of `attribute`.
+    private func value(of expression: FetchExpression, for attribute: AttributeDescription, on row: StoreRow,
+                       evaluator: PredicateEvaluator) throws -> RowValue {
+        let result = try evaluator.value(of: expression, on: row)
+        guard let scalar = result.scalar else {
+            throw StrataError(.typeMismatch, "batch update of \(entity.name): \(expression) gives a collection for \(row.id), not a value of \(attribute.qualifiedName)")
+        }
+        return try converted(scalar, attribute)
     }
 
     /// An expression's value for `attribute`: a value of the attribute's own type as it is (the
