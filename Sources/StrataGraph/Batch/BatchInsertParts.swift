@@ -54,22 +54,8 @@ extension BatchExecutor {
         var targets = UpsertTargets(ids: [])
         var written: [ManagedObjectID] = []
         var refusals = 0
-        /// The keys given to the earlier parts (a range per part), and the stored rows earlier
-        /// parts updated: a row matching one of them was written by this request already (it
-        /// is updated again, and counted once). Upserts are the only rows remembered one by one.
-        var earlierKeys: [ClosedRange<Int64>] = []
-        var earlierUpserts: Set<Int64> = []
-        func writtenEarlier(_ id: ManagedObjectID) -> Bool {
-            guard let key = id.primaryKey else { return false }
-            if earlierUpserts.contains(key) { return true }
-            // The transaction allocates keys in increasing order: the ranges are sorted.
-            var low = 0, high = earlierKeys.count
-            while low < high {
-                let middle = (low + high) / 2
-                if earlierKeys[middle].upperBound < key { low = middle + 1 } else { high = middle }
-            }
-            return low < earlierKeys.count && earlierKeys[low].contains(key)
-        }
+        var earlier = EarlierParts()
+        func writtenEarlier(_ id: ManagedObjectID) -> Bool { id.primaryKey.map(earlier.wrote) ?? false }
         do {
             try store.commitInParts(author: context.transactionAuthor, contextName: context.name) { refused, transaction in
                 if let refused {
@@ -83,10 +69,9 @@ extension BatchExecutor {
                     if keepIDs { writtenIDs += written }
                     written = []
                     // The part just applied is an earlier part now.
-                    for case let target? in targets.stored where !writtenEarlier(target) {
-                        if let key = target.primaryKey { earlierUpserts.insert(key) }
+                    if let first = targets.ids.first?.primaryKey, let last = targets.ids.last?.primaryKey {
+                        earlier.add(keys: first...last, updated: targets.stored.lazy.compactMap { $0?.primaryKey })
                     }
-                    if let first = targets.ids.first?.primaryKey, let last = targets.ids.last?.primaryKey { earlierKeys.append(first...last) }
                     part.removeAll(keepingCapacity: true)
                     while part.count < rowsPerPart, let row = try source.next() { part.append(row) }
                     if part.isEmpty { return nil }

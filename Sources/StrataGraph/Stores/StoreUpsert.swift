@@ -53,3 +53,32 @@ package struct StoreUpsert {
         self.contextName = contextName
     }
 }
+
+/// The rows a batch insert wrote in its earlier parts: the keys given to each part (a range per
+/// part; a transaction allocates keys in increasing order, so the ranges are sorted) and the
+/// stored rows the parts updated. A row matching one of them was written by this request
+/// already: it is updated again and counted once. Upserts are the only rows remembered one by
+/// one (an import of millions of new rows keeps a range per part).
+package struct EarlierParts {
+    private var ranges: [ClosedRange<Int64>] = []
+    private var upserts: Set<Int64> = []
+
+    package init() {}
+
+    /// Whether an earlier part inserted or updated the row of `key`.
+    package func wrote(_ key: Int64) -> Bool {
+        if upserts.contains(key) { return true }
+        var low = 0, high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < key { low = middle + 1 } else { high = middle }
+        }
+        return low < ranges.count && ranges[low].contains(key)
+    }
+
+    /// Notes a part done: the keys it was given and the stored rows it updated.
+    package mutating func add(keys: ClosedRange<Int64>, updated: some Sequence<Int64>) {
+        ranges.append(keys)
+        upserts.formUnion(updated)
+    }
+}

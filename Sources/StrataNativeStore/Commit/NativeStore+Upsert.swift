@@ -34,19 +34,7 @@ extension NativeStore: UpsertingRowStore {
             var history = recordsHistory ? try NativeHistory.Recorder(store: self, tx: tx) : nil
             let reader = NativeRowReader(store: self, tree: { [tx] name in try tx.openTree(name) })
             var outcome = StoreRowRewrite.Outcome(count: 0, ids: [])
-            /// The keys given to earlier parts (a range per part, increasing) and the holders they
-            /// updated: a row matching one of them was written by this request already.
-            var earlierKeys: [ClosedRange<Int64>] = []
-            var earlierUpserts = Set<Int64>()
-            func writtenEarlier(_ key: Int64) -> Bool {
-                if earlierUpserts.contains(key) { return true }
-                var low = 0, high = earlierKeys.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if earlierKeys[middle].upperBound < key { low = middle + 1 } else { high = middle }
-                }
-                return low < earlierKeys.count && earlierKeys[low].contains(key)
-            }
+            var earlier = EarlierParts()
             while let part = try nextPart() {
                 if part.isEmpty { continue }
                 let first = try file.allocate(part.count, in: tx)
@@ -116,7 +104,7 @@ extension NativeStore: UpsertingRowStore {
                             throw StrataError(.corrupt, "\(file.path): the unique index \(index.tree) lists row \(key) of \(layout.entity.name), which is not in its rows tree")
                         }
                         try history?.recordUpdate(row, old: old)
-                        if !writtenEarlier(key) { written[position] = row.id }
+                        if !earlier.wrote(key) { written[position] = row.id }
                     }
                     start = run.endIndex
                 }
@@ -142,8 +130,7 @@ extension NativeStore: UpsertingRowStore {
                     outcome.count += 1
                     if request.keepsIDs { outcome.ids.append(id) }
                 }
-                for (key, _) in targets { earlierUpserts.insert(key) }
-                earlierKeys.append(first...(first + Int64(part.count) - 1))
+                earlier.add(keys: first...(first + Int64(part.count) - 1), updated: targets.lazy.map(\.key))
             }
             if let count = history?.count, count > 0 { try history?.finish(author: request.author, contextName: request.contextName) }
             return outcome

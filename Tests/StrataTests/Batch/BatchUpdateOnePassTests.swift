@@ -283,10 +283,8 @@ final class BatchUpdateOnePassTests: XCTestCase {
             let result = try context.execute(request) as! BatchInsertResult
             if let ids = result.result as? [ManagedObjectID] { return "ids \(ids.compactMap(\.primaryKey))" }
             return "\(result.result ?? "nil")"
-        } catch let error as StrataError {
-            return "error \(error.code): \(error.message.replacingOccurrences(of: "x-strata://[0-9A-F-]+/", with: "x-strata://store/", options: .regularExpression))"
         } catch {
-            return "error \(error)"
+            return errorText(error)
         }
     }
 
@@ -327,10 +325,8 @@ final class BatchUpdateOnePassTests: XCTestCase {
             let result = try context.execute(request) as! BatchDeleteResult
             if let ids = result.result as? [ManagedObjectID] { return "ids \(ids.compactMap(\.primaryKey).sorted())" }
             return "\(result.result ?? "nil")"
-        } catch let error as StrataError {
-            return "error \(error.code): \(error.message.replacingOccurrences(of: "x-strata://[0-9A-F-]+/", with: "x-strata://store/", options: .regularExpression))"
         } catch {
-            return "error \(error)"
+            return errorText(error)
         }
     }
 
@@ -345,13 +341,17 @@ final class BatchUpdateOnePassTests: XCTestCase {
             let result = try context.execute(request) as! BatchUpdateResult
             if let ids = result.result as? [ManagedObjectID] { return "ids \(ids.compactMap(\.primaryKey).sorted())" }
             return "\(result.result ?? "nil")"
-        } catch let error as StrataError {
-            // Object IDs in the message name their store: the two stores' names differ.
-            let message = error.message.replacingOccurrences(of: "x-strata://[0-9A-F-]+/", with: "x-strata://store/", options: .regularExpression)
-            return "error \(error.code): \(message)"
         } catch {
-            return "error \(error)"
+            return errorText(error)
         }
+    }
+
+    /// An error as text, without the store names the object IDs in its message carry (the two
+    /// stores' names differ).
+    static func errorText(_ error: any Error) -> String {
+        guard let error = error as? StrataError else { return "error \(error)" }
+        let message = error.message.replacingOccurrences(of: "x-strata://[0-9A-F-]+/", with: "x-strata://store/", options: .regularExpression)
+        return "error \(error.code): \(message)"
     }
 
     // MARK: Comparing
