@@ -112,11 +112,15 @@ extension BatchExecutor {
         var part: [SuppliedRow] = []
         var problems: [StrataError] = []
         let upsert = StoreUpsert(entity: entity, keepsIDs: keepIDs, author: context.transactionAuthor, contextName: context.name)
+        var partStart = 0   // the request index of the part's first row (for messages)
         let outcome = try store.upsertRows(upsert, nextPart: {
             part.removeAll(keepingCapacity: true)
+            partStart = source.index
             while part.count < rowsPerPart, let row = try source.next() { part.append(row) }
             if part.isEmpty { return nil }
-            part = try duplicates.fold(part, firstIndex: source.index - part.count)
+            return part.map(\.values)
+        }, foldPart: {
+            part = try duplicates.fold(part, firstIndex: partStart)
             return part.map(\.values)
         }, check: { _, row in
             problems += ManagedObjectContext.propertyProblems(of: row.values, entity: row.id.entity) { "\(row.id.entity.name) \(row.id)" }

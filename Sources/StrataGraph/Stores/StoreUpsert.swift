@@ -20,6 +20,7 @@ package protocol UpsertingRowStore: RowStore {
     /// access).
     func upsertRows(_ upsert: StoreUpsert,
                     nextPart: () throws -> [[RowValue]]?,
+                    foldPart: () throws -> [[RowValue]],
                     check: (_ position: Int, _ row: StoreRow) -> Void,
                     checked: () throws -> Void,
                     update: (_ position: Int, _ row: inout StoreRow, _ originals: inout [SlotValue]) -> Void) throws -> StoreRowRewrite.Outcome
@@ -27,8 +28,11 @@ package protocol UpsertingRowStore: RowStore {
 
 /// A batch insert that updates the holders of its rows' constraint values, part by part, in one
 /// store transaction. The store asks the executor's hooks for the rest:
-/// - `nextPart` takes the next part: its rows' values (each duplicate of the part folded into
-///   its last), or nil at the end;
+/// - `nextPart` takes the next part: its rows' values as supplied, or nil at the end;
+/// - `foldPart` folds the current part's rows that share constraint values (each into the first
+///   of them, the last giving an attribute winning: BatchDuplicates) and returns the part's
+///   values again; the store asks when two rows may share values (it sees them as neighbours in
+///   the unique index's order), before it takes keys for the part;
 /// - `check` checks the current part's row `position` as the row it would be inserted as. Every
 ///   row of a part is checked so before any is written (the values a row gives its holder are
 ///   among those checked);

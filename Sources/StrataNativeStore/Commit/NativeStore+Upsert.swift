@@ -1,8 +1,11 @@
 // NativeStore+Upsert: a batch insert into an entity with one uniqueness constraint, run inside
 // the native store in one pass (StoreUpsert.swift).
 //
-// Owns: per part, in the request's one write transaction: permanent IDs for every row (as the
-// general way takes them, so both ways give rows the same keys), the checks, then a probe of the
+// Owns: per part, in the request's one write transaction: the rows' unique index entries, made
+// and sorted before the rows have keys, which show whether two rows may share constraint values
+// (neighbours with equal elements): only then does the executor fold the part (the general way
+// hashes every row to find out); permanent IDs for every row (as the general way takes them, after
+// folding, so both ways give rows the same keys), the checks, then a probe of the
 // unique index for each row's holder, in key order (the entries of earlier parts are in the
 // index by then, so a row matching one of them updates it; probes read without copying pages
 // when a part's first ones mostly find holders, else they ready the leaves for new rows' entries); the holders rewritten where they lie
@@ -20,6 +23,7 @@ import StrataGraph
 extension NativeStore: UpsertingRowStore {
     func upsertRows(_ request: StoreUpsert,
                     nextPart: () throws -> [[RowValue]]?,
+                    foldPart: () throws -> [[RowValue]],
                     check: (_ position: Int, _ row: StoreRow) -> Void,
                     checked: () throws -> Void,
                     update: (_ position: Int, _ row: inout StoreRow, _ originals: inout [SlotValue]) -> Void) throws -> StoreRowRewrite.Outcome {
@@ -35,9 +39,22 @@ extension NativeStore: UpsertingRowStore {
             let reader = NativeRowReader(store: self, tree: { [tx] name in try tx.openTree(name) })
             var outcome = StoreRowRewrite.Outcome(count: 0, ids: [])
             var earlier = EarlierParts()
-            while let part = try nextPart() {
+            while var part = try nextPart() {
                 if part.isEmpty { continue }
+                // The rows' entries for the unique index, made before the rows have keys and put
+                // in key order: rows sharing constraint values are neighbours then, so a part
+                // without them (an import's usual part) needs no fold; a part with them (or with
+                // cut values, which only whole values decide) is folded by the executor, and its
+                // entries made again.
+                var probes = Self.uniqueEntries(of: part, index: index, layout: layout, first: 0)
+                let folds = Self.mayShareValues(probes)
+                if folds { part = try foldPart() }
                 let first = try file.allocate(part.count, in: tx)
+                if folds {
+                    probes = Self.uniqueEntries(of: part, index: index, layout: layout, first: first)
+                } else {
+                    probes.setPrimaryKeys { first + Int64($0.row) }
+                }
                 var candidates = StoreChangeSet()
                 candidates.inserts = part.enumerated().map { position, values in
                     StoreRow(id: ManagedObjectID(entity: layout.entity, store: storeIdentity, key: .permanent(first + Int64(position))),
@@ -45,16 +62,6 @@ extension NativeStore: UpsertingRowStore {
                 }
                 for (position, row) in candidates.inserts.enumerated() { check(position, row) }
                 try checked()
-                // Each row's holder, probed in the order of the unique index's keys.
-                var probes = IndexKeyList<NativeCommitter.Addition>(capacity: part.count, bytesPerKey: 24)
-                for (position, row) in candidates.inserts.enumerated() {
-                    probes.append { bytes in
-                        let made = index.appendKey(values: row.values, primaryKey: first + Int64(position), to: &bytes)
-                        return NativeCommitter.Addition(elements: made.elements, truncated: made.truncated, hasNull: made.hasNull,
-                                                        row: position, entity: layout.number)
-                    }
-                }
-                probes.sort()
                 let holders = UniqueHolders(store: self, tx: tx, changes: candidates)
                 let indexTree = try tx.openTree(index.tree)
                 var targets: [(key: Int64, position: Int)] = []
@@ -135,6 +142,35 @@ extension NativeStore: UpsertingRowStore {
             if let count = history?.count, count > 0 { try history?.finish(author: request.author, contextName: request.contextName) }
             return outcome
         }
+    }
+
+    /// The unique index entries of `rows` (keys `first`, `first + 1`, …), in key order.
+    private static func uniqueEntries(of rows: [[RowValue]], index: IndexLayout, layout: EntityLayout,
+                                      first: Int64) -> IndexKeyList<NativeCommitter.Addition> {
+        var entries = IndexKeyList<NativeCommitter.Addition>(capacity: rows.count, bytesPerKey: 24)
+        for (position, values) in rows.enumerated() {
+            entries.append { bytes in
+                let made = index.appendKey(values: values, primaryKey: first + Int64(position), to: &bytes)
+                return NativeCommitter.Addition(elements: made.elements, truncated: made.truncated, hasNull: made.hasNull,
+                                                row: position, entity: layout.number)
+            }
+        }
+        entries.sort()
+        return entries
+    }
+
+    /// Whether two of the sorted `entries` may hold the same constraint values: neighbours with
+    /// equal elements, or a cut one (nils never match).
+    private static func mayShareValues(_ entries: IndexKeyList<NativeCommitter.Addition>) -> Bool {
+        var previous: UnsafeRawBufferPointer?
+        var shared = false
+        entries.forEach { key, entry in
+            guard !shared, !entry.hasNull else { return }
+            let elements = UnsafeRawBufferPointer(rebasing: key[..<entry.elements])
+            if entry.truncated || previous.map({ $0.elementsEqual(elements) }) == true { shared = true }
+            previous = elements
+        }
+        return shared
     }
 
     /// How many probes of a part decide how the rest probe (see `upsertRows`).

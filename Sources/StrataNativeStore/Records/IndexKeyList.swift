@@ -57,6 +57,17 @@ struct IndexKeyList<Info> {
         if last.start + last.length == bytes.count { bytes.removeLast(last.length) }
     }
 
+    /// Writes `primaryKey(info)`, big-endian, over the last 8 bytes of every key (an index
+    /// entry's primary key), for keys made before their rows had keys. The order is kept only if
+    /// no two keys share the bytes before those 8: the caller makes sure.
+    mutating func setPrimaryKeys(_ primaryKey: (Info) -> Int64) {
+        bytes.withUnsafeMutableBytes { buffer in
+            for entry in entries where entry.length >= 8 {
+                buffer.storeBytes(of: UInt64(bitPattern: primaryKey(entry.info)).bigEndian, toByteOffset: entry.start + entry.length - 8, as: UInt64.self)
+            }
+        }
+    }
+
     /// Changes the info of the key appended last.
     mutating func updateLast(_ change: (inout Info) -> Void) {
         change(&entries[entries.count - 1].info)
