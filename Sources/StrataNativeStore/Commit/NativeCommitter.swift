@@ -51,10 +51,10 @@ struct NativeCommitter {
     private var removalPositions: [(layout: ObjectIdentifier, list: Int)] = []
     private var additionPositions: [(layout: ObjectIdentifier, list: Int)] = []
     /// The record being written (one buffer for every row of the commit).
-    private let recordWriter = ByteWriter()
+    let recordWriter = ByteWriter()
     /// The change set being applied: index additions refer to its rows by position (no copy
     /// of a row per addition).
-    private var changes = StoreChangeSet()
+    private(set) var changes = StoreChangeSet()
     /// The most index entries one index may gain or lose in this commit (lists are sized to it).
     private var expectedEntries = 0
     /// How many gathered removals, or additions to a non-unique index, are applied together
@@ -87,7 +87,7 @@ struct NativeCommitter {
 
     /// The store's entity numbers, as the record encoder asks for them (made once: a method
     /// reference passed per record would make a closure per record).
-    private let numberOf: (EntityDescription) -> UInt16
+    let numberOf: (EntityDescription) -> UInt16
 
     init(store: NativeStore, tx: WriteTransaction) {
         self.store = store
@@ -116,7 +116,7 @@ struct NativeCommitter {
     /// The layout of the last entity asked for is kept: a save's rows come grouped by entity.
     private var lastLayout: EntityLayout?
 
-    private mutating func layout(of entity: EntityDescription) throws -> EntityLayout {
+    mutating func layout(of entity: EntityDescription) throws -> EntityLayout {
         if let lastLayout, lastLayout.entity === entity { return lastLayout }
         let layout = try store.layout(of: entity)
         lastLayout = layout
@@ -176,7 +176,7 @@ struct NativeCommitter {
         for position in insertOrder { try gatherInsert(changes.inserts[position], position: changes.updates.count + position, skipping: gathered) }
         try removeIndexEntries()
         if !uniquenessChecked { try checkUniqueness() }
-        for position in insertOrder { try writeInsert(changes.inserts[position]) }
+        try writeInserts(insertOrder)
         try addIndexEntries()
         return versions
     }
@@ -410,7 +410,7 @@ struct NativeCommitter {
     }
 
     /// Writes an inserted row's record, foreign keys and links.
-    private mutating func writeInsert(_ row: StoreRow) throws {
+    mutating func writeInsert(_ row: StoreRow) throws {
         guard let key = row.id.primaryKey else { return }
         let layout = try layout(of: row.id.entity)
         for (slot, name) in layout.foreignKeys { try setForeignKey(tree: name, from: .null, to: row.values[slot], owner: key, layout: layout) }
