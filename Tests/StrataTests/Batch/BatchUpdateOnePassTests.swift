@@ -276,15 +276,11 @@ final class BatchUpdateOnePassTests: XCTestCase {
     }
 
     static func run(_ insert: Insert, in context: ManagedObjectContext) -> String {
-        do {
+        answer(idsInOrder: true) {
             let request = BatchInsertRequest(entityName: "Gauge", objects: insert.rows)
             request.rowsPerPart = insert.rowsPerPart
             request.resultType = insert.resultType
-            let result = try context.execute(request) as! BatchInsertResult
-            if let ids = result.result as? [ManagedObjectID] { return "ids \(ids.compactMap(\.primaryKey))" }
-            return "\(result.result ?? "nil")"
-        } catch {
-            return errorText(error)
+            return (try context.execute(request) as! BatchInsertResult).result
         }
     }
 
@@ -315,32 +311,38 @@ final class BatchUpdateOnePassTests: XCTestCase {
     }
 
     static func run(_ delete: Delete, in context: ManagedObjectContext) -> String {
-        do {
+        answer(idsInOrder: false) {
             let fetch = FetchRequest<ManagedObject>(entityName: delete.entity)
             if let format = delete.predicate { fetch.predicate = try FetchPredicate(format: format, argumentArray: delete.arguments) }
             fetch.includesSubentities = delete.includesSubentities
             fetch.fetchLimit = delete.limit
             let request = BatchDeleteRequest(fetchRequest: fetch)
             request.resultType = delete.resultType
-            let result = try context.execute(request) as! BatchDeleteResult
-            if let ids = result.result as? [ManagedObjectID] { return "ids \(ids.compactMap(\.primaryKey).sorted())" }
-            return "\(result.result ?? "nil")"
-        } catch {
-            return errorText(error)
+            return (try context.execute(request) as! BatchDeleteResult).result
         }
     }
 
     /// The request's result (IDs as keys, in key order) or its error, as text.
     static func run(_ update: Update, in context: ManagedObjectContext) -> String {
-        do {
+        answer(idsInOrder: false) {
             let request = BatchUpdateRequest(entityName: update.entity)
             if let format = update.predicate { request.predicate = try FetchPredicate(format: format, argumentArray: update.arguments) }
             request.propertiesToUpdate = update.properties
             request.includesSubentities = update.includesSubentities
             request.resultType = update.resultType
-            let result = try context.execute(request) as! BatchUpdateResult
-            if let ids = result.result as? [ManagedObjectID] { return "ids \(ids.compactMap(\.primaryKey).sorted())" }
-            return "\(result.result ?? "nil")"
+            return (try context.execute(request) as! BatchUpdateResult).result
+        }
+    }
+
+    /// A request's result as text (IDs as keys: in the request's order, or sorted), or its error.
+    static func answer(idsInOrder: Bool, _ execute: () throws -> Any?) -> String {
+        do {
+            let result = try execute()
+            if let ids = result as? [ManagedObjectID] {
+                let keys = ids.compactMap(\.primaryKey)
+                return "ids \(idsInOrder ? keys : keys.sorted())"
+            }
+            return "\(result ?? "nil")"
         } catch {
             return errorText(error)
         }
