@@ -58,7 +58,7 @@ final class BatchRowDictionary: NSMutableDictionary {
 
     override func setObject(_ anObject: Any, forKey aKey: AnyHashable) {
         guard problem == nil else { return }
-        guard let key = aKey.base as? String ?? (aKey.base as? NSString).map({ String(describing: $0) }) else {
+        guard let key = Self.string(aKey.base) ?? (aKey.base as? NSString).map({ String(describing: $0) }) else {
             problem = StrataError(.invalidArgument, "batch insert into \(builder.entity.name), row \(index): key \(aKey) is not a string")
             return
         }
@@ -75,6 +75,13 @@ final class BatchRowDictionary: NSMutableDictionary {
         } catch {
             problem = error
         }
+    }
+
+    /// `key` if it is a Swift string. Called with an `Any`, `T` is the key's dynamic type, so
+    /// this compares metadata instead of running a dynamic cast per key set.
+    @inline(__always)
+    private static func string<T>(_ key: T) -> String? {
+        T.self == String.self ? unsafeBitCast(key, to: String.self) : nil
     }
 
     override func removeObject(forKey aKey: Any) {

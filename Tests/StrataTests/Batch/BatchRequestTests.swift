@@ -179,6 +179,20 @@ final class BatchRequestTests: XCTestCase {
                 XCTAssertTrue("\(error)".contains("magnitude"), "\(error)")
             }
             XCTAssertEqual(try stored(coordinator).count, 3, "nothing of the refused request is written")
+
+            // A key that is no string (the dictionary takes its keys without a dynamic cast).
+            var tried = 0
+            let numbered = BatchInsertRequest(entity: entity, dictionaryHandler: { row in
+                defer { tried += 1 }
+                guard tried < 2 else { return true }
+                row["code"] = "numbered\(tried)"
+                if tried == 1 { row[7] = 1.5 }
+                return false
+            })
+            XCTAssertThrowsError(try context.execute(numbered)) { error in
+                XCTAssertTrue("\(error)".contains("row 1: key 7 is not a string"), "\(error)")
+            }
+            XCTAssertEqual(try stored(coordinator).count, 3, "nothing of the refused request is written")
         }
     }
 
