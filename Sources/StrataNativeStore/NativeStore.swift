@@ -107,7 +107,7 @@ final class NativeStore: RowStore {
                                             readOnly: readOnly, migrate: migrate && infer)
         let maxKey = file.engine.maxKeyLength
         var layouts: [String: EntityLayout] = [:]
-        for entity in entities { layouts[entity.name] = try EntityLayout(entity: entity, schema: schema, maxKeyLength: maxKey) }
+        for entity in entities { layouts[entity.name] = try EntityLayout(entity: entity, store: storeIdentity, schema: schema, maxKeyLength: maxKey) }
         self.layouts = layouts
         self.layoutsByEntity = Dictionary(layouts.values.map { (EntityKey($0.entity), $0) }, uniquingKeysWith: { a, _ in a })
         let byNumber = Dictionary(layouts.values.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })

@@ -66,6 +66,14 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The permanent ID of row `primaryKey` in `scope` (from ``IDScope/permanent(_:in:)``): a
+    /// store making many IDs of one entity finds their scope once, not per ID.
+    package init(_ scope: IDScope, primaryKey: Int64) {
+        precondition(!scope.isTemporary, "Strata: a permanent ID made in a temporary scope")
+        self.scope = scope
+        self.number = primaryKey
+    }
+
     /// The permanent ID of the row `primaryKey` of `entity` in the store `storeIdentifier`: what a
     /// store hands out from `permanentIDs(for:)` and reads rows with.
     public init(entity: EntityDescription, storeIdentifier: String, primaryKey: Int64) {
@@ -159,6 +167,11 @@ package final class IDScope: Sendable {
         self.entity = entity
         self.store = store
         self.isTemporary = isTemporary
+    }
+
+    /// The scope of the permanent IDs of `entity`'s rows in `store`.
+    package static func permanent(_ entity: EntityDescription, in store: StoreIdentity) -> IDScope {
+        of(entity, store: store, temporary: false)
     }
 
     /// The scope of `entity`'s IDs in `store`, temporary or not.

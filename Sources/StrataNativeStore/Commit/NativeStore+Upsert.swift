@@ -57,7 +57,7 @@ extension NativeStore: UpsertingRowStore {
                 }
                 var candidates = StoreChangeSet()
                 candidates.inserts = part.enumerated().map { position, values in
-                    StoreRow(id: ManagedObjectID(entity: layout.entity, store: storeIdentity, key: .permanent(first + Int64(position))),
+                    StoreRow(id: layout.objectID(first + Int64(position)),
                              version: 0, values: values)
                 }
                 for (position, row) in candidates.inserts.enumerated() { check(position, row) }

@@ -77,7 +77,7 @@ extension NativeReadView {
                 entity = (number, rowLayout)
             }
             let rowLayout = entity!.layout
-            let id = ManagedObjectID(entity: rowLayout.entity, store: store.storeIdentity, key: .permanent(pk))
+            let id = rowLayout.objectID(pk)
             if try decoder.decode(elements, into: &decoded) {
                 for column in decoded.indices { result.columns[column].append(decoded[column]) }
             } else {

@@ -105,7 +105,7 @@ struct NativeReadView: StoreReadView {
         try tree.forEach(from: nil, to: nil) { keyBytes, record in
             guard keyBytes.count == 8 else { throw reader.corrupt(layout.rowsTree, "a row key of \(keyBytes.count) bytes") }
             let key = Int64(bitPattern: KeyEncoding.readBigEndian(keyBytes, at: 0))
-            let id = ManagedObjectID(entity: layout.entity, store: store.storeIdentity, key: .permanent(key))
+            let id = layout.objectID(key)
             func holds(_ row: StoreRow) throws -> Bool {
                 do {
                     return try evaluator.evaluate(predicate!, on: row)

@@ -69,7 +69,7 @@ struct NativeRowReader {
                 }
             }
         }
-        let id = ManagedObjectID(entity: layout.entity, store: store.storeIdentity, key: .permanent(key))
+        let id = layout.objectID(key)
         return StoreRow(id: id, version: version, values: values)
     }
 
@@ -110,7 +110,7 @@ struct NativeRowReader {
 
     func objectID(number: UInt16, key: Int64, in tree: TreeName) throws -> ManagedObjectID {
         guard let layout = store.layoutsByNumber[number] else { throw corrupt(tree, "an entry naming unknown entity number \(number)") }
-        return ManagedObjectID(entity: layout.entity, store: store.storeIdentity, key: .permanent(key))
+        return layout.objectID(key)
     }
 
     func corrupt(_ tree: TreeName, _ what: String) -> StrataError {

@@ -93,7 +93,10 @@ enum NativeMigration {
             self.entities = entities
             self.renamed = renamed
             var layouts: [String: EntityLayout] = [:]
-            for entity in entities { layouts[entity.name] = try EntityLayout(entity: entity, schema: new, maxKeyLength: maxKeyLength) }
+            let store = StoreIdentity.named(file.engine.storeID.uuidString)
+            for entity in entities {
+                layouts[entity.name] = try EntityLayout(entity: entity, store: store, schema: new, maxKeyLength: maxKeyLength)
+            }
             self.layouts = layouts
             self.layoutsByNumber = Dictionary(layouts.values.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
         }

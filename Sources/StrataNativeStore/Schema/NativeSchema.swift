@@ -264,6 +264,9 @@ final class IndexLayout: Sendable {
 /// How the native store lays out the rows of one entity of a coordinator's model.
 final class EntityLayout: Sendable {
     let entity: EntityDescription
+    /// The scope of the IDs of the entity's rows in the store (interned for the life of the
+    /// process): every row read or written names its ID in it without looking it up.
+    unowned(unsafe) let idScope: IDScope
     /// The entity's name (a constant: read per record for messages without an access check).
     let entityName: String
     let number: UInt16
@@ -288,7 +291,11 @@ final class EntityLayout: Sendable {
     /// A row of nulls with empty to-manys, to decode records into.
     let emptyRow: [RowValue]
 
-    init(entity: EntityDescription, schema: NativeSchema, maxKeyLength: Int) throws {
+    /// The ID of the entity's row `key` in the store.
+    @inline(__always)
+    func objectID(_ key: Int64) -> ManagedObjectID { ManagedObjectID(idScope, primaryKey: key) }
+
+    init(entity: EntityDescription, store: StoreIdentity, schema: NativeSchema, maxKeyLength: Int) throws {
         let stored = schema.entitiesByName
         guard let mine = stored[entity.name] else {
             throw StrataError(.incompatibleModel, "the store's schema has no entity \(entity.name)")
@@ -297,6 +304,7 @@ final class EntityLayout: Sendable {
             throw StrataError(.incompatibleModel, "the store's schema lists properties \(mine.properties.map(\.name)) for entity \(entity.name), the model \(entity.slots.map(\.name))")
         }
         self.entity = entity
+        self.idScope = IDScope.permanent(entity, in: store)
         self.entityName = entity.name
         self.number = UInt16(truncatingIfNeeded: mine.number)
         self.rowsTree = TreeName(NativeSchema.rowsTree(entity.name))

@@ -17,7 +17,7 @@ final class RecordFilterTests: XCTestCase {
         ]
         let model = ManagedObjectModel(entities: [entity])
         try model.freeze()
-        return try EntityLayout(entity: entity, schema: NativeSchema.describing([entity]), maxKeyLength: 1001)
+        return try EntityLayout(entity: entity, store: StoreIdentity.named("s"), schema: NativeSchema.describing([entity]), maxKeyLength: 1001)
     }
 
     private func randomRow(_ random: inout SeededRandom) -> [RowValue] {
