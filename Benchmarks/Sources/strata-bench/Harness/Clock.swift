@@ -46,12 +46,16 @@ enum Clock {
 
     /// With `STRATA_BENCH_RSS=1` in the environment, prints the resident and peak resident memory
     /// after a workload on standard error as `RSS <workload> <resident MB> <peak MB>`, to see which
-    /// phase of a run sets its peak.
+    /// phase of a run sets its peak. With `STRATA_BENCH_HEAP=1` too (Linux), glibc's malloc statistics
+    /// follow (bytes in use against bytes malloc holds), to tell live memory from what malloc kept.
     static func memoryMark(_ workload: String) {
         guard ProcessInfo.processInfo.environment["STRATA_BENCH_RSS"] == "1" else { return }
         let megabyte = Double(1 << 20)
-        FileHandle.standardError.write(Data(String(format: "RSS %@ %.1f %.1f\n", workload,
-                                                   Double(residentBytes()) / megabyte, Double(peakRSSBytes()) / megabyte).utf8))
+        var line = String(format: "RSS %@ %.1f %.1f", workload, Double(residentBytes()) / megabyte, Double(peakRSSBytes()) / megabyte)
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+        #if os(Linux)
+        if ProcessInfo.processInfo.environment["STRATA_BENCH_HEAP"] == "1" { glibcMallocStats() }
+        #endif
     }
 }
 
@@ -88,3 +92,8 @@ func residentBytes() -> Int {
     #endif
     return peakRSSBytes()
 }
+
+#if os(Linux)
+/// glibc's `malloc_stats()` (not in the Glibc module): prints each arena's held and in-use bytes.
+@_silgen_name("malloc_stats") private func glibcMallocStats()
+#endif
