@@ -47,19 +47,19 @@ final class BatchUpdateOnePassTests: XCTestCase {
                 } else if random.chance(0.3) {
                     let request = Self.randomInsert(&random, step: step)
                     log.append(request.describe)
-                    let answers = try stacks.map { _, context, _ in try context.performAndWait { Self.run(request, in: context) } }
+                    let answers = stacks.map { _, context, _ in context.performAndWait { Self.run(request, in: context) } }
                     XCTAssertEqual(answers[0], answers[1], "the answer to \(request.describe), \(trace)")
                     if !answers[0].hasPrefix("error") { succeeded += 1 }
                 } else if random.chance(0.3) {
                     let request = Self.randomDelete(&random)
                     log.append(request.describe)
-                    let answers = try stacks.map { _, context, _ in try context.performAndWait { Self.run(request, in: context) } }
+                    let answers = stacks.map { _, context, _ in context.performAndWait { Self.run(request, in: context) } }
                     XCTAssertEqual(answers[0], answers[1], "the answer to \(request.describe), \(trace)")
                     if !answers[0].hasPrefix("error") { succeeded += 1 }
                 } else {
                     let request = Self.randomUpdate(&random)
                     log.append(request.describe)
-                    let answers = try stacks.map { _, context, _ in try context.performAndWait { Self.run(request, in: context) } }
+                    let answers = stacks.map { _, context, _ in context.performAndWait { Self.run(request, in: context) } }
                     XCTAssertEqual(answers[0], answers[1], "the answer to \(request.describe), \(trace)")
                     if !answers[0].hasPrefix("error") { succeeded += 1 }
                 }

@@ -69,7 +69,7 @@ final class ResultsLayoutTests: XCTestCase {
                     }
                 default:
                     // A temporary ID becomes permanent; its place does not change.
-                    guard let (temporary, item) = temporaries.first else { continue }
+                    guard let (temporary, _) = temporaries.first else { continue }
                     temporaries[temporary] = nil
                     let permanent = id(nextPK)
                     nextPK += 1
