@@ -14,9 +14,10 @@ extension NativeCommitter {
     /// Writes the records (and relationship trees) of the change set's inserts at `order`
     /// (ascending keys), at version 1.
     mutating func writeInserts(_ order: [Int]) throws {
+        let inserts = changes.inserts
         var start = 0
         while start < order.count {
-            let first = changes.inserts[order[start]]
+            let first = inserts[order[start]]
             let layout = try layout(of: first.id.entity)
             guard layout.foreignKeys.isEmpty && layout.links.isEmpty else {
                 try writeInsert(first)
@@ -24,7 +25,7 @@ extension NativeCommitter {
                 continue
             }
             var end = start + 1
-            while end < order.count && changes.inserts[order[end]].id.entity === first.id.entity { end += 1 }
+            while end < order.count && inserts[order[end]].id.entity === first.id.entity { end += 1 }
             try writeRecords(order[start..<end], layout: layout)
             start = end
         }
@@ -38,11 +39,12 @@ extension NativeCommitter {
         var records: [UInt8] = []
         var ends: [Int] = []
         ends.reserveCapacity(positions.count)
+        let inserts = changes.inserts, numberOf = self.numberOf, recordWriter = self.recordWriter
+        touchedKeys.reserveCapacity(touchedKeys.count + positions.count)
         for position in positions {
-            let row = changes.inserts[position]
-            guard let key = row.id.primaryKey else { continue }
+            guard let key = inserts[position].id.primaryKey else { continue }
             withUnsafeBytes(of: UInt64(bitPattern: key).bigEndian) { keys.append(contentsOf: $0) }
-            RowCodec.encode(version: 1, values: row.values, layout: layout, numberOf: numberOf, into: recordWriter)
+            RowCodec.encode(version: 1, values: inserts[position].values, layout: layout, numberOf: numberOf, into: recordWriter)
             records.append(contentsOf: recordWriter.bytes)
             ends.append(records.count)
             touchedKeys.append(key)

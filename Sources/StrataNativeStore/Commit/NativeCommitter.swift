@@ -418,10 +418,9 @@ struct NativeCommitter {
             for index in layout.indexes where index.tree != gathered {
                 let list = additionList(index)
                 for position in order[runStart..<runEnd] {
-                    let row = inserts[position]
-                    guard let key = row.id.primaryKey else { continue }
+                    guard let key = inserts[position].id.primaryKey else { continue }
                     additions[list].keys.append { bytes in
-                        let made = index.appendKey(values: row.values, primaryKey: key, to: &bytes)
+                        let made = index.appendKey(values: inserts[position].values, primaryKey: key, to: &bytes)
                         return Addition(elements: made.elements, truncated: made.truncated, hasNull: made.hasNull,
                                         row: first + position, entity: number)
                     }

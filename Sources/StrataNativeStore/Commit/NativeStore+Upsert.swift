@@ -119,12 +119,18 @@ extension NativeStore: UpsertingRowStore {
                 touched.add(rewriter.touchedKeys)
                 // The other rows, inserted (their unique values were just probed).
                 var inserts = StoreChangeSet()
-                inserts.inserts.reserveCapacity(part.count - targets.count)
-                for position in part.indices where !isTarget[position] {
-                    inserts.inserts.append(candidates.inserts[position])
-                    written[position] = candidates.inserts[position].id
+                if targets.isEmpty {
+                    // An import's usual part: every candidate is inserted, as it is.
+                    for (position, row) in candidates.inserts.enumerated() { written[position] = row.id }
+                    swap(&inserts, &candidates)
+                } else {
+                    inserts.inserts.reserveCapacity(part.count - targets.count)
+                    for position in part.indices where !isTarget[position] {
+                        inserts.inserts.append(candidates.inserts[position])
+                        written[position] = candidates.inserts[position].id
+                    }
+                    candidates = StoreChangeSet()
                 }
-                candidates = StoreChangeSet()
                 if !inserts.inserts.isEmpty {
                     var inserter = NativeCommitter(store: self, tx: tx)
                     inserter.uniquenessChecked = true
