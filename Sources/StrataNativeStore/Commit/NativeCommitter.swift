@@ -44,7 +44,8 @@ struct NativeCommitter {
     /// index tree, found by a linear search (a save touches a few indexes: comparing layout
     /// references, then tree names, is cheaper than hashing tree names once per entry).
     private var removals: [(index: IndexLayout, keys: IndexKeyList<Void>)] = []
-    private var additions: [(index: IndexLayout, keys: IndexKeyList<Addition>)] = []
+    /// (Internal for NativeCommitter+Inserts.swift, which gathers the inserts' entries.)
+    var additions: [(index: IndexLayout, keys: IndexKeyList<Addition>)] = []
     /// Which list of `removals` and `additions` each index layout met so far uses, by the
     /// layout's identity: asked once per index entry, answered without touching a reference
     /// count (walking the lists themselves retained a layout and a key list per step).
@@ -400,36 +401,6 @@ struct NativeCommitter {
 
     // MARK: Inserts
 
-    /// Gathers the index entries of the inserted rows, in `order`; a row's position for
-    /// `addedRow(_:)` follows the updates'. Rows come in runs of one entity (a batch insert is
-    /// one run): each index of a run finds its list once and then takes the run's entries, so
-    /// the per-row work is the key alone (looking the layout, its indexes and their lists up per
-    /// row cost an import about 5% in reference counting).
-    private mutating func gatherInserts(_ order: [Int], of changes: StoreChangeSet, skipping gathered: TreeName?) throws {
-        let inserts = changes.inserts
-        let first = changes.updates.count
-        var runStart = 0
-        while runStart < order.count {
-            let entity = inserts[order[runStart]].id.entity
-            var runEnd = runStart + 1
-            while runEnd < order.count, inserts[order[runEnd]].id.entity === entity { runEnd += 1 }
-            let layout = try layout(of: entity)
-            let number = layout.number
-            for index in layout.indexes where index.tree != gathered {
-                let list = additionList(index)
-                for position in order[runStart..<runEnd] {
-                    guard let key = inserts[position].id.primaryKey else { continue }
-                    additions[list].keys.append { bytes in
-                        let made = index.appendKey(values: inserts[position].values, primaryKey: key, to: &bytes)
-                        return Addition(elements: made.elements, truncated: made.truncated, hasNull: made.hasNull,
-                                        row: first + position, entity: number)
-                    }
-                }
-            }
-            runStart = runEnd
-        }
-    }
-
     /// Writes an inserted row's record, foreign keys and links.
     mutating func writeInsert(_ row: StoreRow) throws {
         guard let key = row.id.primaryKey else { return }
@@ -458,7 +429,7 @@ struct NativeCommitter {
     }
 
     /// The position of the list of additions to `index`'s tree, made on first use.
-    private mutating func additionList(_ index: IndexLayout) -> Int {
+    mutating func additionList(_ index: IndexLayout) -> Int {
         Self.list(for: index, in: &additions, known: &additionPositions,
                   capacity: index.isUnique ? expectedEntries : min(expectedEntries, store.indexSliceEntries))
     }
