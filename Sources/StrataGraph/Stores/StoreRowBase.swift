@@ -37,6 +37,18 @@ public struct StoreRowBase: Sendable {
         return current[slot]
     }
 
+    /// Whether the based-on value of any of `slots` differs from `values` (the row now). When
+    /// `current` is `values` itself (a save's or a rewrite's usual base: the same array), only
+    /// the slots with an original can differ, and no other value is compared.
+    package func differs(in slots: [Int], from values: [RowValue]) -> Bool {
+        let shared = current.withUnsafeBufferPointer { mine in values.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress } }
+        if shared && current.count == values.count {
+            for original in originals where slots.contains(original.slot) && original.value != values[original.slot] { return true }
+            return false
+        }
+        return slots.contains { values[$0] != self[$0] }
+    }
+
     /// The whole based-on row (no copy when nothing changed).
     public var values: [RowValue] {
         if originals.isEmpty { return current }

@@ -309,6 +309,8 @@ struct NativeCommitter {
         appliesSlices = true              // a rewrite meets no conflict
         try applyFullSlices(of: layout)   // here, not inside the rows tree's passes below
         let rows = try tree(layout.rowsTree)
+        // Read once here, not per row inside the tree's pass.
+        let references = store.references, strings = rewriteStrings, numberOf = self.numberOf, recordWriter = self.recordWriter
         var results = [(row: StoreRow, old: [RowValue]?)?](repeating: nil, count: keys.count)
         let first = keys.startIndex
         let encoded = UnsafeMutableRawBufferPointer.allocate(byteCount: 8 * keys.count, alignment: 8)
@@ -317,7 +319,7 @@ struct NativeCommitter {
         try rows.updateEach(count: keys.count, key: { UnsafeRawBufferPointer(rebasing: encoded[8 * $0..<8 * $0 + 8]) }) { offset, record in
             guard let record else { return nil }
             let key = keys[first + offset]
-            let (version, values) = try RowCodec.decodeRow(record, layout: layout, key: key, references: store.references, strings: rewriteStrings)
+            let (version, values) = try RowCodec.decodeRow(record, layout: layout, key: key, references: references, strings: strings)
             var row = try complete(key, version, values)
             let slotCount = row.values.count
             var originals: [SlotValue] = []   // allocated only when a slot changes
@@ -326,7 +328,7 @@ struct NativeCommitter {
                 throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) gave \(row.values.count) values, not \(slotCount)")
             }
             let old = StoreRowBase(current: row.values, originals: originals)
-            for index in layout.indexes where index.isUnique && index.slots.contains(where: { row.values[$0] != old[$0] }) {
+            for index in layout.indexes where index.isUnique && old.differs(in: index.slots, from: row.values) {
                 throw StrataError(.misuse, "a rewrite of row \(key) of \(layout.entity.name) changes the uniqueness constraint (\(index.elementNames.joined(separator: ", "))), which only a commit checks")
             }
             gatherIndexChanges(row, old: old, key: key, position: 0, layout: layout)
@@ -363,7 +365,7 @@ struct NativeCommitter {
         for index in layout.indexes {
             if let old {
                 // Unchanged element values keep their entry.
-                if index.slots.allSatisfy({ row.values[$0] == old[$0] }) { continue }
+                if !old.differs(in: index.slots, from: row.values) { continue }
                 // Different values may still make the same key (cut text, -0.0 and 0.0).
                 let removal = removalList(index)
                 removals[removal].keys.append { bytes in _ = index.appendKey(base: old, primaryKey: key, to: &bytes) }
