@@ -128,9 +128,10 @@ extension BatchExecutor {
             defer { problems = [] }
             if !problems.isEmpty { throw BatchWorkingSet.validationError(problems, what) }
         }, update: { position, row, originals in
-            for slot in part[position].given where row.values[slot] != part[position].values[slot] {
+            let supplied = part[position]
+            for slot in supplied.given where row.values[slot] != supplied.values[slot] {
                 originals.append(SlotValue(slot: slot, value: row.values[slot]))
-                row.values[slot] = part[position].values[slot]
+                row.values[slot] = supplied.values[slot]
             }
         })
         coordinator.noteChange()

@@ -83,6 +83,9 @@ package struct EarlierParts {
     /// Notes a part done: the keys it was given and the stored rows it updated.
     package mutating func add(keys: ClosedRange<Int64>, updated: some Sequence<Int64>) {
         ranges.append(keys)
-        upserts.formUnion(updated)
+        // Room first: a set grown by doubling while 100,000 keys come in hashes them all again
+        // at each step.
+        upserts.reserveCapacity(upserts.count + updated.underestimatedCount)
+        for key in updated { upserts.insert(key) }
     }
 }
