@@ -17,11 +17,12 @@ final class QuakesFeedTests: XCTestCase {
         var quakes: [FeedQuake] = []
         var skipped = 0
         for (position, feature) in features.enumerated() {
-            guard let quake = try? Feed.quake(from: feature, position: position, source: "oracle") else {
-                if (feature as? [String: Any])?["properties"] is [String: Any] { skipped += 1; continue }
+            // nil: no code, skipped; a throw (no properties, no numeric time): refused.
+            do {
+                if let quake = try Feed.quake(from: feature, position: position, source: "oracle") { quakes.append(quake) } else { skipped += 1 }
+            } catch {
                 return nil
             }
-            quakes.append(quake)
         }
         return (quakes, skipped)
     }
