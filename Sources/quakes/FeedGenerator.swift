@@ -75,7 +75,7 @@ struct FeedGenerator {
     }
 
     /// Calls `body` with each feature, newest first.
-    private func forEachFeature(_ body: ([String: Any]) throws -> Void) rethrows {
+    func forEachFeature(_ body: ([String: Any]) throws -> Void) rethrows {
         var random = Random(state: seed)
         let totalWeight = Self.regions.reduce(0) { $0 + $1.weight }
         var offsets = (0..<count).map { _ in random.unit() * 30 * 86_400 }
@@ -140,8 +140,6 @@ struct FeedGenerator {
         }
     }
 
-    private static let jsonOptions: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
-
     /// The feed as compact JSON bytes.
     func data() throws -> Data {
         var data = Data()
@@ -149,19 +147,25 @@ struct FeedGenerator {
         return data
     }
 
-    /// Writes the feed as compact JSON with sorted keys (the bytes `JSONSerialization` makes of
-    /// the whole collection), a feature at a time: a million features need the memory of one,
-    /// not of a million dictionaries (16 GB and seven minutes, serialized whole).
+    /// Writes the feed as compact JSON with sorted keys, a feature at a time: a million features
+    /// need the memory of one, not of a million dictionaries. The values are written by
+    /// `FeedJSON` (JSONSerialization sorted each feature's keys with locale-aware comparisons:
+    /// a million features took five and a half minutes).
     func write(_ output: (Data) throws -> Void) throws {
-        try output(Data(#"{"features":["#.utf8))
+        var bytes: [UInt8] = Array(#"{"features":["#.utf8)
         var first = true
         try forEachFeature { feature in
-            if !first { try output(Data(",".utf8)) }
+            if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
-            try output(try JSONSerialization.data(withJSONObject: feature, options: Self.jsonOptions))
+            FeedJSON.append(feature, to: &bytes)
+            if bytes.count >= 1 << 16 {
+                try output(Data(bytes))
+                bytes.removeAll(keepingCapacity: true)
+            }
         }
-        try output(Data(#"],"metadata":"#.utf8))
-        try output(try JSONSerialization.data(withJSONObject: metadata, options: Self.jsonOptions))
-        try output(Data(#","type":"FeatureCollection"}"#.utf8))
+        bytes.append(contentsOf: #"],"metadata":"#.utf8)
+        FeedJSON.append(metadata, to: &bytes)
+        bytes.append(contentsOf: #","type":"FeatureCollection"}"#.utf8)
+        try output(Data(bytes))
     }
 }

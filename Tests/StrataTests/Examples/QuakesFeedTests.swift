@@ -203,6 +203,33 @@ final class QuakesFeedTests: XCTestCase {
         }
     }
 
+    /// The generator's JSON reads back as what JSONSerialization writes of the same features
+    /// and metadata, and the whole feed reads as a feed of every feature.
+    func testGeneratedFeedsReadBackAsJSONSerializationWritesThem() throws {
+        for seed in [1, 7, 2026] as [UInt64] {
+            let generator = FeedGenerator(count: 400, seed: seed)
+            var features = 0
+            try generator.forEachFeature { feature in
+                features += 1
+                var bytes: [UInt8] = []
+                FeedJSON.append(feature, to: &bytes)
+                let mine = try JSONSerialization.jsonObject(with: Data(bytes)) as? NSDictionary
+                let theirs = try JSONSerialization.jsonObject(with: JSONSerialization.data(withJSONObject: feature, options: [.sortedKeys])) as? NSDictionary
+                XCTAssertNotNil(mine)
+                XCTAssertEqual(mine, theirs, "seed \(seed), feature \(features): \(String(decoding: bytes, as: UTF8.self))")
+            }
+            let whole = try generator.data()
+            let root = try XCTUnwrap(JSONSerialization.jsonObject(with: whole) as? [String: Any])
+            XCTAssertEqual((root["features"] as? [Any])?.count, 400)
+            XCTAssertEqual((root["metadata"] as? [String: Any])?["count"] as? Int, 400)
+            let feed = try Feed(data: whole, source: "generated")
+            XCTAssertEqual(feed.quakes.count + feed.skipped, 400)
+        }
+        var escaped: [UInt8] = []
+        FeedJSON.appendString("a\"b\\c\n\u{1}é", to: &escaped)
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: Data(escaped), options: .fragmentsAllowed) as? String, "a\"b\\c\n\u{1}é")
+    }
+
     /// The shapes that are not feeds name what is wrong.
     func testDocumentsThatAreNotFeedsSayWhy() {
         func message(_ text: String) -> String {
