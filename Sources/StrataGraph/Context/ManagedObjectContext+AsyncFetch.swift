@@ -23,7 +23,9 @@ extension ManagedObjectContext {
     /// (result as? AsynchronousFetchResult<Quake>)?.cancel()
     /// ```
     /// Throws at once when the request is invalid (no entity, an unknown prefetch key path);
-    /// errors met while the fetch runs go to the result's `operationError`.
+    /// errors met while the fetch runs go to the result's `operationError`. The result may be
+    /// ignored, as Swift lets Core Data's be (`try context.execute(deleteRequest)`).
+    @discardableResult
     public func execute(_ request: PersistentStoreRequest) throws -> PersistentStoreResult {
         assertOnQueue("execute(_:)")
         return try request.execute(in: self)

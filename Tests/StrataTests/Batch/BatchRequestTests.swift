@@ -399,7 +399,7 @@ final class BatchRequestTests: XCTestCase {
     func testPinnedReadersKeepTheirGenerationAcrossBatchRequests() throws {
         let (coordinator, context) = try TestModels.stack(try TestModels.earthquakes())
         guard coordinator.persistentStores.first?.type == .native else { return }   // generations are the native store's
-        try context.performAndWait {
+        _ = try context.performAndWait {
             try context.execute(BatchInsertRequest(entityName: "Quake", objects: (0..<10).map { ["code": "q\($0)"] }))
         }
         let pinned = freshContext(coordinator)

@@ -68,7 +68,7 @@ final class CoreDataSpellingsTests: XCTestCase {
 
     func testEntityLookupInsertNewObjectAndKeyPaths() throws {
         let (_, context) = try TestModels.stack(try TestModels.earthquakes())
-        try context.performAndWait {
+        context.performAndWait {
             XCTAssertEqual(EntityDescription.entity(forEntityName: "Quake", in: context)?.name, "Quake")
             XCTAssertNil(EntityDescription.entity(forEntityName: "Nope", in: context))
             let quake = EntityDescription.insertNewObject(forEntityName: "Quake", into: context)

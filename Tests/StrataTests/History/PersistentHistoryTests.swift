@@ -399,7 +399,7 @@ final class PersistentHistoryTests: XCTestCase {
             }
             let token = try viewContext.performAndWait { try transactions(viewContext).last!.token }
             let watched = try viewContext.performAndWait { try quakes(viewContext) }
-            XCTAssertEqual(try viewContext.performAndWait { watched.map(\.magnitude) }, [0, 0, 0])
+            XCTAssertEqual(viewContext.performAndWait { watched.map(\.magnitude) }, [0, 0, 0])
             try writer.performAndWait {
                 let all = try quakes(writer)
                 all.first { $0.code == "change" }!.magnitude = 7

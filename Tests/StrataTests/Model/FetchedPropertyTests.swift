@@ -99,7 +99,7 @@ final class FetchedPropertyTests: XCTestCase {
         try coordinator.addPersistentStore(type: .inMemory, at: URL(fileURLWithPath: "/dev/null"))
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
-        try context.performAndWait {
+        context.performAndWait {
             let objects = (1...3).map { hue -> ManagedObject in
                 let object = ManagedObject(entity: palette, insertInto: context)
                 object.setValue(Int32(hue), forKey: "hue")
