@@ -133,8 +133,8 @@ final class HistoryOracleTests: XCTestCase {
                     try context.save()
                 }
                 for quake in inserted {
-                    let id = try context.performAndWait { quake.objectID }
-                    stored[id] = try context.performAndWait { Values(code: quake.code, magnitude: quake.magnitude, place: quake.place) }
+                    let id = context.performAndWait { quake.objectID }
+                    stored[id] = context.performAndWait { Values(code: quake.code, magnitude: quake.magnitude, place: quake.place) }
                     commit.inserted.insert(id)
                 }
                 for id in commit.deleted { stored[id] = nil }

@@ -96,9 +96,9 @@ final class FetchResultsTests: XCTestCase {
             badge.id = "gold"                       // the subclass's own attribute
             XCTAssertEqual(badge.id, "gold")
             func identity<T: Identifiable>(_ value: T) -> T.ID { value.id }
-            XCTAssertEqual(identity(badge) as? ManagedObjectID, badge.objectID, "Identifiable's id is the object ID")
+            XCTAssertEqual(identity(badge), badge.objectID, "Identifiable's id is the object ID")
             try context.save()
-            XCTAssertEqual(identity(badge) as? ManagedObjectID, badge.objectID)
+            XCTAssertEqual(identity(badge), badge.objectID)
             XCTAssertFalse(badge.objectID.isTemporaryID)
         }
     }

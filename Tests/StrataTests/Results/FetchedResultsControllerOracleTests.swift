@@ -228,7 +228,7 @@ final class FetchedResultsControllerOracleTests: XCTestCase {
                         }
                         try other.save()
                     }
-                    let insertedIDs = try other.performAndWait { Set(inserted.map(\.objectID)) }
+                    let insertedIDs = other.performAndWait { Set(inserted.map(\.objectID)) }
                     context.mergeChanges(fromContextDidSave: Notification(name: ManagedObjectContext.didSaveObjectIDsNotification, object: other, userInfo: [
                         InsertedObjectIDsKey: insertedIDs, UpdatedObjectIDsKey: updated, DeletedObjectIDsKey: deleted,
                     ]))

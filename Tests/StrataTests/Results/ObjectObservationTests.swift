@@ -142,7 +142,7 @@ final class ObjectObservationTests: XCTestCase {
         let (_, context) = try TestModels.stack(try TestModels.earthquakes())
         XCTAssertFalse(context.objectsAreObservable, "private-queue contexts are not observable by default")
         XCTAssertTrue(ManagedObjectContext(.mainQueue).objectsAreObservable, "main-queue contexts are")
-        try context.performAndWait {
+        context.performAndWait {
             let quake = Quake(context: context)
             quake.code = "q"
             _ = quake.magnitude
