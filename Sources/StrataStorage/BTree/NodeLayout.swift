@@ -453,37 +453,44 @@ extension PageBuffer {
         if start < slotsEnd || start > size { return "content start \(start) outside \(slotsEnd)...\(size) for \(count) cells" }
         let garbage = self.garbage
         if garbage > size - start { return "garbage \(garbage) larger than the cell area" }
+        // Every quantity below stays within 0...size (a varint's value is compared with the
+        // page size before it is added), so the sums cannot overflow and use wrapping adds.
         var live = 0
-        for index in 0..<count {
-            let offset = Int(base.u16(PageHeader.size + 2 * index))
-            if offset < start || offset >= size { return "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)" }
-            var p = offset
-            if branch {
-                if p + 4 > size { return "cell \(index) child pointer runs past the page end" }
-                if base.u32(p) == 0 { return "cell \(index) has child page 0" }
-                p += 4
+        let slots = base + PageHeader.size
+        if branch {
+            for index in 0..<count {
+                let offset = Int(slots.u16(2 &* index))
+                if offset < start || offset >= size { return "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)" }
+                if offset &+ 4 > size { return "cell \(index) child pointer runs past the page end" }
+                if base.u32(offset) == 0 { return "cell \(index) has child page 0" }
+                let p = offset &+ 4
                 guard let (length, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
-                if length > UInt64(size) || p + n + Int(length) > size { return "cell \(index) key of \(length) bytes runs past the page end" }
-                live += 4 + n + Int(length)
-            } else {
+                if length > UInt64(size) || p &+ n &+ Int(length) > size { return "cell \(index) key of \(length) bytes runs past the page end" }
+                live &+= 4 &+ n &+ Int(length)
+            }
+        } else {
+            for index in 0..<count {
+                let offset = Int(slots.u16(2 &* index))
+                if offset < start || offset >= size { return "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)" }
+                var p = offset
                 guard let (keyLength, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
-                p += n
+                p &+= n
                 guard let (word, m) = Varint.read(base, at: p, limit: size) else { return "cell \(index) value length is not a valid varint" }
-                p += m
-                if keyLength > UInt64(size) || Int(keyLength) + prefix > maxKey {
+                p &+= m
+                if keyLength > UInt64(size) || Int(keyLength) &+ prefix > maxKey {
                     return "cell \(index) key of \(keyLength) bytes (and a prefix of \(prefix)) exceeds the key limit of \(maxKey)"
                 }
-                p += Int(keyLength)
+                p &+= Int(keyLength)
                 if word & 1 == 1 {
-                    if p + 4 > size { return "cell \(index) overflow pointer runs past the page end" }
+                    if p &+ 4 > size { return "cell \(index) overflow pointer runs past the page end" }
                     if base.u32(p) == 0 { return "cell \(index) has overflow page 0" }
                     if word >> 1 > UInt64(Int32.max) { return "cell \(index) overflow value length \(word >> 1) is implausible" }
-                    live += n + m + Int(keyLength) + 4
+                    live &+= n &+ m &+ Int(keyLength) &+ 4
                 } else {
-                    if word >> 1 > UInt64(size) || p + Int(word >> 1) > size {
+                    if word >> 1 > UInt64(size) || p &+ Int(word >> 1) > size {
                         return "cell \(index) value of \(word >> 1) bytes runs past the page end"
                     }
-                    live += n + m + Int(keyLength) + Int(word >> 1)
+                    live &+= n &+ m &+ Int(keyLength) &+ Int(word >> 1)
                 }
             }
         }

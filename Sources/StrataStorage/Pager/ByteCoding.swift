@@ -61,7 +61,17 @@ enum Varint {
 
     /// Reads a varint at `offset` that must end before `limit`; nil if it does not, or if it
     /// is longer than 10 bytes.
+    /// One-byte varints (every length below 128) are read without the loop: page validation
+    /// reads two per cell of every page loaded from disk.
     @inline(__always) static func read(_ base: UnsafeRawPointer, at offset: Int, limit: Int) -> (value: UInt64, size: Int)? {
+        if offset < limit {
+            let first = base.u8(offset)
+            if first < 0x80 { return (UInt64(first), 1) }
+        }
+        return readLong(base, at: offset, limit: limit)
+    }
+
+    static func readLong(_ base: UnsafeRawPointer, at offset: Int, limit: Int) -> (value: UInt64, size: Int)? {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         var i = offset

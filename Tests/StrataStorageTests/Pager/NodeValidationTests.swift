@@ -1,0 +1,162 @@
+// NodeValidationTests: the checks every branch and leaf page passes when it is read, against an
+// independent reading of FORMAT.md's node layout.
+//
+// Varint.read has a one-byte fast path and validateNode wrapping arithmetic (both for the cost
+// of a page read); these tests compare them with plain decoders written from the format on
+// random cells, then on the same pages with random bytes changed.
+
+import XCTest
+@testable import StrataStorage
+import _StrataTestSupport
+
+final class NodeValidationTests: XCTestCase {
+    /// Varints of every length, cut short at every limit, and random bytes: the reader agrees
+    /// with a byte-by-byte decoder (at most 10 bytes; nil when the limit comes first).
+    func testVarintReadAgreesWithPlainDecoder() {
+        withSeed { random in
+            for _ in 0..<iterations(20_000, stress: 400_000) {
+                var bytes: [UInt8]
+                if random.chance(0.5) {
+                    let width = 1 + random.next(below: 64)
+                    let value = random.next() >> UInt64(64 - width)
+                    bytes = [UInt8](repeating: 0, count: 12)
+                    let n = bytes.withUnsafeMutableBytes { Varint.write(value, to: $0.baseAddress!, at: 1) }
+                    bytes.removeSubrange((1 + n)...)
+                    bytes.append(contentsOf: random.bytes(random.next(below: 3)))
+                } else {
+                    bytes = random.bytes(1 + random.next(below: 14)).map { random.chance(0.7) ? $0 | 0x80 : $0 }
+                }
+                let offset = random.next(below: min(2, bytes.count))
+                let limit = offset + random.next(below: bytes.count - offset + 1)
+                let read = bytes.withUnsafeBytes { Varint.read($0.baseAddress!, at: offset, limit: limit) }
+                let expected = Self.plainVarint(bytes, at: offset, limit: limit)
+                if read?.value != expected?.value || read?.size != expected?.size {
+                    throw TestFailure("varint \(bytes) at \(offset) limit \(limit): read \(String(describing: read)), expected \(String(describing: expected))")
+                }
+            }
+        }
+    }
+
+    /// Leaves and branches of random cells (keys and values across the one-byte varint limit,
+    /// overflow pointers, a key prefix), intact and then with random bytes changed: the
+    /// validator accepts exactly the pages the plain reading accepts.
+    func testValidationAgreesWithPlainReading() {
+        withSeed { random in
+            var accepted = 0, refused = 0
+            for round in 0..<iterations(3_000, stress: 60_000) {
+                let page = Self.randomNode(&random, branch: random.chance(0.3))
+                if page.validateNode() != nil { throw TestFailure("round \(round): an intact page was refused: \(page.validateNode()!)") }
+                for _ in 0..<1 + random.next(below: 4) {
+                    let at = PageHeader.size + random.next(below: page.size - PageHeader.size)
+                    page.base.setU8(at, random.chance(0.5) ? UInt8(truncatingIfNeeded: random.next()) : page.base.u8(at) ^ 0x80)
+                }
+                if random.chance(0.1) { page.base.setU32(PageHeader.garbage, UInt32(random.next(below: 64))) }
+                if random.chance(0.05) { page.base.setU8(PageHeader.keyPrefixLength, UInt8(random.next(below: 48))) }
+                let verdict = page.validateNode()
+                let expected = Self.plainProblem(page)
+                if (verdict == nil) != (expected == nil) {
+                    throw TestFailure("round \(round): validator says \(verdict ?? "ok"), the plain reading \(expected ?? "ok")")
+                }
+                if verdict == nil { accepted += 1 } else { refused += 1 }
+            }
+            // Both outcomes must occur, or the comparison proves little.
+            if accepted == 0 || refused == 0 { throw TestFailure("accepted \(accepted), refused \(refused)") }
+        }
+    }
+
+    // MARK: The plain reading
+
+    static func plainVarint(_ bytes: [UInt8], at offset: Int, limit: Int) -> (value: UInt64, size: Int)? {
+        var value: UInt64 = 0
+        for i in 0..<10 {
+            guard offset + i < limit else { return nil }
+            let byte = bytes[offset + i]
+            value |= UInt64(byte & 0x7F) << UInt64(7 * i)
+            if byte < 0x80 { return (value, i + 1) }
+        }
+        return nil
+    }
+
+    /// The first reason `page` is not a well-formed node, read one field at a time (nil: none).
+    static func plainProblem(_ page: PageBuffer) -> String? {
+        let bytes = Array(page.bytes)
+        let prefix = page.prefixLength
+        let branch = page.isBranch
+        if prefix > 0 && (branch || page.cellCount == 0) { return "prefix" }
+        let end = page.size - prefix
+        let start = page.contentStart
+        if start < PageHeader.size + 2 * page.cellCount || start > end { return "content start" }
+        if page.garbage > end - start { return "garbage" }
+        let maxKey = (page.size - PageHeader.size) / 4 - 13
+        var live = 0
+        for index in 0..<page.cellCount {
+            let offset = Int(bytes[PageHeader.size + 2 * index]) | Int(bytes[PageHeader.size + 2 * index + 1]) << 8
+            if offset < start || offset >= end { return "slot" }
+            if branch {
+                if offset + 4 > end { return "child" }
+                if bytes[offset..<offset + 4].allSatisfy({ $0 == 0 }) { return "child 0" }
+                guard let (length, n) = plainVarint(bytes, at: offset + 4, limit: end) else { return "key varint" }
+                if length > UInt64(end - offset - 4 - n) { return "key length" }
+                live += 4 + n + Int(length)
+            } else {
+                guard let (length, n) = plainVarint(bytes, at: offset, limit: end) else { return "key varint" }
+                guard let (word, m) = plainVarint(bytes, at: offset + n, limit: end) else { return "value varint" }
+                if length > UInt64(maxKey) || Int(length) + prefix > maxKey { return "key limit" }
+                let valueAt = offset + n + m + Int(length)
+                if word & 1 == 1 {
+                    if valueAt + 4 > end { return "overflow pointer" }
+                    if bytes[valueAt..<valueAt + 4].allSatisfy({ $0 == 0 }) { return "overflow 0" }
+                    if word >> 1 > UInt64(Int32.max) { return "overflow length" }
+                    live += n + m + Int(length) + 4
+                } else {
+                    if word >> 1 > UInt64(end) || valueAt + Int(word >> 1) > end { return "value length" }
+                    live += n + m + Int(length) + Int(word >> 1)
+                }
+            }
+        }
+        if branch && page.link.rawValue == 0 { return "rightmost child" }
+        if live + page.garbage != end - start { return "accounting" }
+        return nil
+    }
+
+    // MARK: Random nodes
+
+    static func randomNode(_ random: inout SeededRandom, branch: Bool) -> PageBuffer {
+        let page = PageBuffer.zeroed(size: 4096)
+        page.format(as: branch ? .branch : .leaf, number: PageNumber(7), generation: Generation(1))
+        let limits = NodeLimits(pageSize: 4096)
+        if branch { page.link = PageNumber(UInt32(2 + random.next(below: 1000))) }
+        let longCells = random.chance(0.5)
+        let prefix = !branch && random.chance(0.3) ? random.bytes(1 + random.next(below: 40)) : []
+        if !prefix.isEmpty { prefix.withUnsafeBytes { page.setKeyPrefix($0) } }
+        while true {
+            let keyLength = random.next(below: longCells ? min(300, limits.maxKeyLength - prefix.count) : 12)
+            let key = random.bytes(keyLength)
+            let index = random.next(below: page.cellCount + 1)
+            let written = key.withUnsafeBytes { key -> Bool in
+                if branch {
+                    let size = NodeLimits.branchCellSize(keyLength: keyLength)
+                    guard page.fits(cellSize: size) else { return false }
+                    let offset = page.insertCell(at: index, size: size)
+                    PageBuffer.encodeBranchCell(into: page.base, at: offset, child: PageNumber(UInt32(2 + random.next(below: 1000))), key: key)
+                } else {
+                    let overflow = random.chance(0.1)
+                    let valueLength = overflow ? 5000 + random.next(below: 100_000) : random.next(below: longCells ? 400 : 20)
+                    let size = NodeLimits.storedLeafCellSize(storedKeyLength: keyLength, valueLength: valueLength, overflow: overflow)
+                    guard page.fits(cellSize: size) else { return false }
+                    let offset = page.insertCell(at: index, size: size)
+                    let value = random.bytes(overflow ? 0 : valueLength)
+                    value.withUnsafeBytes { value in
+                        PageBuffer.encodeLeafCell(into: page.base, at: offset, key: key, valueLength: valueLength,
+                                                  inlineValue: overflow ? nil : value,
+                                                  overflow: overflow ? PageNumber(UInt32(2 + random.next(below: 1000))) : nil)
+                    }
+                }
+                return true
+            }
+            if !written { break }
+            if random.chance(0.05) { page.removeCell(at: random.next(below: page.cellCount)) }
+        }
+        return page
+    }
+}
