@@ -48,6 +48,13 @@ struct ModelValidation {
                 }
             }
             found += constraintProblems(entity)
+            // Slot positions are kept in 16 bits (SlotValue).
+            var slots = 0
+            var chain: EntityDescription? = entity
+            while let link = chain { slots += link.properties.count; chain = link.superentity }
+            if slots > 1 << 16 {
+                found.append("entity \(entity.name) has \(slots) properties with its superentities'; at most 65,536 are supported")
+            }
         }
         return found
     }

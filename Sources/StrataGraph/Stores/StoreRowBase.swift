@@ -8,13 +8,24 @@
 // Never holds more than the two arrays it was given; `values` builds the whole row on demand.
 
 /// One slot of a row and a value for it.
+///
+/// 24 bytes: the value (21 bytes: a Decimal's 20 and the case) first and the slot as 16 bits in
+/// its tail padding (a slot first would take 8 bytes and pad the value to 32), so an object's
+/// first changed value, kept in a one-element array (ManagedObject+Committed.swift), asks for
+/// 56 bytes instead of 64: one 64-byte malloc chunk instead of 80. Slots are property positions
+/// of one entity: a model's entity has far fewer than 65,536 properties.
 public struct SlotValue: Sendable, Hashable {
-    public var slot: Int
     public var value: RowValue
+    private var storedSlot: UInt16
+
+    public var slot: Int {
+        get { Int(storedSlot) }
+        set { storedSlot = UInt16(newValue) }
+    }
 
     public init(slot: Int, value: RowValue) {
-        self.slot = slot
         self.value = value
+        self.storedSlot = UInt16(slot)
     }
 }
 

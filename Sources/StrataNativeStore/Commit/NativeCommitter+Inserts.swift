@@ -3,11 +3,11 @@
 //
 // Owns: gathering the index entries of runs of inserted rows of one entity, index by index (into
 // NativeCommitter.swift's lists); writing the records of a run of inserted rows of one entity
-// without foreign-key or link trees in one `putEach` (keys ascending: appends at the right edge
-// share a descent per leaf), each record encoded once into one buffer first (`putEach` checks
-// every value before it writes any); rows of other entities one by one, with their relationship
-// trees (`writeInsert`). Never checks uniqueness or puts index entries (NativeCommitter.swift
-// does, after every removal).
+// without foreign-key or link trees in `putEach` calls of a thousand rows (keys ascending:
+// appends at the right edge share a descent per leaf), each part's records encoded once into one
+// reused buffer first (`putEach` checks every value before it writes any); rows of other
+// entities one by one, with their relationship trees (`writeInsert`). Never checks uniqueness or
+// puts index entries (NativeCommitter.swift does, after every removal).
 
 import Foundation
 import StrataStorage
@@ -31,6 +31,7 @@ extension NativeCommitter {
             let number = layout.number
             for index in layout.indexes where index.tree != gathered {
                 let list = additionList(index)
+                var gatheredKeys = 0
                 for position in order[runStart..<runEnd] {
                     guard let key = inserts[position].id.primaryKey else { continue }
                     additions[list].keys.append { bytes in
@@ -38,6 +39,10 @@ extension NativeCommitter {
                         return Addition(elements: made.elements, truncated: made.truncated, hasNull: made.hasNull,
                                         row: first + position, entity: number)
                     }
+                    gatheredKeys += 1
+                    // Room for the rest of the run once the first key's length is known: the
+                    // lists would otherwise grow by doubling, holding twice what they need.
+                    if gatheredKeys == 1 { additions[list].keys.reserve(more: runEnd - runStart - 1) }
                 }
             }
             runStart = runEnd
@@ -65,30 +70,46 @@ extension NativeCommitter {
     }
 
     /// The records of the inserts at `positions` (rows of `layout`'s entity, ascending keys) in
-    /// one `putEach`.
+    /// `putEach` calls of `recordsPerPut` rows: each part's records are encoded once into one
+    /// buffer (`putEach` reads every value twice), and the buffer is reused for the next part,
+    /// so a save of any size holds one part's records, not all of them (issue 30: the records of
+    /// a save of 100,000 rows took 9 MB, doubling as they grew).
     private mutating func writeRecords(_ positions: ArraySlice<Int>, layout: EntityLayout) throws {
+        let part = Swift.min(positions.count, Self.recordsPerPut)
         var keys: [UInt8] = []
-        keys.reserveCapacity(8 * positions.count)
+        keys.reserveCapacity(8 * part)
         var records: [UInt8] = []
         var ends: [Int] = []
-        ends.reserveCapacity(positions.count)
+        ends.reserveCapacity(part)
         let inserts = changes.inserts, numberOf = self.numberOf, recordWriter = self.recordWriter
-        touchedKeys.reserveCapacity(touchedKeys.count + positions.count)
-        for position in positions {
-            guard let key = inserts[position].id.primaryKey else { continue }
-            withUnsafeBytes(of: UInt64(bitPattern: key).bigEndian) { keys.append(contentsOf: $0) }
-            RowCodec.encode(version: 1, values: inserts[position].values, layout: layout, numberOf: numberOf, into: recordWriter)
-            records.append(contentsOf: recordWriter.bytes)
-            ends.append(records.count)
-            touchedKeys.append(key)
-        }
         let rows = try tree(layout.rowsTree)
-        try keys.withUnsafeBytes { keyBytes in
-            try records.withUnsafeBytes { recordBytes in
-                _ = try rows.putEach(count: ends.count, key: { UnsafeRawBufferPointer(rebasing: keyBytes[8 * $0..<8 * $0 + 8]) }) { i in
-                    UnsafeRawBufferPointer(rebasing: recordBytes[(i == 0 ? 0 : ends[i - 1])..<ends[i]])
+        touchedKeys.reserveCapacity(touchedKeys.count + positions.count)
+        var start = positions.startIndex
+        while start < positions.endIndex {
+            let end = Swift.min(start + part, positions.endIndex)
+            keys.removeAll(keepingCapacity: true)
+            records.removeAll(keepingCapacity: true)
+            ends.removeAll(keepingCapacity: true)
+            for position in positions[start..<end] {
+                guard let key = inserts[position].id.primaryKey else { continue }
+                withUnsafeBytes(of: UInt64(bitPattern: key).bigEndian) { keys.append(contentsOf: $0) }
+                RowCodec.encode(version: 1, values: inserts[position].values, layout: layout, numberOf: numberOf, into: recordWriter)
+                records.append(contentsOf: recordWriter.bytes)
+                ends.append(records.count)
+                touchedKeys.append(key)
+            }
+            try keys.withUnsafeBytes { keyBytes in
+                try records.withUnsafeBytes { recordBytes in
+                    _ = try rows.putEach(count: ends.count, key: { UnsafeRawBufferPointer(rebasing: keyBytes[8 * $0..<8 * $0 + 8]) }) { i in
+                        UnsafeRawBufferPointer(rebasing: recordBytes[(i == 0 ? 0 : ends[i - 1])..<ends[i]])
+                    }
                 }
             }
+            start = end
         }
     }
+
+    /// Rows per `putEach` of `writeRecords`: enough that the call's own work is negligible, few
+    /// enough that their records stay in the processor's caches between encoding and writing.
+    static let recordsPerPut = 1024
 }

@@ -33,6 +33,14 @@ struct IndexKeyList<Info> {
         entries.reserveCapacity(capacity)
     }
 
+    /// Makes room for `count` more keys as long as the last one (an eighth more bytes, for
+    /// keys of varying length).
+    mutating func reserve(more count: Int) {
+        guard count > 0, let last = entries.last else { return }
+        entries.reserveCapacity(entries.count + count)
+        bytes.reserveCapacity(bytes.count + count * last.length + count * last.length / 8)
+    }
+
     /// Appends the key that `build` writes at the end of the buffer; `build` returns its info.
     mutating func append(_ build: (inout [UInt8]) -> Info) {
         let start = bytes.count

@@ -41,6 +41,17 @@ final class ModelValidationTests: XCTestCase {
         assertInvalid(ManagedObjectModel(entities: [parent, child]), mentions: ["Quake", "time"])
     }
 
+    /// Slot positions are 16 bits: 65,536 properties (counting a superentity's) are the most.
+    func testTooManyPropertiesAreReported() throws {
+        let parent = entity("Wide", (0..<40_000).map { AttributeDescription(name: "p\($0)", type: .integer64) })
+        let child = entity("Wider", (0..<25_536).map { AttributeDescription(name: "c\($0)", type: .integer64) })
+        child.superentity = parent
+        XCTAssertNoThrow(try ManagedObjectModel(entities: [parent, child]).validate())
+        let widest = entity("Widest", [AttributeDescription(name: "extra", type: .integer64)])
+        widest.superentity = child
+        assertInvalid(ManagedObjectModel(entities: [parent, child, widest]), mentions: ["Widest", "65537 properties"])
+    }
+
     func testInheritanceCycleIsReported() {
         let a = entity("A", []), b = entity("B", [])
         a.superentity = b

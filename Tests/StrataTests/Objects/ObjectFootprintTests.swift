@@ -35,6 +35,17 @@ final class ObjectFootprintTests: XCTestCase {
         }
     }
 
+    /// The original a fetched object keeps for its first changed value is one element of 24
+    /// bytes (StoreRowBase.swift says why), and reads back as the slot and value it was given.
+    func testAnOriginalValueTakesTwentyFourBytes() {
+        XCTAssertEqual(MemoryLayout<SlotValue>.stride, 24)
+        var original = SlotValue(slot: 65_535, value: .string("Alaska"))
+        XCTAssertEqual(original.slot, 65_535)
+        original.slot = 3
+        XCTAssertEqual(original, SlotValue(slot: 3, value: .string("Alaska")))
+        XCTAssertNotEqual(original, SlotValue(slot: 4, value: .string("Alaska")))
+    }
+
     func testToManyEditsKeepTheirPositionIndexInTheExtras() throws {
         let (_, context) = try TestModels.stack(try TestModels.earthquakes())
         try context.performAndWait {
