@@ -49,15 +49,22 @@ final class NativeStore: RowStore {
     /// before rows were admitted on their second read, RowCache.swift.)
     static let defaultRowCacheBytes = 8 << 20
     /// The engine's page cache for a native store unless `PageCacheSizeOptionKey` says otherwise
-    /// (the engine on its own keeps `StorageOptions.cacheBytes`, 128 MiB). Measured (issue 30,
-    /// strata-bench objects and batch, 1,000,000 quakes, a 103 MB store, medians of 3): 32 MiB
-    /// against 128 MiB takes peak RSS from 200 to 151 MB (objects) and 247 to 194 MB (batch) and
-    /// the update phase's fresh pages from 16.9k to 12.2k; writes, counts and faults stay within
-    /// noise, random lookups of a store three times the cache read more pages from the file
-    /// (fetch by unique code 0.91x SQLite against 1.03x, a scan of every row 0.85x against 0.93x).
-    /// 16 MiB cost lookups another 13% for 17 MB; 64 MiB saved only 15 MB. Pages the cache
-    /// drops stay in the operating system's file cache, as SQLite's do with its 2 MiB default.
-    static let defaultPageCacheBytes = 32 << 20
+    /// (the engine on its own keeps `StorageOptions.cacheBytes`, 128 MiB). Pages the cache drops
+    /// stay in the operating system's file cache, as SQLite's do with its 2 MiB default, so a
+    /// miss costs a `pread` and the page's checks (about 1.2 µs here), not a disk read. Measured
+    /// (issue 30, strata-bench objects, 1,000,000 quakes, a 103 MB store, one machine):
+    ///
+    ///   page cache   peak RSS   fetch by unique code   batch suite peak RSS
+    ///   32 MiB       125.0 MB   145–151k lookups/s     78.5 MB
+    ///   8 MiB         97.0 MB   133–140k               54.1 MB
+    ///   4 MiB         93.4 MB   130–137k               48.7 MB
+    ///
+    /// Random lookups in a store many times the cache miss on nearly every leaf whatever the
+    /// size (32 MiB holds a third of the leaves and saves about one read in three), so the
+    /// cache earns little beyond the branch pages and the leaves in use; writes, counts, scans
+    /// and faults stayed within noise from 32 down to 4 MiB, and the object layer's 100,000-object
+    /// phases need the memory more. Larger caches pay off for stores that fit in them.
+    static let defaultPageCacheBytes = 4 << 20
     let pool: ConnectionPool
     /// Whether commits record persistent history (PersistentHistoryTrackingKey).
     let recordsHistory: Bool
@@ -407,7 +414,7 @@ public let FileSystemOptionKey = "StrataFileSystem"
 /// Option key: the native store's row cache budget in bytes (NSNumber Int; default 8 MiB,
 /// `NativeStore.defaultRowCacheBytes`).
 public let RowCacheSizeOptionKey = "StrataRowCacheSize"
-/// Option key: the native store's page cache in bytes (NSNumber Int; default 32 MiB,
+/// Option key: the native store's page cache in bytes (NSNumber Int; default 4 MiB,
 /// `NativeStore.defaultPageCacheBytes`; the engine on its own defaults to 128 MiB). The pages
 /// of the B+trees a process reads most stay in it; a store larger than the cache reads the rest
 /// from the file. Coordinators of one process share one engine per store file: the first to open

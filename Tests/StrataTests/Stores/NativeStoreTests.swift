@@ -192,8 +192,8 @@ final class NativeStoreTests: XCTestCase {
             XCTAssertEqual((coordinator.persistentStores.first as? NativeStore)?.engine.options.cacheBytes, 8 << 20)
         }
         let (coordinator, _) = try open(try TestModels.earthquakes(), at: TestStores.freshFile())
-        XCTAssertEqual((coordinator.persistentStores.first as? NativeStore)?.engine.options.cacheBytes, 32 << 20)
-        XCTAssertEqual(NativeStore.defaultPageCacheBytes, 32 << 20)
+        XCTAssertEqual((coordinator.persistentStores.first as? NativeStore)?.engine.options.cacheBytes, 4 << 20)
+        XCTAssertEqual(NativeStore.defaultPageCacheBytes, 4 << 20)
         XCTAssertGreaterThan(StorageOptions().cacheBytes, NativeStore.defaultPageCacheBytes)
     }
 
