@@ -472,6 +472,19 @@ extension PageBuffer {
             for index in 0..<count {
                 let offset = Int(slots.u16(2 &* index))
                 if offset < start || offset >= size { return "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)" }
+                // Most cells: a key under 128 bytes and an inline value under 64 (both lengths
+                // one byte), accepted here when they fit; any other cell, and any cell that does
+                // not fit, takes the general decoding below, which names the problem.
+                if offset &+ 2 <= size {
+                    let keyByte = Int(base.u8(offset)), wordByte = Int(base.u8(offset &+ 1))
+                    if keyByte & 0x80 | wordByte & 0x81 == 0 {
+                        let length = 2 &+ keyByte &+ wordByte >> 1
+                        if offset &+ length <= size && keyByte &+ prefix <= maxKey {
+                            live &+= length
+                            continue
+                        }
+                    }
+                }
                 var p = offset
                 guard let (keyLength, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
                 p &+= n
