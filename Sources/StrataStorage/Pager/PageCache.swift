@@ -49,24 +49,28 @@ struct PageCache: ~Copyable, Sendable {
         state = Lock(initial)
     }
 
-    /// The cached page, if any.
+    /// What a load needs when the page is not cached: the token to pass to `insert` (inserts
+    /// are refused if anything was invalidated since) and a recycled buffer, if any.
+    struct Miss {
+        let token: UInt64
+        let spare: PageBuffer?
+    }
+
+    /// The cached page, or what loading it needs, under one acquisition of the lock (a load
+    /// then takes it once more, to insert the page: two per miss, not four).
     @inline(__always)
-    func page(_ number: PageNumber) -> PageBuffer? {
-        let found = state.withLock { s -> SharedPage? in
+    func lookUp(_ number: PageNumber) -> (page: PageBuffer?, miss: Miss?) {
+        let (found, token, spare) = state.withLock { s -> (SharedPage?, UInt64, SharedPage?) in
             if let slot = s.index[number.rawValue] {
                 s.slots[Int(slot)].referenced = true
                 s.hits &+= 1
-                return s.slots[Int(slot)].page
+                return (s.slots[Int(slot)].page, 0, nil)
             }
             s.misses &+= 1
-            return nil
+            return (nil, s.changeToken, s.spares.popLast())
         }
-        return found?.page
-    }
-
-    /// A page buffer to load into: a recycled one if available.
-    func takeSpare(pageSize: Int) -> PageBuffer {
-        state.withLock { $0.spares.popLast() }?.page ?? PageBuffer.uninitialized(size: pageSize)
+        if let found { return (found.page, nil) }
+        return (nil, Miss(token: token, spare: spare?.page))
     }
 
     /// A token to pass to `insert`: inserts are refused if anything was invalidated since.

@@ -43,15 +43,15 @@ final class Pager: Sendable {
     /// `sequential`: the next leaf of a scan (cached only while the cache has room).
     @inline(__always)
     func committedPage(_ number: PageNumber, sequential: Bool = false) throws -> PageBuffer {
-        if let page = cache.page(number) { return page }
-        return try load(number, sequential: sequential)
+        let (cached, miss) = cache.lookUp(number)
+        if let cached { return cached }
+        return try load(number, miss: miss!, sequential: sequential)
     }
 
-    private func load(_ number: PageNumber, sequential: Bool) throws -> PageBuffer {
-        let token = cache.changeToken
-        let page = cache.takeSpare(pageSize: pageSize)
+    private func load(_ number: PageNumber, miss: PageCache.Miss, sequential: Bool) throws -> PageBuffer {
+        let page = miss.spare ?? PageBuffer.uninitialized(size: pageSize)
         try read(number, into: page)
-        cache.insert(page, ifUnchangedSince: token, sequential: sequential)
+        cache.insert(page, ifUnchangedSince: miss.token, sequential: sequential)
         return page
     }
 
