@@ -49,17 +49,17 @@ struct PageCache: ~Copyable, Sendable {
         state = Lock(initial)
     }
 
-    /// What a load needs when the page is not cached: the token to pass to `insert` (inserts
-    /// are refused if anything was invalidated since) and a recycled buffer, if any.
-    struct Miss {
-        let token: UInt64
-        let spare: PageBuffer?
+    /// A cached page, or what loading it needs: the token to pass to `insert` (inserts are
+    /// refused if anything was invalidated since) and a recycled buffer, if any.
+    enum Lookup {
+        case cached(PageBuffer)
+        case missing(token: UInt64, spare: PageBuffer?)
     }
 
     /// The cached page, or what loading it needs, under one acquisition of the lock (a load
     /// then takes it once more, to insert the page: two per miss, not four).
     @inline(__always)
-    func lookUp(_ number: PageNumber) -> (page: PageBuffer?, miss: Miss?) {
+    func lookUp(_ number: PageNumber) -> Lookup {
         let (found, token, spare) = state.withLock { s -> (SharedPage?, UInt64, SharedPage?) in
             if let slot = s.index[number.rawValue] {
                 s.slots[Int(slot)].referenced = true
@@ -69,12 +69,9 @@ struct PageCache: ~Copyable, Sendable {
             s.misses &+= 1
             return (nil, s.changeToken, s.spares.popLast())
         }
-        if let found { return (found.page, nil) }
-        return (nil, Miss(token: token, spare: spare?.page))
+        if let found { return .cached(found.page) }
+        return .missing(token: token, spare: spare?.page)
     }
-
-    /// A token to pass to `insert`: inserts are refused if anything was invalidated since.
-    var changeToken: UInt64 { state.withLock { $0.changeToken } }
 
     /// Caches a page read from disk, unless an invalidation happened since `token`.
     ///

@@ -43,15 +43,16 @@ final class Pager: Sendable {
     /// `sequential`: the next leaf of a scan (cached only while the cache has room).
     @inline(__always)
     func committedPage(_ number: PageNumber, sequential: Bool = false) throws -> PageBuffer {
-        let (cached, miss) = cache.lookUp(number)
-        if let cached { return cached }
-        return try load(number, miss: miss!, sequential: sequential)
+        switch cache.lookUp(number) {
+        case .cached(let page): return page
+        case .missing(let token, let spare): return try load(number, token: token, into: spare, sequential: sequential)
+        }
     }
 
-    private func load(_ number: PageNumber, miss: PageCache.Miss, sequential: Bool) throws -> PageBuffer {
-        let page = miss.spare ?? PageBuffer.uninitialized(size: pageSize)
+    private func load(_ number: PageNumber, token: UInt64, into spare: PageBuffer?, sequential: Bool) throws -> PageBuffer {
+        let page = spare ?? PageBuffer.uninitialized(size: pageSize)
         try read(number, into: page)
-        cache.insert(page, ifUnchangedSince: miss.token, sequential: sequential)
+        cache.insert(page, ifUnchangedSince: token, sequential: sequential)
         return page
     }
 
