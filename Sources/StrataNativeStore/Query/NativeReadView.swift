@@ -86,11 +86,13 @@ struct NativeReadView: StoreReadView {
         // A compiled filter gets a loop of its own, with the filter and positions unwrapped once:
         // bound per record, they were retained and released for each of a million rows.
         if let filter, let wanted {
+            // No wanted position (a filter of constants only): nothing to decode.
+            let last = wanted.lastIndex(of: true) ?? -1
             try tree.forEach(from: nil, to: nil) { keyBytes, record in
                 guard keyBytes.count == 8 else { throw reader.corrupt(layout.rowsTree, "a row key of \(keyBytes.count) bytes") }
                 let key = Int64(bitPattern: KeyEncoding.readBigEndian(keyBytes, at: 0))
                 if numeric {
-                    try RowCodec.decodeNumeric(record, layout: layout, key: key, into: numbers, only: wanted)
+                    if last >= 0 { try RowCodec.decodeNumeric(record, layout: layout, key: key, into: numbers, only: wanted, through: last) }
                     guard filter.matches(numeric: UnsafeBufferPointer(numbers)) else { return true }
                 } else {
                     try RowCodec.decode(record, layout: layout, key: key, references: store.references, into: &scratch, only: wanted)

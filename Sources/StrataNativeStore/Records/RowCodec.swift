@@ -173,10 +173,18 @@ enum RowCodec {
     /// themselves, anything else as `.other`, nothing allocated.
     static func decodeNumeric(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64,
                               into values: UnsafeMutableBufferPointer<NumericRecordValue>, only wanted: [Bool]) throws {
+        guard let last = wanted.lastIndex(of: true) else { return }
+        try decodeNumeric(record, layout: layout, key: key, into: values, only: wanted, through: last)
+    }
+
+    /// `decodeNumeric(_:layout:key:into:only:)` with the last wanted position found by the
+    /// caller (a scan finds it once, not per row): positions after `last` are not read.
+    static func decodeNumeric(_ record: UnsafeRawBufferPointer, layout: EntityLayout, key: Int64,
+                              into values: UnsafeMutableBufferPointer<NumericRecordValue>, only wanted: [Bool],
+                              through last: Int) throws {
         var reader = RecordReader(bytes: record, entity: layout.entityName, key: key)
         _ = try reader.varint()
         let recordSlots = layout.recordSlots
-        guard let last = wanted.lastIndex(of: true) else { return }
         for position in 0...last {
             guard wanted[position] else {
                 try reader.skipValue()
@@ -309,16 +317,44 @@ struct RecordReader {
         let tagByte = try byte()
         switch tagByte {
         case Tag.null.rawValue, Tag.falseValue.rawValue, Tag.trueValue.rawValue: return
-        case Tag.integer.rawValue, Tag.scaledDouble.rawValue, Tag.scaledDate.rawValue: _ = try varint()
+        case Tag.integer.rawValue, Tag.scaledDouble.rawValue, Tag.scaledDate.rawValue: try skipVarint()
         case Tag.double.rawValue, Tag.date.rawValue: try advance(8)
         case Tag.float.rawValue: try advance(4)
-        case Tag.decimal.rawValue, Tag.string.rawValue, Tag.data.rawValue, Tag.uri.rawValue, Tag.objectIDURI.rawValue: _ = try slice()
+        case Tag.decimal.rawValue, Tag.string.rawValue, Tag.data.rawValue, Tag.uri.rawValue, Tag.objectIDURI.rawValue:
+            let length = try varint()
+            guard length <= UInt64(bytes.count - offset) else { throw corrupt("length \(length) runs past the record") }
+            offset += Int(length)
         case Tag.uuid.rawValue: try advance(16)
         case Tag.reference.rawValue:
-            _ = try varint()
-            _ = try varint()
+            try skipVarint()
+            try skipVarint()
         default: throw corrupt("unknown value tag 0x\(String(tagByte, radix: 16))")
         }
+    }
+
+    /// Moves past a varint without assembling its value: to the first byte below 0x80. Refuses
+    /// what `varint()` refuses (a record that ends first, more than 64 bits).
+    @inline(__always) private mutating func skipVarint() throws {
+        var position = offset
+        let end = min(bytes.count, offset + 10)
+        while position < end {
+            let byte = bytes[position]
+            if byte < 0x80 {
+                if position - offset == 9 && byte > 1 {
+                    offset = position + 1
+                    throw corrupt("varint overflows 64 bits")
+                }
+                offset = position + 1
+                return
+            }
+            position += 1
+        }
+        if position - offset == 10 {
+            offset = position
+            throw corrupt("varint longer than 10 bytes")
+        }
+        offset = position
+        throw corrupt("record ends early")
     }
 
     @inline(__always) private mutating func advance(_ count: Int) throws {

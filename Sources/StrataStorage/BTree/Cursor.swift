@@ -144,13 +144,21 @@ struct NodeCursor<Source: PageSource> {
     mutating func forEachInLeaf(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
         guard let page = leaf else { return false }
         let count = page.cellCount
-        let scratch = page.prefixLength > 0 ? keyBytes : nil
+        // A leaf's key prefix is copied into the key buffer once; each cell adds its own bytes.
+        let prefix = page.prefixLength
+        let scratch = prefix > 0 ? keyBytes : nil
+        if let scratch { scratch.copyMemory(from: page.keyPrefix.baseAddress!, byteCount: prefix) }
         var position = index
         while position < count {
             index = position
-            let key = scratch.map { page.wholeKey(at: position, scratch: $0) } ?? page.storedKey(at: position)
+            let (stored, value) = page.leafCell(at: position)
+            var key = stored
+            if let scratch {
+                if stored.count > 0 { (scratch + prefix).copyMemory(from: stored.baseAddress!, byteCount: stored.count) }
+                key = UnsafeRawBufferPointer(start: scratch, count: prefix + stored.count)
+            }
             let more: Bool
-            if case .inline(let bytes) = page.leafValue(at: position) {
+            if case .inline(let bytes) = value {
                 more = try body(key, bytes)
             } else {
                 more = try reader.withLeafValue(page, position) { try body(key, $0) }

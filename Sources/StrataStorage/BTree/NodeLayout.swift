@@ -181,6 +181,21 @@ extension PageBuffer {
         return .inline(UnsafeRawBufferPointer(start: base + valueStart, count: Int(word >> 1)))
     }
 
+    /// The stored key bytes and the value of leaf cell `index`, from one read of its header
+    /// (what `storedKey(at:)` and `leafValue(at:)` give, for loops that need both).
+    @inline(__always) func leafCell(at index: Int) -> (stored: UnsafeRawBufferPointer, value: LeafValue) {
+        let offset = slot(index)
+        let (keyLength, n) = Varint.read(base, at: offset, limit: size)!
+        let (word, m) = Varint.read(base, at: offset + n, limit: size)!
+        let keyStart = offset + n + m
+        let stored = UnsafeRawBufferPointer(start: base + keyStart, count: Int(keyLength))
+        let valueStart = keyStart + Int(keyLength)
+        if word & 1 == 1 {
+            return (stored, .overflow(first: PageNumber(base.u32(valueStart)), length: Int(word >> 1)))
+        }
+        return (stored, .inline(UnsafeRawBufferPointer(start: base + valueStart, count: Int(word >> 1))))
+    }
+
     /// The child page of branch position `index` (0...cellCount; cellCount is the rightmost).
     @inline(__always) func child(at index: Int) -> PageNumber {
         index == cellCount ? link : PageNumber(base.u32(slot(index)))

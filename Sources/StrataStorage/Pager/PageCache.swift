@@ -167,7 +167,7 @@ struct PageCache: ~Copyable, Sendable {
         guard s.index.count > 0 else { return nil }
         while true {
             let slot = s.hand
-            s.hand = (s.hand + 1) % s.slots.count
+            s.hand = slot + 1 == s.slots.count ? 0 : slot + 1   // (no division per step)
             guard s.slots[slot].page != nil else { continue }
             if s.slots[slot].referenced {
                 s.slots[slot].referenced = false

@@ -95,4 +95,46 @@ final class RowCodecTests: XCTestCase {
         XCTAssertNil(RowCodec.scaledDecimal(.pi))
         XCTAssertEqual(size(0.1 + 0.2, -0.0), 1 + 9 + 9 + 1)
     }
+
+    /// `skipValue` (what scans use to pass values they do not read) ends exactly where reading the
+    /// value ends, and refuses every value whose bytes reading refuses for their structure: on
+    /// random tagged values, most of them damaged (varints that run on, lengths past the end,
+    /// truncations). Reading may also refuse what skipping passes (bad decimal text, an unknown
+    /// entity), never the other way round.
+    func testSkippingAValueEndsWhereReadingItEnds() throws {
+        var random = SeededRandom(seed: SeededRandom.environmentSeed())
+        var skippedOK = 0, refusedByBoth = 0
+        for _ in 0..<iterations(50_000, stress: 1_000_000) {
+            var bytes: [UInt8] = [UInt8(random.next(below: 17))]   // the 16 tags, and one unknown
+            for _ in 0..<random.next(below: 6) {
+                switch random.next(below: 3) {
+                case 0:   // a varint of up to 11 bytes, its last byte anything (too long, too big)
+                    for _ in 0..<random.next(below: 11) { bytes.append(UInt8(0x80 | random.next(below: 128))) }
+                    bytes.append(UInt8(random.next(below: 256)))
+                case 1: bytes.append(UInt8(random.next(below: 4)))   // short lengths, small digits
+                default: bytes += random.bytes(random.next(below: 12))
+                }
+            }
+            bytes.withUnsafeBytes { buffer in
+                var reading = RecordReader(bytes: buffer, entity: "Sample", key: 1)
+                var skipping = RecordReader(bytes: buffer, entity: "Sample", key: 1)
+                let read = Result { try reading.value(references: references) }
+                let skipped = Result { try skipping.skipValue() }
+                switch (read, skipped) {
+                case (.success, .success):
+                    XCTAssertEqual(skipping.offset, reading.offset, "bytes \(bytes), seed \(random.seed)")
+                    skippedOK += 1
+                case (.success, .failure(let error)):
+                    XCTFail("read, but skipping refused \(bytes): \(error), seed \(random.seed)")
+                case (.failure, .failure): refusedByBoth += 1
+                case (.failure(let error), .success):
+                    // Only content is refused here, never structure: decimal or URI text, an entity.
+                    XCTAssert([RowCodec.Tag.decimal, .uri, .reference].map(\.rawValue).contains(bytes[0]),
+                              "skipped, but reading refused \(bytes): \(error), seed \(random.seed)")
+                }
+            }
+        }
+        XCTAssertGreaterThan(skippedOK, 1000, "the generator makes readable values")
+        XCTAssertGreaterThan(refusedByBoth, 1000, "the generator makes damaged values")
+    }
 }
