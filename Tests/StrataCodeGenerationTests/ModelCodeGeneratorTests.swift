@@ -7,10 +7,11 @@ import Foundation
 import XCTest
 @testable import StrataCodeGeneration
 import StrataCore
+import _StrataTestSupport
 
 /// Writes `entities` (the XML inside `<model>`) as `NAME.xcdatamodel/contents`; returns its URL.
 func writeModel(_ entities: String, name: String = "Shop") throws -> URL {
-    let directory = FileManager.default.temporaryDirectory
+    let directory = TestDirectory.url
         .appendingPathComponent("codegen-\(UUID().uuidString)/\(name).xcdatamodel")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let text = """
@@ -19,7 +20,7 @@ func writeModel(_ entities: String, name: String = "Shop") throws -> URL {
     \(entities)
     </model>
     """
-    try text.write(to: directory.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+    try text.write(to: directory.appendingPathComponent("contents"), atomically: false, encoding: .utf8)
     return directory
 }
 

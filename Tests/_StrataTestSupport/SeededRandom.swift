@@ -57,7 +57,7 @@ public func key(_ value: UInt64) -> [UInt8] {
 /// A fresh path in the temporary directory (files removed first).
 public func temporaryStorePath(_ name: String = #function) -> String {
     let safe = name.filter { $0.isLetter || $0.isNumber }
-    let path = NSTemporaryDirectory() + "strata-test-\(safe)-\(UInt32.random(in: 0...UInt32.max)).strata"
+    let path = TestDirectory.path + "/strata-test-\(safe)-\(UInt32.random(in: 0...UInt32.max)).strata"
     removeStore(at: path)
     return path
 }

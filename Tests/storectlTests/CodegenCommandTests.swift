@@ -4,17 +4,18 @@
 
 import Foundation
 import XCTest
+import _StrataTestSupport
 
 final class CodegenCommandTests: XCTestCase {
     private func model(_ entities: String) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storectl-codegen-\(UUID().uuidString)/Shop.xcdatamodel")
+        let directory = TestDirectory.url.appendingPathComponent("storectl-codegen-\(UUID().uuidString)/Shop.xcdatamodel")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try """
         <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
         <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
         \(entities)
         </model>
-        """.write(to: directory.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        """.write(to: directory.appendingPathComponent("contents"), atomically: false, encoding: .utf8)
         return directory
     }
 

@@ -1,5 +1,6 @@
 import XCTest
 import Strata
+import _StrataTestSupport
 
 /// The container: descriptions, loading (callback, async, asynchronous add), contexts, directories.
 final class PersistentContainerTests: XCTestCase {
@@ -22,7 +23,7 @@ final class PersistentContainerTests: XCTestCase {
     }
 
     func testDefaultNativeStoreLoadsIntoTheDefaultDirectoryAndKeepsSavesAcrossContainers() async throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("xdg-\(UUID().uuidString)")
+        let base = TestDirectory.url.appendingPathComponent("xdg-\(UUID().uuidString)")
         setenv("XDG_DATA_HOME", base.path, 1)
         defer { unsetenv("XDG_DATA_HOME"); try? FileManager.default.removeItem(at: base) }
         do {
@@ -49,7 +50,7 @@ final class PersistentContainerTests: XCTestCase {
     }
 
     func testDefaultDirectoryFollowsXDGDataHome() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("xdg-\(UUID().uuidString)")
+        let base = TestDirectory.url.appendingPathComponent("xdg-\(UUID().uuidString)")
         setenv("XDG_DATA_HOME", base.path, 1)
         defer { unsetenv("XDG_DATA_HOME") }
         let directory = PersistentContainer.defaultDirectoryURL()
@@ -129,7 +130,7 @@ final class PersistentContainerTests: XCTestCase {
     /// A description the user makes migrates a store written with an older model, as its flags
     /// say (they are the migration options); with the flag off the store is refused.
     func testUserMadeDescriptionsMigrateByTheirFlags() async throws {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("migrate-\(UUID().uuidString).strata")
+        let url = TestDirectory.url.appendingPathComponent("migrate-\(UUID().uuidString).strata")
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) } }
         func model(withDepth: Bool) -> ManagedObjectModel {
             var properties = [AttributeDescription(name: "code", type: .string)]

@@ -1,11 +1,12 @@
 import XCTest
 import Strata
+import _StrataTestSupport
 
 /// The README's object-layer example, kept compiling and running.
 final class ReadmeExampleTests: XCTestCase {
     func testReadmeObjectLayerExample() async throws {
         // The default store goes to the default directory: point it at a fresh one.
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        let base = TestDirectory.url.appendingPathComponent("readme-\(UUID().uuidString)")
         setenv("XDG_DATA_HOME", base.path, 1)
         defer { unsetenv("XDG_DATA_HOME"); try? FileManager.default.removeItem(at: base) }
         let model = try ManagedObjectModel(classes: [Quake.self, Region.self])
@@ -30,7 +31,7 @@ final class ReadmeExampleTests: XCTestCase {
 /// coordinator saves; the view context merges its transactions, by hand and by the switch.
 final class ReadmeHistoryExampleTests: XCTestCase {
     func testReadmeHistoryExample() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("readme-history-\(UUID().uuidString).strata")
+        let url = TestDirectory.url.appendingPathComponent("readme-history-\(UUID().uuidString).strata")
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) } }
         let model = try ManagedObjectModel(classes: [Quake.self, Region.self])
         func coordinator() throws -> PersistentStoreCoordinator {
@@ -121,7 +122,7 @@ final class ReadmeResultsExampleTests: XCTestCase {
 /// saved, read back by another coordinator after the first is gone, and converted to .native.
 final class ReadmeBinaryExampleTests: XCTestCase {
     func testReadmeBinaryExample() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-binary-\(UUID().uuidString)")
+        let directory = TestDirectory.url.appendingPathComponent("readme-binary-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("quakes.binary").path

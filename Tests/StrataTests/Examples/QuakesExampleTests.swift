@@ -1,5 +1,6 @@
 import XCTest
 import Foundation
+import _StrataTestSupport
 
 /// The Earthquakes example (`swift run quakes`), run as the README runs it: imports, re-imports
 /// without duplicates, updates changed quakes, refuses bad feeds clearly, ships a 5,000-quake sample.
@@ -8,7 +9,7 @@ final class QuakesExampleTests: XCTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("quakes-\(UUID().uuidString)")
+        directory = TestDirectory.url.appendingPathComponent("quakes-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 

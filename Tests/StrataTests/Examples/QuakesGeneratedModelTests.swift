@@ -8,6 +8,7 @@ import Foundation
 import XCTest
 import Strata
 @testable import quakes
+import _StrataTestSupport
 
 /// The Quake class as written by hand (the model-from-classes path).
 final class HandWrittenQuake: ManagedObject {
@@ -81,7 +82,7 @@ final class QuakesGeneratedModelTests: XCTestCase {
     private func contents<Object: ManagedObject>(model: ManagedObjectModel, steps: [Step], _: Object.Type,
                                                   set: (Object, Step) -> Void) throws -> [String] {
         let container = PersistentContainer(name: "Quakes", managedObjectModel: model)
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("quakes-generated-\(UUID().uuidString).strata")
+        let url = TestDirectory.url.appendingPathComponent("quakes-generated-\(UUID().uuidString).strata")
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) } }
         container.loadPersistentStores { _, error in XCTAssertNil(error) }

@@ -71,7 +71,7 @@ final class FetchedPropertyTests: XCTestCase {
     }
 
     func testFetchedPropertiesLoadFromXcodeModels() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fetched-\(UUID().uuidString).xcdatamodel")
+        let directory = TestDirectory.url.appendingPathComponent("fetched-\(UUID().uuidString).xcdatamodel")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data("""

@@ -11,6 +11,7 @@ import Observation
 import XCTest
 @testable import StrataGraph
 import Strata
+import _StrataTestSupport
 
 /// Category style: the class is empty, an extension declares the modelled properties.
 final class BindShelf: ManagedObject {}
@@ -53,7 +54,7 @@ final class NarrowVolume: ManagedObject { @Managed var pages: Int16 = 0 }
 final class ModelClassBindingTests: XCTestCase {
     /// The shelf model, with `shelfClass` as the Shelf entity's recorded class name.
     private func modelURL(shelfClass: String = ".BindShelf", volumeClass: String = "StrataTests.BoundVolume") throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("binding-\(UUID().uuidString)/Shelves.xcdatamodel")
+        let directory = TestDirectory.url.appendingPathComponent("binding-\(UUID().uuidString)/Shelves.xcdatamodel")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try """
         <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
@@ -71,7 +72,7 @@ final class ModelClassBindingTests: XCTestCase {
                 <relationship name="shelf" optional="YES" maxCount="1" destinationEntity="Shelf" inverseName="books" inverseEntity="Shelf"/>
             </entity>
         </model>
-        """.write(to: directory.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        """.write(to: directory.appendingPathComponent("contents"), atomically: false, encoding: .utf8)
         return directory
     }
 

@@ -12,7 +12,7 @@ final class ModelFileFuzzTests: XCTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("model-fuzz-\(UUID().uuidString)")
+        directory = TestDirectory.url.appendingPathComponent("model-fuzz-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 

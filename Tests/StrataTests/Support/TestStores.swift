@@ -3,13 +3,14 @@
 // `STRATA_TEST_STORE=native` (or `binary`, `xml`) runs every suite that builds its stack through here on
 // `.native` (`.binary`) stores (the README's test command runs the object-layer suites once per store type). In-memory
 // URLs map to files: `/dev/null` to a fresh file, `/dev/null/<name>` to one file per name, so
-// coordinators sharing a named store share the file. Files live in one directory per process,
-// removed when the test bundle finishes.
+// coordinators sharing a named store share the file. Files live in the process's TestDirectory,
+// removed when the process exits.
 
 import Foundation
 import XCTest
 import Strata
 import StrataStorage
+import _StrataTestSupport
 
 enum TestStores {
     /// The store type the suites run against.
@@ -23,12 +24,7 @@ enum TestStores {
     }()
 
     /// A directory for this process's store files.
-    static let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tests-\(ProcessInfo.processInfo.processIdentifier)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        XCTestObservationCenter.shared.addTestObserver(Cleanup())
-        return url
-    }()
+    static var directory: URL { TestDirectory.url }
 
     /// The URL for a store of `type` standing in for the in-memory `path`.
     static func url(for path: String = "/dev/null", type: StoreType = TestStores.type) -> URL {
@@ -62,11 +58,5 @@ enum TestStores {
         let engine = try StorageEngine(path: url.path, options: options)
         defer { engine.close() }
         XCTAssertEqual(try engine.check().map { "\($0)" }, [], "integrity check of \(url.lastPathComponent)", file: file, line: line)
-    }
-
-    private final class Cleanup: NSObject, XCTestObservation {
-        func testBundleDidFinish(_ testBundle: Bundle) {
-            try? FileManager.default.removeItem(at: TestStores.directory)
-        }
     }
 }
