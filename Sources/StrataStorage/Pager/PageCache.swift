@@ -178,8 +178,10 @@ struct PageCache: ~Copyable, Sendable {
     }
 
     private static func evict(_ slot: Int, in s: inout State) {
-        guard let page = s.slots[slot].page else { return }
-        s.index.remove(page.page.pageNumber.rawValue)
+        // Only the number is kept: a reference to the page held here would make `empty` see
+        // the buffer as shared and never recycle it.
+        guard let number = s.slots[slot].page?.page.pageNumber.rawValue else { return }
+        s.index.remove(number)
         empty(slot, in: &s)
     }
 
