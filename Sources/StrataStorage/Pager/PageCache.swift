@@ -34,9 +34,12 @@ struct PageCache: ~Copyable, Sendable {
         /// Evicted buffers nobody else references, reused for the next loads so page memory is
         /// recycled instead of churning through malloc (and its per-thread arenas).
         var spares: [SharedPage] = []
+        /// How many recycled buffers are kept at most: a sixteenth of the budget (at least 8, at
+        /// most 256). A miss takes one and the insert that follows evicts one, so a few suffice;
+        /// more pile up only when many pages go at once (a writer's reservation, an
+        /// invalidation), and they are memory outside the budget.
+        var maxSpares = 8
     }
-
-    static let maxSpares = 256
 
     /// The whole budget, in pages.
     let capacityPages: Int
@@ -45,6 +48,7 @@ struct PageCache: ~Copyable, Sendable {
     init(capacityBytes: Int, pageSize: Int) {
         capacityPages = max(32, capacityBytes / pageSize)
         var initial = State()
+        initial.maxSpares = min(256, max(8, capacityPages / 16))
         initial.index = PageMap(minimumCapacity: min(capacityPages, 1 << 12))   // grows with the cache
         state = Lock(initial)
     }
@@ -190,6 +194,6 @@ struct PageCache: ~Copyable, Sendable {
         guard var old = s.slots[slot].page else { return }
         s.slots[slot] = Slot(page: nil, referenced: false)
         s.emptySlots.append(slot)
-        if s.spares.count < maxSpares, isKnownUniquelyReferenced(&old.page) { s.spares.append(old) }
+        if s.spares.count < s.maxSpares, isKnownUniquelyReferenced(&old.page) { s.spares.append(old) }
     }
 }

@@ -46,4 +46,19 @@ final class PageCacheTests: XCTestCase {
         for page in held { XCTAssertEqual(page.pageNumber.rawValue % 4, 0) }
         XCTAssertEqual(cache.statistics.pages, 32)
     }
+
+    /// Pages dropped all at once (an invalidation) leave at most a sixteenth of the budget (at
+    /// least 8) as spare buffers: the rest is freed, not kept outside the budget.
+    func testSpareBuffersAreBounded() {
+        let cache = PageCache(capacityBytes: 256 * pageSize, pageSize: pageSize)
+        for number in UInt32(1)...256 { _ = load(number, into: cache) }
+        cache.invalidate((UInt32(1)...256).map { PageNumber($0) })
+        XCTAssertEqual(cache.statistics.pages, 0)
+        var spares = 0
+        for number in UInt32(1000)..<1100 {
+            guard case .missing(_, let spare) = cache.lookUp(PageNumber(number)) else { return XCTFail("page \(number) should miss") }
+            if spare != nil { spares += 1 }
+        }
+        XCTAssertEqual(spares, 16, "256 pages / 16")
+    }
 }
