@@ -170,19 +170,10 @@ extension PageBuffer {
     }
 
     /// The value of leaf cell `index`.
-    @inline(__always) func leafValue(at index: Int) -> LeafValue {
-        let offset = slot(index)
-        let (keyLength, n) = Varint.read(base, at: offset, limit: size)!
-        let (word, m) = Varint.read(base, at: offset + n, limit: size)!
-        let valueStart = offset + n + m + Int(keyLength)
-        if word & 1 == 1 {
-            return .overflow(first: PageNumber(base.u32(valueStart)), length: Int(word >> 1))
-        }
-        return .inline(UnsafeRawBufferPointer(start: base + valueStart, count: Int(word >> 1)))
-    }
+    @inline(__always) func leafValue(at index: Int) -> LeafValue { leafCell(at: index).value }
 
     /// The stored key bytes and the value of leaf cell `index`, from one read of its header
-    /// (what `storedKey(at:)` and `leafValue(at:)` give, for loops that need both).
+    /// (for loops that need both).
     @inline(__always) func leafCell(at index: Int) -> (stored: UnsafeRawBufferPointer, value: LeafValue) {
         let offset = slot(index)
         let (keyLength, n) = Varint.read(base, at: offset, limit: size)!
