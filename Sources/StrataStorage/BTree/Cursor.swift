@@ -8,10 +8,14 @@
 
 /// Where a cursor assembles the whole key of a leaf with a key prefix: the longest key's bytes,
 /// owned by one cursor (copies of a cursor share it: the key of the copy that assembled last).
-final class KeyBuffer {
-    let bytes: UnsafeMutableRawPointer
-    init(size: Int) { bytes = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8) }
-    deinit { bytes.deallocate() }
+/// The bytes are the object's tail (one allocation, not two).
+final class KeyBuffer: ManagedBuffer<Void, UInt8> {
+    static func make(size: Int) -> KeyBuffer {
+        unsafeDowncast(KeyBuffer.create(minimumCapacity: size) { _ in () }, to: KeyBuffer.self)
+    }
+
+    /// The bytes (valid while the buffer is alive).
+    var bytes: UnsafeMutableRawPointer { withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) } }
 }
 
 struct NodeCursor<Source: PageSource> {
@@ -31,7 +35,7 @@ struct NodeCursor<Source: PageSource> {
     @inline(__always) private mutating func enter(_ page: PageBuffer) {
         leaf = page
         if keyBytes == nil && page.prefixLength > 0 {
-            let buffer = KeyBuffer(size: reader.source.limits.maxKeyLength)
+            let buffer = KeyBuffer.make(size: reader.source.limits.maxKeyLength)
             keyBuffer = buffer
             keyBytes = buffer.bytes
         }
