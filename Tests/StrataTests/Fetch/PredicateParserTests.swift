@@ -2,8 +2,10 @@
 // functions, SUBQUERY, CAST — asserted node by node.
 
 import Foundation
+@testable import StrataGraph
 import Strata
 import XCTest
+import _StrataTestSupport
 
 final class PredicateParserTests: XCTestCase {
     private func parse(_ format: String, _ arguments: Any?...) throws -> FetchPredicate {
@@ -182,5 +184,27 @@ final class PredicateParserTests: XCTestCase {
         XCTAssertThrowsError(try parse(tooDeep)) { error in
             XCTAssertTrue("\(error)".contains("nesting deeper"), "\(error)")
         }
+    }
+
+    /// `FetchExpression(forKeyPath:)` against a plain reference (split on dots, drop a leading
+    /// `self` in any case): on random paths built from names, `self` in mixed case, dots, `@`
+    /// operators, and letters outside ASCII that look like `s` or `k`.
+    func testKeyPathExpressionsMatchASplittingReference() {
+        func reference(_ keyPath: String) -> FetchExpression {
+            var steps = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            if let first = steps.first, first.lowercased() == "self" { steps.removeFirst() }
+            if steps.isEmpty { return .evaluatedObject }
+            return .keyPath(base: .evaluatedObject, path: steps.map { step in
+                KeyPathComponent.CollectionOperator.named(step).map { .collectionOperator($0) } ?? .key(step)
+            })
+        }
+        let parts = ["self", "SELF", "Self", "sElF", "selfie", "elf", "code", "ſelf", "\u{212A}ey", "@count", "@sum", "", "a", "self "]
+        var random = SeededRandom(seed: SeededRandom.environmentSeed())
+        for _ in 0..<5_000 {
+            let path = (0..<(1 + random.next(below: 3))).map { _ in parts[random.next(below: parts.count)] }.joined(separator: ".")
+            XCTAssertEqual(FetchExpression(forKeyPath: path), reference(path), "\"\(path)\", seed \(random.seed)")
+        }
+        XCTAssertEqual(FetchExpression(forKeyPath: "SeLf"), .evaluatedObject)
+        XCTAssertEqual(FetchExpression(forKeyPath: "ſelf"), .keyPath(base: .evaluatedObject, path: [.key("ſelf")]))
     }
 }

@@ -238,14 +238,14 @@ public indirect enum FetchExpression: Sendable, Hashable, CustomStringConvertibl
     /// The string is split at dots without validation; steps starting with `@` that name a
     /// collection operator become operators.
     public init(forKeyPath keyPath: String) {
-        // The usual case, one plain attribute name: no splitting.
-        if !keyPath.isEmpty, !keyPath.utf8.contains(UInt8(ascii: ".")), !keyPath.utf8.contains(UInt8(ascii: "@")),
-           keyPath.utf8.count != 4 || keyPath.lowercased() != "self" {
+        // The usual case, one plain attribute name: no splitting (one pass over the bytes).
+        if !keyPath.isEmpty, !keyPath.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "@") }),
+           !Self.isSelf(keyPath) {
             self = .keyPath(base: .evaluatedObject, path: [.key(keyPath)])
             return
         }
         var steps = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        if let first = steps.first, first.lowercased() == "self" { steps.removeFirst() }
+        if let first = steps.first, Self.isSelf(first) { steps.removeFirst() }
         if steps.isEmpty {
             self = .evaluatedObject
             return
@@ -253,6 +253,12 @@ public indirect enum FetchExpression: Sendable, Hashable, CustomStringConvertibl
         self = .keyPath(base: .evaluatedObject, path: steps.map { step in
             KeyPathComponent.CollectionOperator.named(step).map { .collectionOperator($0) } ?? .key(step)
         })
+    }
+
+    /// Whether `name` is `self` in any letter case (what `lowercased() == "self"` says, without
+    /// making the lowercased copy: only ASCII letters fold to those four).
+    static func isSelf(_ name: String) -> Bool {
+        name.utf8.count == 4 && zip(name.utf8, "self".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 
     /// A constant from a Swift value (the types `%@` accepts: numbers, strings, dates, data,

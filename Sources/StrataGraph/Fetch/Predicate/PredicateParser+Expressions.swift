@@ -275,7 +275,7 @@ extension PredicateParser {
         let role = "the argument for \(token.text) at offset \(token.offset)"
         let text = try PredicateArgumentConversion.string(from: value, for: role)
         var steps = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        if let first = steps.first, first.lowercased() == "self" { steps.removeFirst() }
+        if let first = steps.first, FetchExpression.isSelf(first) { steps.removeFirst() }
         var path: [KeyPathComponent] = []
         for step in steps {
             if path.last == .collectionOperator(.count) {
