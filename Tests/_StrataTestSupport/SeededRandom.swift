@@ -54,7 +54,7 @@ public func key(_ value: UInt64) -> [UInt8] {
     withUnsafeBytes(of: value.bigEndian) { Array($0) }
 }
 
-/// A fresh path in the temporary directory (files removed first).
+/// A fresh path in the process's TestDirectory (files removed first).
 public func temporaryStorePath(_ name: String = #function) -> String {
     let safe = name.filter { $0.isLetter || $0.isNumber }
     let path = TestDirectory.path + "/strata-test-\(safe)-\(UInt32.random(in: 0...UInt32.max)).strata"
