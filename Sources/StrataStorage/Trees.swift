@@ -59,6 +59,17 @@ public struct ReadableTree {
         return try upper.withUnsafeBytes { try cursor.countForward(until: $0.baseAddress == nil ? .emptyBytes : $0) }
     }
 
+    /// Calls `body` with the first record whose key is in `lower..<upper`, or with nil: what
+    /// ``forEach(from:to:_:)`` gives first, for a range that holds at most one record (a key of
+    /// a unique index) read without a cursor. The buffers are valid only during the call.
+    public func withFirst<R>(from lower: UnsafeRawBufferPointer, to upper: UnsafeRawBufferPointer,
+                             _ body: ((key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?) throws -> R) throws -> R {
+        try transaction.checkUsable()
+        let lower = lower.baseAddress == nil ? .emptyBytes : lower
+        let upper = upper.baseAddress == nil ? .emptyBytes : upper
+        return try reader.withFirst(from: lower, to: upper, body)
+    }
+
     /// Calls `body` with each record whose key is in `lower..<upper` (nil bounds are open), in
     /// key order, until it returns false. The buffers are valid only during each call.
     public func forEach(

@@ -4,7 +4,9 @@
 // Owns: index key ranges built from an access path (equality prefixes × one range, FORMAT.md
 // §19.4 key order), forward and backward index scans with the residual predicate checked on each
 // row, early stop at offset + limit when the index gives the order (or no order is asked),
-// counting index entries without reading rows when the path is exact, and streaming full scans.
+// counting index entries without reading rows when the path is exact, point lookups (a unique
+// key equal to one value: its one entry read without a cursor or key ranges, then its row by
+// key; a test holds it to what the general walk of the range finds), and streaming full scans.
 // Unsorted fetches return rows in access order (key order for scans, index order for index
 // scans), except plans whose rows may come in any order (`rowsInAnyOrder`, batch updates and
 // deletes): an index scan then gathers the selected keys first and reads the rows in key order,
@@ -154,6 +156,18 @@ extension NativeReadView {
                 }
                 return row
             }
+            if path.isPointLookup {
+                // One row at most: read by its key (a point reader would only be made and dropped).
+                guard let (key, number) = try pointLookup(path, index: indexLayout, plan: plan) else { return }
+                guard let rowLayout = store.layoutsByNumber[number] else {
+                    throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
+                }
+                guard let found = try cachedRow(key: key, layout: rowLayout) else {
+                    throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
+                }
+                if try matches(found) { _ = try body(found) }
+                return
+            }
             if plan.rowsInAnyOrder && plan.sortDescriptors.isEmpty && plan.limit == 0 && plan.offset == 0 {
                 // Every selected row, in any order: the keys first, then the rows in key order.
                 var entries: [(number: UInt16, key: Int64)] = []
@@ -199,6 +213,38 @@ extension NativeReadView {
         return row
     }
 
+    /// The (primary key, entity number) of the one entry a point-lookup path selects
+    /// (`AccessPath.isPointLookup`), or nil: what `forEachIndexEntry` gives for that path, read
+    /// without a cursor and without building its key ranges (the usual fetch by a unique key).
+    func pointLookup(_ path: AccessPath, index: IndexLayout, plan: FetchPlan) throws -> (key: Int64, number: UInt16)? {
+        guard let tree = try transaction.treeIfPresent(index.tree) else { return nil }
+        // The range [key, key + 0xFF) of `keyRanges`, as one buffer: the bound is the key and 0xFF.
+        var bounds: [UInt8] = []
+        bounds.reserveCapacity(64)
+        for (position, values) in path.equalities.enumerated() {
+            KeyEncoding.append(Self.rowValue(values[0]), kind: index.kinds[position], cap: index.cap, to: &bounds)
+        }
+        let keyLength = bounds.count
+        bounds.append(0xFF)
+        guard let (key, number) = try bounds.withUnsafeBytes({ bytes in
+            try tree.withFirst(from: UnsafeRawBufferPointer(rebasing: bytes[..<keyLength]), to: bytes) { record in
+                try record.map { try indexEntry(key: $0.key, value: $0.value, of: index) }
+            }
+        }) else { return nil }
+        if path.filtersEntities {
+            guard let name = store.layoutsByNumber[number]?.entity.name, plan.entityNames.contains(name) else { return nil }
+        }
+        return (key, number)
+    }
+
+    /// The primary key and entity number of an index entry (FORMAT.md §19.4).
+    private func indexEntry(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, of index: IndexLayout) throws -> (Int64, UInt16) {
+        guard key.count >= 8, let number = index.entityNumber(ofEntryValue: value) else {
+            throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes")
+        }
+        return (Int64(bitPattern: KeyEncoding.readBigEndian(key, at: key.count - 8)), number)
+    }
+
     /// Calls `body` with (primary key, entity number) of each index entry in the path's ranges, in
     /// the path's direction (ties in primary-key order either way), skipping other entities.
     func forEachIndexEntry(path: AccessPath, index: IndexLayout, plan: FetchPlan, _ body: (Int64, UInt16) throws -> Bool) throws {
@@ -213,11 +259,9 @@ extension NativeReadView {
         let wanted = path.filtersEntities ? Set(plan.entityNames.compactMap { store.layouts[$0]?.number }) : []
         let ranges = keyRanges(path, index: index)
         func entry(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> (Int64, UInt16)? {
-            guard key.count >= 8, let number = index.entityNumber(ofEntryValue: value) else {
-                throw reader.corrupt(index.tree, "an index entry of \(key.count)+\(value.count) bytes")
-            }
+            let (pk, number) = try indexEntry(key: key, value: value, of: index)
             if path.filtersEntities && !wanted.contains(number) { return nil }
-            return (Int64(bitPattern: KeyEncoding.readBigEndian(key, at: key.count - 8)), number)
+            return (pk, number)
         }
         if !path.reverse {
             for range in ranges {

@@ -63,6 +63,15 @@ struct AccessPath: Sendable {
     var orderedElements = 0
 
     var isIndexScan: Bool { index != nil }
+
+    /// At most one index entry is in the path's range: a unique index with every element equal
+    /// to one value that is not nil (nils repeat in a unique index), and nothing left to check
+    /// (an inexact equality, such as a text cut to the index's cap, always leaves a residual).
+    var isPointLookup: Bool {
+        guard let index, index.isUnique, residual == nil, !rangesNextElement, lower == nil, upper == nil, prefix == nil,
+              equalities.count == index.elements.count else { return false }
+        return equalities.allSatisfy { $0.count == 1 && $0[0] != .null }
+    }
 }
 
 enum QueryPlanner {

@@ -123,6 +123,26 @@ final class KeyPrefixTests: XCTestCase {
                             let upper = randomKey()
                             let inRange = sorted.filter { !$0.key.lexicographicallyPrecedes(probe) && $0.key.lexicographicallyPrecedes(upper) }.count
                             XCTAssertEqual(try t.count(from: probe, to: upper), inRange, "count \(probe)..<\(upper)")
+                            // The first record of the range without a cursor: what a scan gives first.
+                            let first = sorted.first { !$0.key.lexicographicallyPrecedes(probe) && $0.key.lexicographicallyPrecedes(upper) }
+                            let read = try probe.withUnsafeBytes { lower in
+                                try upper.withUnsafeBytes { upper in
+                                    try t.withFirst(from: lower, to: upper) { $0.map { (Array($0.key), Array($0.value)) } }
+                                }
+                            }
+                            XCTAssertEqual(read?.0, first?.key, "first key in \(probe)..<\(upper)")
+                            XCTAssertEqual(read?.1, first?.value, "first value in \(probe)..<\(upper)")
+                            // Just above an existing key (often past its leaf's last key): the next one.
+                            if let near = sorted.randomElement(using: &random)?.key {
+                                let above = near + [0]
+                                let next = sorted.first { $0.key.lexicographicallyPrecedes(above) == false }
+                                let found = try above.withUnsafeBytes { lower in
+                                    try [UInt8](repeating: 0xFF, count: maxKey).withUnsafeBytes { upper in
+                                        try t.withFirst(from: lower, to: upper) { $0.map { Array($0.key) } }
+                                    }
+                                }
+                                XCTAssertEqual(found, next?.key, "first key from \(above)")
+                            }
                         }
                     }
                     if random.chance(0.2) { try expectSound(engine, "step \(step), page size \(pageSize)") }

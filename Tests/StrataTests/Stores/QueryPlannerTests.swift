@@ -3,6 +3,7 @@ import Foundation
 @testable import Strata
 @testable import StrataGraph
 @testable import StrataNativeStore
+import _StrataTestSupport
 
 /// Which access path the native store chooses, asserted through `explain`, with the results.
 final class QueryPlannerTests: XCTestCase {
@@ -81,6 +82,56 @@ final class QueryPlannerTests: XCTestCase {
             }
         }
         XCTAssertEqual(taken, ["code == 'c042'", "'c042' == code", "code IN {'c001'}"], "the shortcut takes exactly the exact unique equalities")
+    }
+
+    /// A point-lookup path (a unique key equal to one value) reads its one entry without a cursor
+    /// (`pointLookup`); that entry is what the general walk of the path's key range finds, and
+    /// the fetch answers what filtering every object does. Codes longer than the index keeps
+    /// (two share their kept part), nil and absent codes, and other shapes must not be point
+    /// lookups, or must agree all the same.
+    func testPointLookupsFindWhatTheGeneralIndexWalkFinds() throws {
+        let long = String(repeating: "é", count: 300)   // longer than keys keep
+        try context.performAndWait {
+            Quake(context: context).code = long + "a"
+            Quake(context: context).code = long + "b"
+            try context.save()
+        }
+        let store = try XCTUnwrap(coordinator.persistentStores.first as? NativeStore)
+        let quake = try XCTUnwrap(coordinator.managedObjectModel.entitiesByName["Quake"])
+        let everyCode = try context.performAndWait { try context.fetch(Quake.fetchRequest()).map(\.code) }
+        var random = SeededRandom(seed: SeededRandom.environmentSeed())
+        var pointLookups = 0
+        for _ in 0..<400 {
+            let drawn: String? = [String(format: "c%03d", random.next(below: 260)), long + "a", long + "b", long, nil, "", "c04"][random.next(below: 7)]
+            let isIn = random.chance(0.2)
+            let code = isIn ? drawn ?? "c001" : drawn
+            let predicate = isIn ? try FetchPredicate(format: "code IN %@", [code!])
+                                 : try FetchPredicate(format: "code == %@", code.map { $0 as Any } ?? NSNull())
+            let plan = FetchPlan(entity: quake, includesSubentities: random.chance(0.5), predicate: predicate, offset: random.next(below: 2))
+            let path = store.accessPath(for: plan)
+            if path.isPointLookup {
+                pointLookups += 1
+                let index = try XCTUnwrap(store.layout(for: quake)?.indexes.first { $0.name == path.index?.name })
+                try store.read(snapshot: nil) { view in
+                    let view = try XCTUnwrap(view as? NativeReadView)
+                    var walked: [(Int64, UInt16)] = []
+                    try view.forEachIndexEntry(path: path, index: index, plan: plan) { key, number in walked.append((key, number)); return true }
+                    XCTAssertLessThanOrEqual(walked.count, 1, "\(predicate): a point lookup selects one entry at most")
+                    let point = try view.pointLookup(path, index: index, plan: plan)
+                    XCTAssertEqual(point.map { [$0.key] } ?? [], walked.map(\.0), "\(predicate)")
+                    XCTAssertEqual(point.map { [$0.number] } ?? [], walked.map(\.1), "\(predicate)")
+                }
+            }
+            let request = Quake.fetchRequest()
+            request.predicate = predicate
+            request.fetchOffset = plan.offset
+            let fetched = try context.performAndWait { try context.fetch(request).map(\.code) }
+            let expected = code.map { code in everyCode.filter { $0 == code } } ?? []
+            XCTAssertEqual(fetched, Array(expected.dropFirst(plan.offset)), "\(predicate), offset \(plan.offset)")
+            if code == nil { XCTAssertFalse(path.isPointLookup, "nil is no point lookup: nils repeat in a unique index") }
+            if code?.hasPrefix(long) == true { XCTAssertFalse(path.isPointLookup, "a code longer than keys keep is not exact") }
+        }
+        XCTAssertGreaterThan(pointLookups, 100, "the usual lookups are point lookups")
     }
 
     /// The shortcut over a unique index declared by a parent entity: a fetch of one subentity
