@@ -59,15 +59,33 @@ public struct ReadableTree {
         return try upper.withUnsafeBytes { try cursor.countForward(until: $0.baseAddress == nil ? .emptyBytes : $0) }
     }
 
-    /// Calls `body` with the first record whose key is in `lower..<upper`, or with nil: what
-    /// ``forEach(from:to:_:)`` gives first, for a range that holds at most one record (a key of
-    /// a unique index) read without a cursor. The buffers are valid only during the call.
-    public func withFirst<R>(from lower: UnsafeRawBufferPointer, to upper: UnsafeRawBufferPointer,
-                             _ body: ((key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?) throws -> R) throws -> R {
+    /// Calls `body` with the key and value of the first record whose key is in `lower..<upper`
+    /// and returns true, or returns false when the range is empty: what ``forEach(from:to:_:)``
+    /// gives first, for a range that holds at most one record (a key of a unique index), read
+    /// without a cursor. The buffers are valid only during the call. Not generic, so a caller in
+    /// another module pays no generic metadata lookup per call.
+    public func withFirst(from lower: UnsafeRawBufferPointer, to upper: UnsafeRawBufferPointer,
+                          _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         try transaction.checkUsable()
         let lower = lower.baseAddress == nil ? .emptyBytes : lower
         let upper = upper.baseAddress == nil ? .emptyBytes : upper
-        return try reader.withFirst(from: lower, to: upper, body)
+        return try reader.withFirst(from: lower, to: upper) { record in
+            guard let record else { return false }
+            try body(record.key, record.value)
+            return true
+        }
+    }
+
+    /// Calls `body` with the value under `key` and returns true, or returns false when there is
+    /// none; the buffer is valid only during the call. ``withValue(forKey:_:)`` for a key in
+    /// memory, not generic (no generic metadata lookup per call from another module).
+    public func withExistingValue(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try transaction.checkUsable()
+        return try reader.withValue(key.baseAddress == nil ? .emptyBytes : key) { value in
+            guard let value else { return false }
+            try body(value)
+            return true
+        }
     }
 
     /// Calls `body` with each record whose key is in `lower..<upper` (nil bounds are open), in
@@ -326,6 +344,17 @@ public final class PointReader {
     /// valid only during the call.
     public func withValue<R>(forKey key: some ContiguousBytes, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try withBytes(key) { key in try withValue(forKey: key, body) }
+    }
+
+    /// Calls `body` with the value under `key` and returns true, or returns false when there is
+    /// none (the buffer is valid only during the call): not generic, so a caller in another
+    /// module pays no generic metadata lookup per call.
+    public func withExistingValue(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try withValue(forKey: key) { value in
+            guard let value else { return false }
+            try body(value)
+            return true
+        }
     }
 
     /// ``withValue(forKey:_:)`` for a key already in memory (no conversion per lookup).

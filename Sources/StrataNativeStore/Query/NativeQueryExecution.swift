@@ -207,7 +207,7 @@ extension NativeReadView {
     /// row read from the tree is remembered in the cache when `remember`.
     func cachedRow(key: Int64, layout: EntityLayout, points: PointReader? = nil, remember: Bool = true) throws -> StoreRow? {
         if let cached = store.rowCache.row(key, at: generation), cached.id.entity === layout.entity { return cached }
-        let found = try points.map { try reader.row(key: key, layout: layout, in: $0) } ?? reader.row(key: key, layout: layout)
+        let found = try points.map { try reader.row(key: key, layout: layout, in: $0) } ?? readRow(key: key, layout: layout)
         guard let row = found else { return nil }
         if remember { store.rowCache.insert(row, key: key, at: generation) }
         return row
@@ -226,11 +226,13 @@ extension NativeReadView {
         }
         let keyLength = bounds.count
         bounds.append(0xFF)
-        guard let (key, number) = try bounds.withUnsafeBytes({ bytes in
-            try tree.withFirst(from: UnsafeRawBufferPointer(rebasing: bytes[..<keyLength]), to: bytes) { record in
-                try record.map { try indexEntry(key: $0.key, value: $0.value, of: index) }
+        var entry: (Int64, UInt16)?
+        _ = try bounds.withUnsafeBytes { bytes in
+            try tree.withFirst(from: UnsafeRawBufferPointer(rebasing: bytes[..<keyLength]), to: bytes) { key, value in
+                entry = try indexEntry(key: key, value: value, of: index)
             }
-        }) else { return nil }
+        }
+        guard let (key, number) = entry else { return nil }
         if path.filtersEntities {
             guard let name = store.layoutsByNumber[number]?.entity.name, plan.entityNames.contains(name) else { return nil }
         }

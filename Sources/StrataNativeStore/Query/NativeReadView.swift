@@ -33,9 +33,15 @@ struct NativeReadView: StoreReadView {
     func row(for id: ManagedObjectID) throws -> StoreRow? {
         guard let key = id.primaryKey, let layout = store.layout(for: id.entity) else { return nil }
         if let cached = store.rowCache.row(key, at: generation), cached.id.entity.name == id.entity.name { return cached }
-        guard let row = try reader.row(key: key, layout: layout) else { return nil }
+        guard let row = try readRow(key: key, layout: layout) else { return nil }
         store.rowCache.insert(row, key: key, at: generation)
         return row
+    }
+
+    /// The row under `key` in `layout`'s rows tree (the row cache aside), or nil.
+    func readRow(key: Int64, layout: EntityLayout) throws -> StoreRow? {
+        guard let rows = try transaction.treeIfPresent(layout.rowsTree) else { return nil }
+        return try reader.row(key: key, layout: layout, in: rows)
     }
 
     func rows(ofEntities names: Set<String>) throws -> [StoreRow] {

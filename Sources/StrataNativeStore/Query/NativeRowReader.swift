@@ -42,14 +42,25 @@ struct NativeRowReader {
 
     /// `row(key:layout:)` through a point reader of the rows tree (nearby keys share a descent).
     func row(key: Int64, layout: EntityLayout, in rows: PointReader) throws -> StoreRow? {
-        let decoded: (Int64, [RowValue])? = try NativeStoreFile.withKey(key) { keyBytes in
-            try rows.withValue(forKey: keyBytes) { record in
-                guard let record else { return nil }
-                return try decodeRecord(record, key: key, layout: layout)
-            }
+        try row(key: key, layout: layout) { try rows.withExistingValue(forKey: $0, $1) }
+    }
+
+    /// `row(key:layout:)` in the rows tree of a read transaction, called on the tree itself (no
+    /// existential between: the lookup pays no generic metadata per call).
+    func row(key: Int64, layout: EntityLayout, in rows: ReadableTree) throws -> StoreRow? {
+        try row(key: key, layout: layout) { try rows.withExistingValue(forKey: $0, $1) }
+    }
+
+    /// The row whose record `lookup` finds under the key's bytes (calling its body with the
+    /// record, and answering whether there was one).
+    private func row(key: Int64, layout: EntityLayout,
+                     lookup: (UnsafeRawBufferPointer, (UnsafeRawBufferPointer) throws -> Void) throws -> Bool) throws -> StoreRow? {
+        var decoded: (version: Int64, values: [RowValue])?
+        _ = try NativeStoreFile.withKey(key) { keyBytes in
+            try lookup(keyBytes) { record in decoded = try decodeRecord(record, key: key, layout: layout) }
         }
-        guard let (version, values) = decoded else { return nil }
-        return try complete(version: version, values: values, key: key, layout: layout)
+        guard let decoded else { return nil }
+        return try complete(version: decoded.version, values: decoded.values, key: key, layout: layout)
     }
 
     /// The version and record values of a row (to-many slots still empty).

@@ -116,6 +116,10 @@ final class KeyPrefixTests: XCTestCase {
                         for _ in 0..<30 {
                             let probe = randomKey()
                             XCTAssertEqual(try t.get(probe), model[probe])
+                            var value: [UInt8]?
+                            let exists = try probe.withUnsafeBytes { key in try t.withExistingValue(forKey: key) { value = Array($0) } }
+                            XCTAssertEqual(exists, model[probe] != nil)
+                            XCTAssertEqual(value, model[probe])
                             let cursor = try t.makeCursor()
                             let found = try cursor.seek(toFirstKeyAtLeast: probe)
                             let expected = sorted.first { !$0.key.lexicographicallyPrecedes(probe) }?.key
@@ -127,7 +131,10 @@ final class KeyPrefixTests: XCTestCase {
                             let first = sorted.first { !$0.key.lexicographicallyPrecedes(probe) && $0.key.lexicographicallyPrecedes(upper) }
                             let read = try probe.withUnsafeBytes { lower in
                                 try upper.withUnsafeBytes { upper in
-                                    try t.withFirst(from: lower, to: upper) { $0.map { (Array($0.key), Array($0.value)) } }
+                                    var record: ([UInt8], [UInt8])?
+                                    let found = try t.withFirst(from: lower, to: upper) { record = (Array($0), Array($1)) }
+                                    XCTAssertEqual(found, record != nil)
+                                    return record
                                 }
                             }
                             XCTAssertEqual(read?.0, first?.key, "first key in \(probe)..<\(upper)")
@@ -138,7 +145,9 @@ final class KeyPrefixTests: XCTestCase {
                                 let next = sorted.first { $0.key.lexicographicallyPrecedes(above) == false }
                                 let found = try above.withUnsafeBytes { lower in
                                     try [UInt8](repeating: 0xFF, count: maxKey).withUnsafeBytes { upper in
-                                        try t.withFirst(from: lower, to: upper) { $0.map { Array($0.key) } }
+                                        var key: [UInt8]?
+                                        _ = try t.withFirst(from: lower, to: upper) { found, _ in key = Array(found) }
+                                        return key
                                     }
                                 }
                                 XCTAssertEqual(found, next?.key, "first key from \(above)")
