@@ -128,10 +128,8 @@ public final class StorageEngine: Sendable {
     /// state until ``ReadTransaction/end()`` (or deinit), however many commits happen meanwhile.
     /// Long-lived readers hold back page reuse; see ``StorageOptions/maxRetainedPages``.
     public func beginRead() throws -> ReadTransaction {
-        try checkOpen()
         for _ in 0..<1000 {
-            try synchronize()
-            let meta = view.withLock { $0.meta }
+            let meta = try synchronizedMeta()
             let (token, published) = try readers.register(meta.generation)
             if try snapshotStillValid(meta.generation, published: published) {
                 return ReadTransaction(engine: self, meta: meta, token: token)
@@ -161,6 +159,18 @@ public final class StorageEngine: Sendable {
             tx.end()
         }
         throw StrataError(.generationNotRetained, "\(path): generation \(generation) is not retained: no live read transaction of this engine pins it (the latest is \(latest)); keep a read transaction open at a generation to be able to return to it")
+    }
+
+    /// The latest committed meta, after catching up with other processes' commits; throws
+    /// `.closed` once the engine is closed. One lock when no other process committed since the
+    /// last catch-up (`checkOpen`, `synchronize` and reading the meta took three).
+    private func synchronizedMeta() throws -> StoreMeta {
+        let counter = try shared.readChangeCounter()
+        let (closed, known, meta) = view.withLock { ($0.closed, $0.changeCounter, $0.meta) }
+        if closed { throw StrataError(.closed, "\(path) is closed") }
+        if let counter, counter <= known { return meta }
+        try synchronize()
+        return view.withLock { $0.meta }
     }
 
     /// After registering a reader at `generation`: true if no commit slipped in between reading

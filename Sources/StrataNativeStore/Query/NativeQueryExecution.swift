@@ -20,8 +20,13 @@ import StrataGraph
 
 extension NativeReadView {
     func rows(matching plan: FetchPlan) throws -> [StoreRow] {
-        if strings == nil { return try sharingTexts().rows(matching: plan) }
         let path = store.accessPath(for: plan)
+        // A table of the texts rows repeat pays off over many rows, not for one.
+        if strings == nil && !path.isPointLookup { return try sharingTexts().rows(matching: plan, path: path) }
+        return try rows(matching: plan, path: path)
+    }
+
+    private func rows(matching plan: FetchPlan, path: AccessPath) throws -> [StoreRow] {
         let needed = plan.limit > 0 ? plan.offset + plan.limit : nil
         let stopsEarly = needed != nil && (plan.sortDescriptors.isEmpty || path.providesOrder)
         var rows: [StoreRow] = []
@@ -123,6 +128,19 @@ extension NativeReadView {
 
     /// Calls `body` with each row the plan's predicate selects, in access order, until it returns false.
     func forEachMatch(_ plan: FetchPlan, path: AccessPath, _ body: (StoreRow) throws -> Bool) throws {
+        // One row at most, and no residual: read by its key, before the state a walk of many
+        // entries keeps (whose captured variables would be boxed on the heap for every fetch).
+        if path.isPointLookup, let indexLayout = indexLayout(of: path, plan: plan) {
+            guard let (key, number) = try pointLookup(path, index: indexLayout, plan: plan) else { return }
+            guard let rowLayout = store.layoutsByNumber[number] else {
+                throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
+            }
+            guard let found = try cachedRow(key: key, layout: rowLayout) else {
+                throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
+            }
+            _ = try body(found)
+            return
+        }
         // Made only when there is a residual to evaluate (most indexed fetches have none).
         let evaluator = path.residual == nil ? nil : PredicateEvaluator(source: ViewRowSource(view: self))
         func matches(_ row: StoreRow) throws -> Bool {
@@ -155,18 +173,6 @@ extension NativeReadView {
                     throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
                 }
                 return row
-            }
-            if path.isPointLookup {
-                // One row at most: read by its key (a point reader would only be made and dropped).
-                guard let (key, number) = try pointLookup(path, index: indexLayout, plan: plan) else { return }
-                guard let rowLayout = store.layoutsByNumber[number] else {
-                    throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
-                }
-                guard let found = try cachedRow(key: key, layout: rowLayout) else {
-                    throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
-                }
-                if try matches(found) { _ = try body(found) }
-                return
             }
             if plan.rowsInAnyOrder && plan.sortDescriptors.isEmpty && plan.limit == 0 && plan.offset == 0 {
                 // Every selected row, in any order: the keys first, then the rows in key order.

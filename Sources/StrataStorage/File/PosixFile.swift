@@ -11,6 +11,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 @_spi(StrataInternal) import StrataCore
 
 /// The file system as the operating system provides it.
@@ -74,22 +75,23 @@ func parentDirectory(of path: String) -> String {
 /// A file opened through `PosixFileSystem`.
 public final class PosixFile: FileIO {
     public let path: String
-    /// The descriptor and whether `close()` was called. The descriptor itself is closed only in
-    /// deinit: a call already past its `descriptor()` check on another thread must never find
-    /// the number reused for an unrelated file. Guarded by `state`.
-    private let state: Lock<(fd: Int32, closed: Bool)>
+    /// The descriptor, closed only in deinit: a call already past its `descriptor()` check on
+    /// another thread must never find the number reused for an unrelated file.
+    private let fd: Int32
+    /// Whether `close()` was called (an atomic flag: every read and write checks it, and a lock
+    /// per pread cost a lock and unlock per page read from the file).
+    private let closed = Atomic<Bool>(false)
     /// A read-only shared mapping (address, length), unmapped only in deinit so readers that
     /// raced a close never touch unmapped memory. Guarded by `mapping`.
     private let mapping = Lock<(address: UInt, length: Int)?>(nil)
 
     init(descriptor: Int32, path: String) {
         self.path = path
-        self.state = Lock((descriptor, false))
+        self.fd = descriptor
     }
 
     deinit {
         close()
-        let fd = state.withLock { $0.fd }
         _ = Glibc_or_Darwin_close(fd)
         if let (address, length) = mapping.withLock({ $0 }) {
             munmap(UnsafeMutableRawPointer(bitPattern: address), length)
@@ -109,8 +111,7 @@ public final class PosixFile: FileIO {
     }
 
     private func descriptor() throws -> Int32 {
-        let (fd, closed) = state.withLock { $0 }
-        if closed { throw StrataError(.closed, "\(path) is closed") }
+        if closed.load(ordering: .acquiring) { throw StrataError(.closed, "\(path) is closed") }
         return fd
     }
 
@@ -186,11 +187,7 @@ public final class PosixFile: FileIO {
     /// Refuses further calls and releases every lock this handle holds. The descriptor stays
     /// open (unusable) until the handle is deallocated.
     public func close() {
-        let (fd, wasClosed) = state.withLock { s -> (Int32, Bool) in
-            defer { s.closed = true }
-            return (s.fd, s.closed)
-        }
-        if !wasClosed { ByteLock.unlockAll(fd) }
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) { ByteLock.unlockAll(fd) }
     }
 }
 

@@ -46,28 +46,37 @@ final class ReaderTable: Sendable {
     }
 
     /// Registers a reader at `generation`. Returns the token and whether the shared slot was
-    /// written (then the caller must re-validate its snapshot against the shared header).
+    /// written (then the caller must re-validate its snapshot against the shared header). One
+    /// lock in the usual case: the registration, whether the slot must be published or raised,
+    /// and the slot to check for an eviction are decided together.
     func register(_ generation: Generation) throws -> (ReaderToken, published: Bool) {
-        try noticeEviction(before: generation)
-        let (token, needsPublish) = state.withLock { s -> (ReaderToken, Bool) in
+        let (token, slot, needsPublish, refreshDue) = state.withLock { s -> (ReaderToken, Int?, Bool, Bool) in
             let token = ReaderToken(id: s.nextID, generation: generation)
             s.nextID += 1
             s.readers[token.id] = token
             s.counts[generation, default: 0] += 1
             let needs = s.slot == nil || s.published.map { $0 > generation } ?? true
-            return (token, needs)
-        }
-        if !needsPublish {
-            try refreshSlotIfStale()
-            return (token, false)
+            return (token, s.slot, needs, !needs && Self.refreshIsDue(s))
         }
         do {
-            try publishMinimum()
+            // A writer of another process may have evicted this engine's readers: the older
+            // ones end and the slot is published afresh. This reader's pin is at `generation`,
+            // which the eviction (of readers before it) leaves alone.
+            if let slot, try shared.slotState(slot) == .evicted {
+                try noticeEviction(before: generation)
+                return (token, true)
+            }
+            if needsPublish {
+                try publishMinimum()
+                return (token, true)
+            }
+            // Raising a published value that lags far behind needs no re-validation.
+            if refreshDue { try publishMinimum() }
+            return (token, false)
         } catch {
             unregister(token)
             throw error
         }
-        return (token, true)
     }
 
     /// Registers another reader at `generation` if a live, non-evicted reader of this engine
@@ -149,14 +158,11 @@ final class ReaderTable: Sendable {
         }
     }
 
-    /// Raises a published value that lags far behind the live pins, at most every 50 ms, so other
-    /// processes can reuse pages sooner. Raising needs no re-validation.
-    private func refreshSlotIfStale() throws {
-        let due = state.withLock { s -> Bool in
-            guard let published = s.published, let minimum = s.counts.keys.min(), minimum > published else { return false }
-            return monotonicSeconds() - s.publishedAt > 0.05
-        }
-        if due { try publishMinimum() }
+    /// Whether the published value lags behind the live pins and was last written over 50 ms
+    /// ago: raising it then lets other processes reuse pages sooner (at most every 50 ms).
+    private static func refreshIsDue(_ s: State) -> Bool {
+        guard let published = s.published, let minimum = s.counts.keys.min(), minimum > published else { return false }
+        return monotonicSeconds() - s.publishedAt > 0.05
     }
 
     private func scheduleRelease(after delay: Double) {

@@ -8,6 +8,7 @@
 // here: another process may have reset the WAL since (then the store file has the page).
 
 
+import Synchronization
 @_spi(StrataInternal) import StrataCore
 
 struct WALIndex: ~Copyable, Sendable {
@@ -24,11 +25,19 @@ struct WALIndex: ~Copyable, Sendable {
     }
 
     private let state = Lock(State())   // guards the map and the epoch identity
+    /// Whether the map holds a frame, set under `state`'s lock whenever the map changes and read
+    /// without it (see `lookup`).
+    private let holdsFrames = Atomic<Bool>(false)
 
     init() {}
 
     func lookup(_ page: PageNumber) -> Location? {
-        state.withLock { s in s.frames[page.rawValue].map { Location(frame: Int($0), salt: s.salt) } }
+        // A checkpointed WAL (the usual state between bursts of commits) holds no frame: every
+        // page is in the store file, and no lock is taken per page read. A reader of a
+        // generation sees its frames here: they were added (and the flag set) before the
+        // generation was published, which the reader learned of under the engine's lock.
+        guard holdsFrames.load(ordering: .acquiring) else { return nil }
+        return state.withLock { s in s.frames[page.rawValue].map { Location(frame: Int($0), salt: s.salt) } }
     }
 
     /// Starts a new WAL life: forgets every frame.
@@ -38,6 +47,7 @@ struct WALIndex: ~Copyable, Sendable {
             s.epoch = epoch
             s.frames.removeAll()
             s.highestPage = 0
+            holdsFrames.store(false, ordering: .releasing)
         }
     }
 
@@ -48,6 +58,7 @@ struct WALIndex: ~Copyable, Sendable {
                 s.frames.set(entry.page.rawValue, UInt32(entry.frame))
                 s.highestPage = max(s.highestPage, entry.page.rawValue)
             }
+            holdsFrames.store(s.frames.count > 0, ordering: .releasing)
         }
     }
 
