@@ -21,14 +21,31 @@ final class IndexCandidate: Sendable {
     let declaringEntity: String
     /// Text and data elements longer than this many bytes are cut in keys.
     let textCap: Int
+    // Facts about the entity whose fetches may use this candidate (candidates are made per
+    // entity), so planning a fetch reads no property of the entity itself: the model's
+    // properties are read through dynamic exclusivity checks from this module.
+    /// Per element, the type of the attribute it names (nil: not a stored attribute).
+    let elementTypes: [AttributeDescription.AttributeType?]
+    /// Whether the entity declares the index (its rows and every subentity's are in it).
+    let isDeclaredByEntity: Bool
+    /// How many kinds the entity has: itself and its subentities.
+    let entityKindCount: Int
 
-    init(name: String, elements: [String], kinds: [KeyElementKind], isUnique: Bool, declaringEntity: String, textCap: Int) {
+    init(name: String, elements: [String], kinds: [KeyElementKind], isUnique: Bool, declaringEntity: String, textCap: Int,
+         for entity: EntityDescription) {
         self.name = name
         self.elements = elements
         self.kinds = kinds
         self.isUnique = isUnique
         self.declaringEntity = declaringEntity
         self.textCap = textCap
+        self.elementTypes = elements.map { element in
+            guard let slot = entity.slotIndex[element], let attribute = entity.slots[slot] as? AttributeDescription,
+                  !attribute.isTransient else { return nil }
+            return attribute.attributeType
+        }
+        self.isDeclaredByEntity = declaringEntity == entity.name
+        self.entityKindCount = entity.kindNames.count
     }
 }
 
@@ -168,9 +185,7 @@ enum QueryPlanner {
         guard case .keyPath(.evaluatedObject, let path) = keyExpression, path.count == 1, case .key(let key) = path[0],
               value != .null,
               let first = indexes.firstIndex(where: { $0.isUnique && $0.elements.count == 1 && $0.elements[0] == key }),
-              let slot = plan.entity.slotIndex[key], let attribute = plan.entity.slots[slot] as? AttributeDescription,
-              !attribute.isTransient else { return nil }
-        let type = attribute.attributeType
+              let type = indexes[first].elementTypes[0] else { return nil }
         for index in indexes[first...] where index.isUnique && index.elements.count == 1 && index.elements[0] == key {
             let kind = index.kinds[0]
             guard covers(index, plan), let (converted, lossless) = IndexCondition.normalized(value, kind: kind, type: type) else { continue }
@@ -187,13 +202,13 @@ enum QueryPlanner {
     /// Whether a scan of `index` must skip entries of entities the fetch does not want.
     private static func filtersEntities(_ index: IndexCandidate, _ plan: FetchPlan) -> Bool {
         // Fetching the declaring entity with its subentities takes every entry.
-        let everyKind = index.declaringEntity == plan.entity.name && plan.entityNames.count == plan.entity.kindNames.count
+        let everyKind = index.isDeclaredByEntity && plan.entityNames.count == index.entityKindCount
         return !everyKind && plan.entityNames != plan.entity.managedObjectModel?.entitiesByName[index.declaringEntity]?.kindNames
     }
 
     private static func covers(_ index: IndexCandidate, _ plan: FetchPlan) -> Bool {
         // The fetched kinds are the declaring entity and some of its subentities.
-        if index.declaringEntity == plan.entity.name { return true }
+        if index.isDeclaredByEntity { return true }
         guard let declaring = plan.entity.managedObjectModel?.entitiesByName[index.declaringEntity] else { return false }
         return plan.entityNames.isSubset(of: declaring.kindNames)
     }

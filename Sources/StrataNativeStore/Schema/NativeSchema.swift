@@ -360,7 +360,7 @@ final class EntityLayout: Sendable {
         self.indexes = indexes
         self.candidates = indexes.map {
             IndexCandidate(name: $0.name, elements: $0.elementNames, kinds: $0.kinds, isUnique: $0.isUnique,
-                           declaringEntity: $0.declaringEntity, textCap: $0.cap)
+                           declaringEntity: $0.declaringEntity, textCap: $0.cap, for: entity)
         }
     }
 }
