@@ -22,6 +22,10 @@ final class NativeStore: RowStore {
     let isReadOnly: Bool
     let file: NativeStoreFile
     var engine: StorageEngine { file.engine }
+    /// The engine, for beginning reads without retaining it: an engine is weakly referenced
+    /// (by the registry that shares it within a process), so each retain of it takes the
+    /// runtime's slow path. The store holds the file, which holds the engine, for its whole life.
+    private let readEngine: Unmanaged<StorageEngine>
     /// Layouts of this coordinator's entities, by name and by stored number.
     let layouts: [String: EntityLayout]
     let layoutsByNumber: [UInt16: EntityLayout]
@@ -105,6 +109,7 @@ final class NativeStore: RowStore {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
         self.file = try NativeStoreFile.file(at: path, options: storage)
+        self.readEngine = Unmanaged.passUnretained(file.engine)
         self.url = url
         self.configurationName = configurationName
         self.isReadOnly = readOnly
@@ -243,7 +248,7 @@ final class NativeStore: RowStore {
             if let pinned = snapshot as? NativeSnapshot {
                 return try body(NativeReadView(store: self, transaction: pinned.transaction))
             }
-            let tx = try engine.beginRead()
+            let tx = try readEngine._withUnsafeGuaranteedRef { try $0.beginRead() }
             defer { tx.end() }
             return try body(NativeReadView(store: self, transaction: tx))
         }

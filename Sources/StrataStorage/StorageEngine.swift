@@ -130,7 +130,9 @@ public final class StorageEngine: Sendable {
     public func beginRead() throws -> ReadTransaction {
         for _ in 0..<1000 {
             let meta = try synchronizedMeta()
-            let (token, published) = try readers.register(meta.generation)
+            // The table without a retain (the engine holds it): it is weakly referenced (its
+            // slot-release timer), so each retain of it takes the runtime's slow path.
+            let (token, published) = try Unmanaged.passUnretained(readers)._withUnsafeGuaranteedRef { try $0.register(meta.generation) }
             if try snapshotStillValid(meta.generation, published: published) {
                 return ReadTransaction(engine: self, meta: meta, token: token)
             }

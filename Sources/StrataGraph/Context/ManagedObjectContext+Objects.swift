@@ -55,7 +55,7 @@ extension ManagedObjectContext {
 
     /// The entity of this context's model an ID's objects get (IDs may come from another model).
     func modelEntity(of id: ManagedObjectID) -> EntityDescription {
-        modelEntity(of: id, modelSerial: model?.serial)
+        modelEntity(of: id, modelSerial: persistentStoreCoordinator?.modelSerial)
     }
 
     /// `modelEntity(of:)` with the serial of the context's model looked up once by the caller (a

@@ -23,6 +23,10 @@ import Synchronization
 public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The model whose entities the stores hold.
     public let managedObjectModel: ManagedObjectModel
+    /// The model's `serial`, read without retaining the model: a model is weakly referenced (by
+    /// its entities), so every retain of it takes the runtime's slow path, and fetches compare
+    /// the serial each time.
+    let modelSerial: UInt64
     private let modelError: StrataError?
     private let queue = DispatchQueue(label: "strata.coordinator")
 
@@ -50,6 +54,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// every `addPersistentStore` throw the validation error.
     public init(managedObjectModel model: ManagedObjectModel) {
         self.managedObjectModel = model
+        self.modelSerial = model.serial
         do {
             try model.freeze()
             modelError = nil

@@ -36,7 +36,11 @@ public final class ReadTransaction: Sendable {
     /// Releases the pin; the transaction must not be used afterwards. Idempotent.
     public func end() {
         if ended.exchange(true, ordering: .acquiringAndReleasing) { return }
-        engine.readers.unregister(snapshot.token)
+        // Without retaining the table (this transaction holds the engine, which holds it): the
+        // table is weakly referenced (its slot-release timer), so each retain of it takes the
+        // runtime's slow path, and `unowned(unsafe)` still retained it around the call.
+        let token = snapshot.token
+        snapshot.readerTable._withUnsafeGuaranteedRef { $0.unregister(token) }
     }
 
     /// True if the writer ended this transaction because it pinned its generation too long.
@@ -76,14 +80,15 @@ final class Snapshot: PageSource, Sendable {
     /// Unowned: the read transaction holding this snapshot holds the engine, which owns the
     /// pager (saves a retain/release pair on every page access).
     unowned(unsafe) let pager: Pager
-    /// Unowned for the same reason as `pager`.
-    unowned(unsafe) let readers: ReaderTable
+    /// Unretained for the same reason as `pager` (see `ReadTransaction.end()`).
+    let readerTable: Unmanaged<ReaderTable>
+    var readers: ReaderTable { readerTable.takeUnretainedValue() }
     let generation: Generation
     let token: ReaderToken
 
     init(pager: Pager, readers: ReaderTable, generation: Generation, token: ReaderToken) {
         self.pager = pager
-        self.readers = readers
+        self.readerTable = Unmanaged.passUnretained(readers)
         self.generation = generation
         self.token = token
     }
