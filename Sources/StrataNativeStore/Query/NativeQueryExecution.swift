@@ -154,22 +154,18 @@ extension NativeReadView {
         }
         if let indexLayout = indexLayout(of: path, plan: plan) {
             let reader = self.reader
-            // One point reader per rows tree, which descends only when a row is not in or next
-            // to the leaf of the row before. The entity of the last entry, with its layout and
-            // point reader (entries of one entity usually follow each other).
-            var points: (number: UInt16, layout: EntityLayout, reader: PointReader?)?
-            var read = 0
+            let state = RowWalkState()
             func row(_ key: Int64, _ number: UInt16) throws -> StoreRow {
-                if points?.number != number {
+                if state.points?.number != number {
                     guard let rowLayout = store.layoutsByNumber[number] else {
                         throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
                     }
-                    points = (number, rowLayout, try transaction.treeIfPresent(rowLayout.rowsTree)?.makePointReader())
+                    state.points = (number, rowLayout, try transaction.treeIfPresent(rowLayout.rowsTree)?.makePointReader())
                 }
-                let rowLayout = points!.layout
-                read += 1
-                guard let row = try cachedRow(key: key, layout: rowLayout, points: points!.reader,
-                                              remember: read <= Self.rowsRememberedPerRead) else {
+                let rowLayout = state.points!.layout
+                state.read += 1
+                guard let row = try cachedRow(key: key, layout: rowLayout, points: state.points!.reader,
+                                              remember: state.read <= Self.rowsRememberedPerRead) else {
                     throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
                 }
                 return row
@@ -393,6 +389,17 @@ extension NativeStore {
     func accessPath(for plan: FetchPlan) -> AccessPath {
         QueryPlanner.accessPath(for: plan, indexes: indexCandidates(for: plan.entity))
     }
+}
+
+/// What a walk of index entries keeps between the rows it reads: the entity of the last entry
+/// with its layout and a point reader of its rows tree (entries of one entity usually follow each
+/// other; the reader descends only when a row is not in or next to the leaf of the row before),
+/// and how many rows were read. A class: the walk's closures update it through a constant
+/// reference (captured variables were checked for exclusivity at run time, four times per row).
+private final class RowWalkState {
+    // Used by one walk on one thread; nothing holds an access across a call that changes them.
+    @exclusivity(unchecked) var points: (number: UInt16, layout: EntityLayout, reader: PointReader?)?
+    @exclusivity(unchecked) var read = 0
 }
 
 /// The index entries of a backward scan that share their values (FORMAT.md §19.4: the primary
