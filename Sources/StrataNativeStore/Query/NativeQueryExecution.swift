@@ -128,8 +128,8 @@ extension NativeReadView {
 
     /// Calls `body` with each row the plan's predicate selects, in access order, until it returns false.
     func forEachMatch(_ plan: FetchPlan, path: AccessPath, _ body: (StoreRow) throws -> Bool) throws {
-        // One row at most, and no residual: read by its key, before the state a walk of many
-        // entries keeps (whose captured variables would be boxed on the heap for every fetch).
+        // One row at most, and no residual: read by its key, without the state a walk of many
+        // entries keeps (its point reader and `RowWalkState`, allocated for every walk).
         if path.isPointLookup, let indexLayout = indexLayout(of: path, plan: plan) {
             guard let (key, number) = try pointLookup(path, index: indexLayout, plan: plan) else { return }
             guard let rowLayout = store.layoutsByNumber[number] else {
