@@ -77,17 +77,19 @@ public final class ReadTransaction: Sendable {
 
 /// Committed pages as of one generation.
 final class Snapshot: PageSource, Sendable {
-    /// Unowned: the read transaction holding this snapshot holds the engine, which owns the
-    /// pager (saves a retain/release pair on every page access).
-    unowned(unsafe) let pager: Pager
-    /// Unretained for the same reason as `pager` (see `ReadTransaction.end()`).
+    /// Unretained: the read transaction holding this snapshot holds the engine, which owns the
+    /// pager. Pages are read through `_withUnsafeGuaranteedRef`, which borrows it; a call on an
+    /// `unowned(unsafe)` reference still retained and released it on every page access.
+    let pagerRef: Unmanaged<Pager>
+    var pager: Pager { pagerRef.takeUnretainedValue() }
+    /// Unretained for the same reason as the pager (see also `ReadTransaction.end()`).
     let readerTable: Unmanaged<ReaderTable>
     var readers: ReaderTable { readerTable.takeUnretainedValue() }
     let generation: Generation
     let token: ReaderToken
 
     init(pager: Pager, readers: ReaderTable, generation: Generation, token: ReaderToken) {
-        self.pager = pager
+        self.pagerRef = Unmanaged.passUnretained(pager)
         self.readerTable = Unmanaged.passUnretained(readers)
         self.generation = generation
         self.token = token
@@ -108,7 +110,7 @@ final class Snapshot: PageSource, Sendable {
     }
 
     func page(_ number: PageNumber, sequential: Bool) throws -> PageBuffer {
-        let page = try pager.committedPage(number, sequential: sequential)
+        let page = try pagerRef._withUnsafeGuaranteedRef { try $0.committedPage(number, sequential: sequential) }
         if page.generation > generation {
             // Another process's writer may have ended this engine's old readers.
             try? readers.noticeEviction(before: page.generation)
