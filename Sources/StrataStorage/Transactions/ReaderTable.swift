@@ -26,7 +26,7 @@ final class ReaderToken: Sendable {
 final class ReaderTable: Sendable {
     private struct State {
         var readers: [UInt64: ReaderToken] = [:]
-        var counts: [Generation: Int] = [:]
+        var counts = PinCounts()
         var nextID: UInt64 = 1
         var slot: Int?
         var published: Generation?
@@ -54,7 +54,7 @@ final class ReaderTable: Sendable {
             let token = ReaderToken(id: s.nextID, generation: generation)
             s.nextID += 1
             s.readers[token.id] = token
-            s.counts[generation, default: 0] += 1
+            s.counts.add(generation)
             let needs = s.slot == nil || s.published.map { $0 > generation } ?? true
             return (token, s.slot, needs, !needs && Self.refreshIsDue(s))
         }
@@ -83,11 +83,11 @@ final class ReaderTable: Sendable {
     /// pins it already (so its pages are retained and the slot already covers it); nil otherwise.
     func registerIfPinned(_ generation: Generation) -> ReaderToken? {
         state.withLock { s in
-            guard s.counts[generation] != nil else { return nil }
+            guard s.counts.contains(generation) else { return nil }
             let token = ReaderToken(id: s.nextID, generation: generation)
             s.nextID += 1
             s.readers[token.id] = token
-            s.counts[generation, default: 0] += 1
+            s.counts.add(generation)
             return token
         }
     }
@@ -109,15 +109,13 @@ final class ReaderTable: Sendable {
     }
 
     private func decrement(_ s: inout State, _ generation: Generation) {
-        if let count = s.counts[generation] {
-            if count <= 1 { s.counts.removeValue(forKey: generation) } else { s.counts[generation] = count - 1 }
-        }
+        s.counts.remove(generation)
     }
 
     /// Writes the current minimum pin to the shared slot, claiming a slot if needed.
     private func publishMinimum() throws {
         try slotIO.withLock { _ in
-            let (slot, minimum) = state.withLock { s in (s.slot, s.counts.keys.min()) }
+            let (slot, minimum) = state.withLock { s in (s.slot, s.counts.minimum) }
             guard let minimum else { return }
             var index = slot
             if index == nil {
@@ -161,7 +159,7 @@ final class ReaderTable: Sendable {
     /// Whether the published value lags behind the live pins and was last written over 50 ms
     /// ago: raising it then lets other processes reuse pages sooner (at most every 50 ms).
     private static func refreshIsDue(_ s: State) -> Bool {
-        guard let published = s.published, let minimum = s.counts.keys.min(), minimum > published else { return false }
+        guard let published = s.published, let minimum = s.counts.minimum, minimum > published else { return false }
         return monotonicSeconds() - s.publishedAt > 0.05
     }
 
@@ -207,14 +205,14 @@ final class ReaderTable: Sendable {
     // MARK: For the writer
 
     /// Distinct generations pinned by live, non-evicted readers, ascending.
-    var pinnedGenerations: [Generation] { state.withLock { $0.counts.keys.sorted() } }
+    var pinnedGenerations: [Generation] { state.withLock { $0.counts.generations } }
 
     /// This engine's slot index, if it holds one.
     var ownSlot: Int? { state.withLock { $0.slot } }
 
     var liveReaderCount: Int { state.withLock { $0.readers.count } }
 
-    func isPinned(_ generation: Generation) -> Bool { state.withLock { $0.counts[generation] != nil } }
+    func isPinned(_ generation: Generation) -> Bool { state.withLock { $0.counts.contains(generation) } }
 
     /// Ends every reader at one of `generations` ("snapshot too old"). Returns how many.
     func evict(_ generations: [Generation]) -> Int {
@@ -235,3 +233,38 @@ final class ReaderTable: Sendable {
 import Glibc
 #endif
 @_spi(StrataInternal) import StrataCore
+
+/// How many live readers pin each generation: a few generations at a time, usually one. A short
+/// array searched from its end (where the newest generation, which new readers pin, usually is):
+/// a dictionary hashed the generation two or three times per read transaction.
+struct PinCounts {
+    private var entries: [(generation: Generation, count: Int)] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+    /// The oldest pinned generation.
+    var minimum: Generation? { entries.min { $0.generation < $1.generation }?.generation }
+    /// Every pinned generation, in order.
+    var generations: [Generation] { entries.map(\.generation).sorted() }
+
+    func contains(_ generation: Generation) -> Bool { entries.contains { $0.generation == generation } }
+
+    /// One more reader at `generation`.
+    mutating func add(_ generation: Generation) {
+        if let index = entries.lastIndex(where: { $0.generation == generation }) {
+            entries[index].count += 1
+        } else {
+            entries.append((generation, 1))
+        }
+    }
+
+    /// One reader fewer at `generation` (nothing if none pins it).
+    mutating func remove(_ generation: Generation) {
+        guard let index = entries.lastIndex(where: { $0.generation == generation }) else { return }
+        if entries[index].count > 1 {
+            entries[index].count -= 1
+        } else {
+            entries.swapAt(index, entries.count - 1)
+            entries.removeLast()
+        }
+    }
+}

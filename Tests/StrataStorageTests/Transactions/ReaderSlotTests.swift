@@ -4,6 +4,30 @@ import XCTest
 import _StrataTestSupport
 
 final class ReaderSlotTests: XCTestCase {
+    /// The reader table's pin counts answer as a dictionary of counts does, through random
+    /// adds and removes over a few generations (removes of unpinned ones included).
+    func testPinCountsMatchADictionary() {
+        withSeed { random in
+            var counts = PinCounts()
+            var model: [Generation: Int] = [:]
+            for step in 0..<20_000 {
+                let generation = Generation(UInt64(1 + random.next(below: 12)))
+                if random.chance(0.55) {
+                    counts.add(generation)
+                    model[generation, default: 0] += 1
+                } else {
+                    counts.remove(generation)
+                    if let count = model[generation] { model[generation] = count > 1 ? count - 1 : nil }
+                }
+                XCTAssertEqual(counts.generations, model.keys.sorted(), "step \(step)")
+                XCTAssertEqual(counts.minimum, model.keys.min(), "step \(step)")
+                XCTAssertEqual(counts.isEmpty, model.isEmpty, "step \(step)")
+                let probe = Generation(UInt64(1 + random.next(below: 12)))
+                XCTAssertEqual(counts.contains(probe), model[probe] != nil, "step \(step)")
+            }
+        }
+    }
+
     /// An idle engine holds no lock: the reader slot is released after the linger period and
     /// the writer lock after each write.
     func testNoLockHeldWhileIdle() throws {
