@@ -69,11 +69,7 @@ public struct ReadableTree {
         try transaction.checkUsable()
         let lower = lower.baseAddress == nil ? .emptyBytes : lower
         let upper = upper.baseAddress == nil ? .emptyBytes : upper
-        return try reader.withFirst(from: lower, to: upper) { record in
-            guard let record else { return false }
-            try body(record.key, record.value)
-            return true
-        }
+        return try reader.withFirst(from: lower, to: upper, body)
     }
 
     /// Calls `body` with the value under `key` and returns true, or returns false when there is

@@ -96,29 +96,33 @@ struct BTreeReader<Source: PageSource> {
         try withValue(key) { $0.map { [UInt8]($0) } }
     }
 
-    /// Calls `body` with the first record whose key is in `lower..<upper` (nil when there is
-    /// none); its buffers are valid only during the call. One descent and no cursor: a leaf
-    /// with a key prefix assembles the key in scratch memory of the call, not in a key buffer.
-    /// When every key of the leaf found is below `lower`, the record is in a later leaf, and a
-    /// cursor (which keeps the path to step there) finds it.
-    func withFirst<R>(from lower: UnsafeRawBufferPointer, to upper: UnsafeRawBufferPointer,
-                      _ body: ((key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?) throws -> R) throws -> R {
+    /// Calls `body` with the key and value of the first record whose key is in `lower..<upper`
+    /// and returns true, or returns false when there is none; the buffers are valid only during
+    /// the call. One descent and no cursor: a leaf with a key prefix assembles the key in scratch
+    /// memory of the call, not in a key buffer. When every key of the leaf found is below
+    /// `lower`, the record is in a later leaf, and a cursor (which keeps the path to step there)
+    /// finds it.
+    func withFirst(from lower: UnsafeRawBufferPointer, to upper: UnsafeRawBufferPointer,
+                   _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         let (leaf, index, _) = try findLeaf(lower)
         if index >= leaf.cellCount {
             var cursor = NodeCursor(reader: self)
-            guard try cursor.seek(atLeast: lower), compareBytes(cursor.key, upper) < 0 else { return try body(nil) }
+            guard try cursor.seek(atLeast: lower), compareBytes(cursor.key, upper) < 0 else { return false }
             let key = cursor.key
-            return try cursor.withValue { try body((key, $0)) }
+            try cursor.withValue { try body(key, $0) }
+            return true
         }
-        guard leaf.compareKey(at: index, upper) < 0 else { return try body(nil) }
+        guard leaf.compareKey(at: index, upper) < 0 else { return false }
         if leaf.prefixLength == 0 {
             let key = leaf.storedKey(at: index)
-            return try withLeafValue(leaf, index) { try body((key, $0)) }
+            try withLeafValue(leaf, index) { try body(key, $0) }
+            return true
         }
-        return try withUnsafeTemporaryAllocation(byteCount: source.limits.maxKeyLength, alignment: 8) { scratch in
+        try withUnsafeTemporaryAllocation(byteCount: source.limits.maxKeyLength, alignment: 8) { scratch in
             let key = leaf.wholeKey(at: index, scratch: scratch.baseAddress!)
-            return try withLeafValue(leaf, index) { try body((key, $0)) }
+            try withLeafValue(leaf, index) { try body(key, $0) }
         }
+        return true
     }
 }
 
