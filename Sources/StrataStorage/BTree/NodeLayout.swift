@@ -475,42 +475,36 @@ extension PageBuffer {
                 live &+= 4 &+ n &+ Int(length)
             }
         } else {
-            for index in 0..<count {
-                let offset = Int(slots.u16(2 &* index))
-                if offset < start || offset >= size { return "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)" }
-                // Most cells: a key under 128 bytes and an inline value under 64 (both lengths
-                // one byte), accepted here when they fit; any other cell, and any cell that does
-                // not fit, takes the general decoding below, which names the problem.
-                if offset &+ 2 <= size {
-                    let keyByte = Int(base.u8(offset)), wordByte = Int(base.u8(offset &+ 1))
-                    if keyByte & 0x80 | wordByte & 0x81 == 0 {
-                        let length = 2 &+ keyByte &+ wordByte >> 1
-                        if offset &+ length <= size && keyByte &+ prefix <= maxKey {
-                            live &+= length
-                            continue
-                        }
+            // Most cells: a key under 128 bytes and an inline value under 64, so both lengths are
+            // one byte, read together. Such a cell is accepted by the first test below when it
+            // starts in the cell area with room for its two length bytes and ends inside it. Any
+            // other cell, and any cell that fails, takes the general decoding, which names the
+            // problem. `fastStarts` counts the offsets start...size - 2 (none when the area is
+            // shorter than two bytes), so one unsigned comparison checks both ends. A one-byte key
+            // length plus the prefix is within the key limit on pages of 2 KiB and up
+            // (`oneByteKeysFit`); smaller pages with a long prefix take the general decoding.
+            let fastStarts = UInt(max(0, size &- 1 &- start))
+            let oneByteKeysFit = 127 &+ prefix <= maxKey
+            var index = 0
+            while index < count {
+                if oneByteKeysFit {
+                    // The common cells, in a loop of their own whose few values stay in
+                    // registers; any other cell is decoded in full below.
+                    while index < count {
+                        let offset = Int(slots.u16(2 &* index))
+                        guard UInt(bitPattern: offset &- start) < fastStarts else { break }
+                        let lengths = Int(base.u16(offset)) // key length byte, then value word byte
+                        let length = 2 &+ lengths & 0xFF &+ lengths >> 9
+                        guard lengths & 0x8180 == 0 && offset &+ length <= size else { break }
+                        live &+= length
+                        index &+= 1
                     }
+                    if index == count { break }
                 }
-                var p = offset
-                guard let (keyLength, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
-                p &+= n
-                guard let (word, m) = Varint.read(base, at: p, limit: size) else { return "cell \(index) value length is not a valid varint" }
-                p &+= m
-                if keyLength > UInt64(size) || Int(keyLength) &+ prefix > maxKey {
-                    return "cell \(index) key of \(keyLength) bytes (and a prefix of \(prefix)) exceeds the key limit of \(maxKey)"
-                }
-                p &+= Int(keyLength)
-                if word & 1 == 1 {
-                    if p &+ 4 > size { return "cell \(index) overflow pointer runs past the page end" }
-                    if base.u32(p) == 0 { return "cell \(index) has overflow page 0" }
-                    if word >> 1 > UInt64(Int32.max) { return "cell \(index) overflow value length \(word >> 1) is implausible" }
-                    live &+= n &+ m &+ Int(keyLength) &+ 4
-                } else {
-                    if word >> 1 > UInt64(size) || p &+ Int(word >> 1) > size {
-                        return "cell \(index) value of \(word >> 1) bytes runs past the page end"
-                    }
-                    live &+= n &+ m &+ Int(keyLength) &+ Int(word >> 1)
-                }
+                let cell = decodedLeafCell(index, at: Int(slots.u16(2 &* index)), start: start, end: size, prefix: prefix, maxKey: maxKey)
+                if let problem = cell.problem { return problem }
+                live &+= cell.size
+                index &+= 1
             }
         }
         if branch && link.rawValue == 0 { return "branch has no rightmost child" }
@@ -518,6 +512,33 @@ extension PageBuffer {
             return "cells (\(live) bytes) and garbage (\(garbage)) do not fill the cell area (\(size - start) bytes)"
         }
         return nil
+    }
+
+    /// Leaf cell `index` at `offset` decoded in full (`validateNode`'s general case): its size,
+    /// or the problem with it. The cell must lie in `start..<end` and its key (with the page's
+    /// key prefix) within `maxKey` bytes.
+    private func decodedLeafCell(_ index: Int, at offset: Int, start: Int, end size: Int, prefix: Int, maxKey: Int) -> (size: Int, problem: String?) {
+        if offset < start || offset >= size { return (0, "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)") }
+        let base = UnsafeRawPointer(self.base)
+        var p = offset
+        guard let (keyLength, n) = Varint.read(base, at: p, limit: size) else { return (0, "cell \(index) key length is not a valid varint") }
+        p &+= n
+        guard let (word, m) = Varint.read(base, at: p, limit: size) else { return (0, "cell \(index) value length is not a valid varint") }
+        p &+= m
+        if keyLength > UInt64(size) || Int(keyLength) &+ prefix > maxKey {
+            return (0, "cell \(index) key of \(keyLength) bytes (and a prefix of \(prefix)) exceeds the key limit of \(maxKey)")
+        }
+        p &+= Int(keyLength)
+        if word & 1 == 1 {
+            if p &+ 4 > size { return (0, "cell \(index) overflow pointer runs past the page end") }
+            if base.u32(p) == 0 { return (0, "cell \(index) has overflow page 0") }
+            if word >> 1 > UInt64(Int32.max) { return (0, "cell \(index) overflow value length \(word >> 1) is implausible") }
+            return (n &+ m &+ Int(keyLength) &+ 4, nil)
+        }
+        if word >> 1 > UInt64(size) || p &+ Int(word >> 1) > size {
+            return (0, "cell \(index) value of \(word >> 1) bytes runs past the page end")
+        }
+        return (n &+ m &+ Int(keyLength) &+ Int(word >> 1), nil)
     }
 
     /// Extents of the cells, sorted by offset, with the first overlap found (integrity check).

@@ -77,6 +77,51 @@ final class NodeValidationTests: XCTestCase {
         }
     }
 
+    /// On a 1 KiB page a key prefix can be long enough that a key of under 128 bytes (its
+    /// length one byte, validateNode's common case) passes the key limit with it. A cell's key
+    /// is lengthened by as many bytes as its value is shortened, so the cell keeps its size and
+    /// only the key limit is broken: the validator refuses the page, as the plain reading does.
+    func testAShortKeyPastTheLimitOfALongPrefixIsRefused() {
+        withSeed { random in
+            var mutated = 0
+            for round in 0..<iterations(2_000, stress: 40_000) {
+                let limits = NodeLimits(pageSize: 1024)
+                let page = PageBuffer.zeroed(size: 1024)
+                page.format(as: .leaf, number: PageNumber(7), generation: Generation(1))
+                let prefix = random.bytes(limits.maxKeyLength - 1 - random.next(below: 40))
+                prefix.withUnsafeBytes { page.setKeyPrefix($0) }
+                while true {
+                    let key = random.bytes(random.next(below: limits.maxKeyLength - prefix.count))
+                    let value = random.bytes(random.next(below: 64))
+                    let size = NodeLimits.storedLeafCellSize(storedKeyLength: key.count, valueLength: value.count, overflow: false)
+                    guard page.fits(cellSize: size) else { break }
+                    let offset = page.insertCell(at: random.next(below: page.cellCount + 1), size: size)
+                    key.withUnsafeBytes { key in
+                        value.withUnsafeBytes { PageBuffer.encodeLeafCell(into: page.base, at: offset, key: key, valueLength: value.count, inlineValue: $0, overflow: nil) }
+                    }
+                }
+                if let problem = page.validateNode() { throw TestFailure("round \(round): an intact page was refused: \(problem)") }
+                // Cells whose value can give up the bytes the key needs to pass the limit.
+                let over = limits.maxKeyLength - prefix.count + 1
+                let candidates = (0..<page.cellCount).filter { index in
+                    let offset = Int(page.base.u16(PageHeader.size + 2 * index))
+                    return Int(page.base.u8(offset)) + Int(page.base.u8(offset + 1)) / 2 >= over
+                }
+                guard let index = candidates.randomElement(using: &random) else { continue }
+                let offset = Int(page.base.u16(PageHeader.size + 2 * index))
+                let total = Int(page.base.u8(offset)) + Int(page.base.u8(offset + 1)) / 2
+                let least = max(over, total - 63) // the value's length stays one byte
+                let keyLength = least + random.next(below: min(total, 127) - least + 1)
+                page.base.setU8(offset, UInt8(keyLength))
+                page.base.setU8(offset + 1, UInt8((total - keyLength) << 1))
+                mutated += 1
+                if Self.plainProblem(page) != "key limit" { throw TestFailure("round \(round): the plain reading says \(Self.plainProblem(page) ?? "ok")") }
+                if page.validateNode() == nil { throw TestFailure("round \(round): a key of \(keyLength) bytes after a prefix of \(prefix.count) was accepted") }
+            }
+            if mutated == 0 { throw TestFailure("no page had a cell to lengthen") }
+        }
+    }
+
     // MARK: The plain reading
 
     static func plainVarint(_ bytes: [UInt8], at offset: Int, limit: Int) -> (value: UInt64, size: Int)? {
@@ -155,16 +200,21 @@ final class NodeValidationTests: XCTestCase {
 
     // MARK: Random nodes
 
+    /// A random node on a page of 1 to 8 KiB. Some leaves get a key prefix long enough that a
+    /// one-byte key length plus the prefix can pass the key limit of a 1 KiB page (validateNode
+    /// then decodes every cell in full).
     static func randomNode(_ random: inout SeededRandom, branch: Bool) -> PageBuffer {
-        let page = PageBuffer.zeroed(size: 4096)
+        let size = [1024, 2048, 4096, 4096, 8192][random.next(below: 5)]
+        let page = PageBuffer.zeroed(size: size)
         page.format(as: branch ? .branch : .leaf, number: PageNumber(7), generation: Generation(1))
-        let limits = NodeLimits(pageSize: 4096)
+        let limits = NodeLimits(pageSize: size)
         if branch { page.link = PageNumber(UInt32(2 + random.next(below: 1000))) }
         let longCells = random.chance(0.5)
-        let prefix = !branch && random.chance(0.3) ? random.bytes(1 + random.next(below: 40)) : []
+        let prefixLength = random.chance(0.2) ? limits.maxKeyLength - 1 - random.next(below: 40) : 1 + random.next(below: 40)
+        let prefix = !branch && random.chance(0.3) ? random.bytes(min(prefixLength, 255)) : []
         if !prefix.isEmpty { prefix.withUnsafeBytes { page.setKeyPrefix($0) } }
         while true {
-            let keyLength = random.next(below: longCells ? min(300, limits.maxKeyLength - prefix.count) : 12)
+            let keyLength = random.next(below: min(longCells ? 300 : 12, limits.maxKeyLength - prefix.count))
             let key = random.bytes(keyLength)
             let index = random.next(below: page.cellCount + 1)
             let written = key.withUnsafeBytes { key -> Bool in
