@@ -69,6 +69,9 @@ public struct TreeName: Hashable, Comparable, Sendable, ExpressibleByStringLiter
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(nameHash) }
+    /// What Set and Dictionary use: the stored hash mixed with the table's seed by one finalizer
+    /// (`HashMixing`), not SipHash over it (two lookups of the catalog cache per read).
+    public func _rawHashValue(seed: Int) -> Int { HashMixing.mix(nameHash, seed: seed) }
 
     static let maxBytes = 255
 
