@@ -182,13 +182,13 @@ enum ManagedKeyCache {
 
     /// The slot of `info(of:kind:entity:)`, without copying the rest of it.
     @inline(__always)
-    static func slot(of keyPath: AnyKeyPath, kind: ManagedFastKind, entity: EntityDescription) -> Int? {
-        let key = Key(keyPath: ObjectIdentifier(keyPath), entity: ObjectIdentifier(entity))
+    static func slot(of keyPath: AnyKeyPath, kind: ManagedFastKind, entity: Unmanaged<EntityDescription>) -> Int? {
+        let key = Key(keyPath: ObjectIdentifier(keyPath), entity: entity._withUnsafeGuaranteedRef { ObjectIdentifier($0) })
         if let pointer = UnsafeRawPointer(bitPattern: current.load(ordering: .acquiring)),
-           let found = Unmanaged<Table>.fromOpaque(pointer).takeUnretainedValue().slots[key] {
+           let found = Unmanaged<Table>.fromOpaque(pointer)._withUnsafeGuaranteedRef({ $0.slots[key] }) {
             return found < 0 ? nil : found
         }
-        return info(of: keyPath, kind: kind, entity: entity).slot
+        return info(of: keyPath, kind: kind, entity: entity.takeUnretainedValue()).slot
     }
 
     static func info(of keyPath: AnyKeyPath, kind: ManagedFastKind, entity: EntityDescription) -> ManagedKeyInfo {
@@ -230,7 +230,7 @@ extension ManagedObject {
     @usableFromInline
     func loadedSlot(for keyPath: AnyKeyPath, kind: ManagedFastKind) -> Int? {
         if state == .prototype { return nil }
-        guard let slot = ManagedKeyCache.slot(of: keyPath, kind: kind, entity: entity) else { return nil }
+        guard let slot = ManagedKeyCache.slot(of: keyPath, kind: kind, entity: entityRef) else { return nil }
         // A row that cannot be read leaves the defaults to read; the error is in `faultErrors`.
         fireFaultKeepingError()
         return slot
@@ -240,7 +240,7 @@ extension ManagedObject {
     /// attribute of exactly that type; false (nothing done) otherwise.
     @usableFromInline
     func setDirectAttribute(_ value: RowValue, keyPath: AnyKeyPath, kind: ManagedFastKind) -> Bool {
-        guard let type = kind.attributeType, let slot = ManagedKeyCache.slot(of: keyPath, kind: kind, entity: entity) else { return false }
+        guard let type = kind.attributeType, let slot = ManagedKeyCache.slot(of: keyPath, kind: kind, entity: entityRef) else { return false }
         return setDirectAttribute(value, slot: slot, type: type)
     }
 }

@@ -35,11 +35,12 @@ import Synchronization
 /// or use it directly through ``value(forKey:)`` and ``setValue(_:forKey:)``.
 open class ManagedObject: Hashable, CustomStringConvertible {
     /// The entity this object belongs to.
-    public var entity: EntityDescription { entityStorage }
-    /// Unowned: the initializer makes an ID for the entity, which keeps it for the life of the
+    public var entity: EntityDescription { entityRef.takeUnretainedValue() }
+    /// Unretained: the initializer makes an ID for the entity, which keeps it for the life of the
     /// process (its ID's scope, `IDScope`, keeps it), so creating and releasing an object retains
-    /// and releases no entity.
-    private unowned(unsafe) let entityStorage: EntityDescription
+    /// and releases no entity. Hot paths borrow it (`_withUnsafeGuaranteedRef`): a read through
+    /// an `unowned(unsafe)` reference retained and released it.
+    let entityRef: Unmanaged<EntityDescription>
     /// The object's identity; temporary until the object is saved.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object lives in (nil once deleted and saved, or for objects never inserted).
@@ -133,8 +134,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Creates an object of `entity` and, when `context` is given, inserts it there.
     /// Subclasses inherit this initializer; override ``awakeFromInsert()`` to set up new objects.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
-        self.objectID = ManagedObjectID.temporary(for: entity)   // keeps the entity (see entityStorage)
-        self.entityStorage = entity
+        self.objectID = ManagedObjectID.temporary(for: entity)   // keeps the entity (see entityRef)
+        self.entityRef = Unmanaged.passUnretained(entity)
         self.values = entity.defaultRow
         if ManagedObject.countsLiveInstances.load(ordering: .relaxed) {
             isCountedAlive = true

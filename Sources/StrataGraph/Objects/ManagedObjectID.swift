@@ -22,18 +22,26 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// combination (`IDScope`), so that an ID is 16 bytes: every object holds one, and every row
     /// value (`RowValue`) is as large as its largest case, an ID (issue 30: a row value of
     /// 24 bytes instead of 32, a registered object 56 bytes smaller with its values).
-    /// Unowned: scopes are interned for the life of the process (`IDScope.of`), so copying an ID
-    /// retains nothing.
-    unowned(unsafe) let scope: IDScope
+    /// Unretained: scopes are interned for the life of the process (`IDScope.of`), so copying an
+    /// ID retains nothing. Read through `_withUnsafeGuaranteedRef`, which borrows the scope: a read
+    /// through an `unowned(unsafe)` reference retained and released it (several times per object
+    /// a fetch makes).
+    private let scopeRef: Unmanaged<IDScope>
+    var scope: IDScope { scopeRef.takeUnretainedValue() }
     /// The row's key in its store, or the temporary number's bit pattern.
     let number: Int64
 
     /// The entity of the object.
-    public var entity: EntityDescription { scope.entity }
+    public var entity: EntityDescription { scopeRef._withUnsafeGuaranteedRef { $0.entity } }
+    /// Whether the ID's entity is `entity` (the same description object), retaining neither.
+    package func hasEntity(_ entity: EntityDescription) -> Bool {
+        scopeRef._withUnsafeGuaranteedRef { $0.entity === entity }
+    }
+    private var isTemporary: Bool { scopeRef._withUnsafeGuaranteedRef { $0.isTemporary } }
     /// The store that holds the row (shared per identifier); `StoreIdentity.unsaved` while the
     /// ID is temporary.
-    var storeIdentity: StoreIdentity { scope.store }
-    package var key: Key { scope.isTemporary ? .temporary(UInt64(bitPattern: number)) : .permanent(number) }
+    var storeIdentity: StoreIdentity { scopeRef._withUnsafeGuaranteedRef { $0.store } }
+    package var key: Key { isTemporary ? .temporary(UInt64(bitPattern: number)) : .permanent(number) }
 
     /// The store that holds the row; nil while the ID is temporary.
     var store: StoreIdentity? { storeIdentity === StoreIdentity.unsaved ? nil : storeIdentity }
@@ -58,10 +66,10 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     package init(entity: EntityDescription, store: StoreIdentity?, key: Key) {
         switch key {
         case .temporary(let value):
-            scope = IDScope.of(entity, store: store ?? .unsaved, temporary: true)
+            scopeRef = IDScope.of(entity, store: store ?? .unsaved, temporary: true)
             number = Int64(bitPattern: value)
         case .permanent(let value):
-            scope = IDScope.of(entity, store: store ?? .unsaved, temporary: false)
+            scopeRef = IDScope.of(entity, store: store ?? .unsaved, temporary: false)
             number = value
         }
     }
@@ -70,7 +78,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// store making many IDs of one entity finds their scope once, not per ID.
     package init(_ scope: IDScope, primaryKey: Int64) {
         precondition(!scope.isTemporary, "Strata: a permanent ID made in a temporary scope")
-        self.scope = scope
+        self.scopeRef = Unmanaged.passUnretained(scope)
         self.number = primaryKey
     }
 
@@ -83,15 +91,20 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// A new temporary ID for an inserted object.
     static func temporary(for entity: EntityDescription) -> ManagedObjectID {
         let number = nextTemporary.wrappingAdd(1, ordering: .relaxed).oldValue
-        return ManagedObjectID(entity: entity, store: nil, key: .temporary(number))
+        return ManagedObjectID(scopeRef: IDScope.temporary(of: entity), number: Int64(bitPattern: number))
+    }
+
+    private init(scopeRef: Unmanaged<IDScope>, number: Int64) {
+        self.scopeRef = scopeRef
+        self.number = number
     }
 
     /// Whether the object has not been saved yet.
-    public var isTemporaryID: Bool { scope.isTemporary }
+    public var isTemporaryID: Bool { isTemporary }
 
     /// The row key of a permanent ID (nil while the ID is temporary): what a store finds the
     /// row by.
-    public var primaryKey: Int64? { scope.isTemporary ? nil : number }
+    public var primaryKey: Int64? { isTemporary ? nil : number }
 
     /// A URL naming the object; ``PersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``
     /// turns it back into an ID.
@@ -111,7 +124,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
         guard lhs.number == rhs.number else { return false }
-        if lhs.scope === rhs.scope { return true }
+        if lhs.scopeRef.toOpaque() == rhs.scopeRef.toOpaque() { return true }
         // Entities of different models with the same name name the same rows.
         return lhs.scope.store === rhs.scope.store && lhs.scope.isTemporary == rhs.scope.isTemporary
             && lhs.scope.entity.name == rhs.scope.entity.name
@@ -121,7 +134,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// so the entity name is left to `==`. (A context's registry hashes IDs more cheaply: see
     /// `ObjectRegistry.hash`.)
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(UInt64(bitPattern: number) ^ (scope.isTemporary ? 0x5BD1_E995_9E37_79B9 : 0))
+        hasher.combine(UInt64(bitPattern: number) ^ (isTemporary ? 0x5BD1_E995_9E37_79B9 : 0))
     }
 
     public var description: String { "<\(uriRepresentation().absoluteString)>" }
@@ -171,19 +184,27 @@ package final class IDScope: Sendable {
 
     /// The scope of the permanent IDs of `entity`'s rows in `store`.
     package static func permanent(_ entity: EntityDescription, in store: StoreIdentity) -> IDScope {
-        of(entity, store: store, temporary: false)
+        of(entity, store: store, temporary: false).takeUnretainedValue()
     }
 
-    /// The scope of `entity`'s IDs in `store`, temporary or not.
+    /// The scope of `entity`'s temporary IDs, unretained (what every inserted object and fault
+    /// starts with).
     @inline(__always)
-    static func of(_ entity: EntityDescription, store: StoreIdentity, temporary: Bool) -> IDScope {
+    static func temporary(of entity: EntityDescription) -> Unmanaged<IDScope> {
+        entity.idScopes.temporary ?? Unmanaged.passUnretained(made(entity, store: .unsaved, temporary: true))
+    }
+
+    /// The scope of `entity`'s IDs in `store`, temporary or not, unretained (interned scopes live
+    /// as long as the process).
+    @inline(__always)
+    static func of(_ entity: EntityDescription, store: StoreIdentity, temporary: Bool) -> Unmanaged<IDScope> {
         let scopes = entity.idScopes
         if temporary && store === StoreIdentity.unsaved {
             if let scope = scopes.temporary { return scope }
-        } else if !temporary, let first = scopes.firstStore, first.store === store {
+        } else if !temporary, let first = scopes.firstStore, first._withUnsafeGuaranteedRef({ $0.store === store }) {
             return first
         }
-        return made(entity, store: store, temporary: temporary)
+        return Unmanaged.passUnretained(made(entity, store: store, temporary: temporary))
     }
 
     /// Finds or makes the scope under the entity's lock, publishing it for the fast path when it
@@ -217,14 +238,14 @@ final class EntityIDScopes: Sendable {
     let temporaryAddress = Atomic<UInt>(0)
     let firstStoreAddress = Atomic<UInt>(0)
 
-    var temporary: IDScope? { Self.scope(at: temporaryAddress) }
-    var firstStore: IDScope? { Self.scope(at: firstStoreAddress) }
+    var temporary: Unmanaged<IDScope>? { Self.scope(at: temporaryAddress) }
+    var firstStore: Unmanaged<IDScope>? { Self.scope(at: firstStoreAddress) }
 
     @inline(__always)
-    private static func scope(at address: borrowing Atomic<UInt>) -> IDScope? {
+    private static func scope(at address: borrowing Atomic<UInt>) -> Unmanaged<IDScope>? {
         let bits = address.load(ordering: .acquiring)
         guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        return Unmanaged<IDScope>.fromOpaque(pointer).takeUnretainedValue()
+        return Unmanaged<IDScope>.fromOpaque(pointer)
     }
 
     func publish(_ scope: IDScope, at address: borrowing Atomic<UInt>) {

@@ -155,20 +155,29 @@ extension NativeReadView {
         if let indexLayout = indexLayout(of: path, plan: plan) {
             let reader = self.reader
             let state = RowWalkState()
+            let rowCache = store.rowCache, generation = self.generation
             func row(_ key: Int64, _ number: UInt16) throws -> StoreRow {
-                if state.points?.number != number {
+                if state.number != number {
                     guard let rowLayout = store.layoutsByNumber[number] else {
                         throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
                     }
-                    state.points = (number, rowLayout, try transaction.treeIfPresent(rowLayout.rowsTree)?.makePointReader())
+                    state.reader = try transaction.treeIfPresent(rowLayout.rowsTree)?.makePointReader()
+                    state.layout = Unmanaged.passUnretained(rowLayout)
+                    state.number = number
                 }
-                let rowLayout = state.points!.layout
                 state.read += 1
-                guard let row = try cachedRow(key: key, layout: rowLayout, points: state.points!.reader,
-                                              remember: state.read <= Self.rowsRememberedPerRead) else {
-                    throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(rowLayout.entity.name), which does not exist")
+                let remember = state.read <= Self.rowsRememberedPerRead
+                let found = try state.layout!._withUnsafeGuaranteedRef { layout -> StoreRow? in
+                    // The cache through constants of this walk: a call on the view here copied
+                    // (retained and released) its references for every row.
+                    if let cached = rowCache.row(key, at: generation), cached.id.hasEntity(layout.entity) { return cached }
+                    return try storedRow(key: key, layout: layout, points: state.reader, remember: remember)
                 }
-                return row
+                guard let found else {
+                    let name = state.layout!.takeUnretainedValue().entity.name
+                    throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(name), which does not exist")
+                }
+                return found
             }
             if plan.rowsInAnyOrder && plan.sortDescriptors.isEmpty && plan.limit == 0 && plan.offset == 0 {
                 // Every selected row, in any order: the keys first, then the rows in key order.
@@ -208,7 +217,13 @@ extension NativeReadView {
     /// A row through the row cache (and `points`, a point reader of its rows tree, if given); a
     /// row read from the tree is remembered in the cache when `remember`.
     func cachedRow(key: Int64, layout: EntityLayout, points: PointReader? = nil, remember: Bool = true) throws -> StoreRow? {
-        if let cached = store.rowCache.row(key, at: generation), cached.id.entity === layout.entity { return cached }
+        if let cached = store.rowCache.row(key, at: generation), cached.id.hasEntity(layout.entity) { return cached }
+        return try storedRow(key: key, layout: layout, points: points, remember: remember)
+    }
+
+    /// The row under `key` read from the store (not the row cache, which `remember` lets it
+    /// join), or nil.
+    func storedRow(key: Int64, layout: EntityLayout, points: PointReader?, remember: Bool) throws -> StoreRow? {
         let found = try points.map { try reader.row(key: key, layout: layout, in: $0) } ?? readRow(key: key, layout: layout)
         guard let row = found else { return nil }
         if remember { store.rowCache.insert(row, key: key, at: generation) }
@@ -398,7 +413,13 @@ extension NativeStore {
 /// reference (captured variables were checked for exclusivity at run time, four times per row).
 private final class RowWalkState {
     // Used by one walk on one thread; nothing holds an access across a call that changes them.
-    @exclusivity(unchecked) var points: (number: UInt16, layout: EntityLayout, reader: PointReader?)?
+    /// The entity number of the rows being read (nil before the first), with its layout and a
+    /// point reader of its rows tree.
+    @exclusivity(unchecked) var number: UInt16?
+    /// Unretained and borrowed per row: the store's `layoutsByNumber` (a constant) holds every
+    /// layout. A strong reference here was retained and released around every row read.
+    @exclusivity(unchecked) var layout: Unmanaged<EntityLayout>?
+    @exclusivity(unchecked) var reader: PointReader?
     @exclusivity(unchecked) var read = 0
 }
 
