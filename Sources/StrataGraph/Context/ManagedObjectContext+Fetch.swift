@@ -272,8 +272,7 @@ extension ManagedObjectContext {
             if object.state.isFault && !asFault { fill(object, from: row) }
             return object
         }
-        let entity = modelEntity(of: row.id, modelSerial: modelSerial)
-        let object = ManagedObject.makeFault(entity: entity, id: row.id)
+        let object = makeFault(for: row.id, modelSerial: modelSerial)
         register(object)
         if !asFault {
             fill(object, from: row)

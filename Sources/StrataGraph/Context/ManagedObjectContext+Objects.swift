@@ -66,12 +66,21 @@ extension ManagedObjectContext {
         return model.entitiesByName[id.entity.name] ?? id.entity
     }
 
+    /// A new fault for `id`, of the entity `modelEntity(of:modelSerial:)` names: in the usual case
+    /// the ID's own entity, borrowed rather than retained (a fetch makes one fault per row).
+    @inline(__always)
+    func makeFault(for id: ManagedObjectID, modelSerial: UInt64?) -> ManagedObject {
+        if let modelSerial, !id.withEntity({ $0.modelSerial == modelSerial }) {
+            return ManagedObject.makeFault(entity: modelEntity(of: id, modelSerial: modelSerial), id: id)
+        }
+        return id.withEntity { ManagedObject.makeFault(entity: $0, id: id) }
+    }
+
     /// The object with `objectID`: the registered one, or a new fault (not checked against the store).
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
         assertOnQueue("object(with:)")
         if let object = registry[objectID] { return object }
-        let entity = modelEntity(of: objectID)
-        let object = ManagedObject.makeFault(entity: entity, id: objectID)
+        let object = makeFault(for: objectID, modelSerial: persistentStoreCoordinator?.modelSerial)
         register(object)
         return object
     }

@@ -304,7 +304,12 @@ final class ContextHandle: @unchecked Sendable {
     let isAlive = Atomic<Bool>(true)
     /// The context's `objectsAreObservable` (read on every @Managed property read).
     @exclusivity(unchecked) var objectsAreObservable = false
-    @exclusivity(unchecked) var changeCounter: ChangeCounter?
+    @exclusivity(unchecked) var changeCounter: ChangeCounter? {
+        didSet { changeCounterRef = changeCounter.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `changeCounter` unretained, which holds it: read by borrowing on every fault fired from
+    /// prefetched values (a read of the strong reference retained and released it).
+    @exclusivity(unchecked) private var changeCounterRef: Unmanaged<ChangeCounter>?
     @exclusivity(unchecked) var pinNumber: UInt = 0
 
     /// Whether values a fetch read at `stamp` and pin `pin` are still what a read would give:
@@ -312,8 +317,8 @@ final class ContextHandle: @unchecked Sendable {
     /// generation (child contexts: never; they read through their parent).
     @inline(__always)
     func prefetchIsCurrent(stamp: UInt64, pin: UInt) -> Bool {
-        guard let changeCounter, isAlive.load(ordering: .acquiring) else { return false }
-        return changeCounter.stamp == stamp && pinNumber == pin
+        guard let counter = changeCounterRef, isAlive.load(ordering: .acquiring) else { return false }
+        return counter._withUnsafeGuaranteedRef { $0.stamp == stamp } && pinNumber == pin
     }
 }
 

@@ -34,7 +34,7 @@ final class ObjectObservation {
 extension ManagedObject {
     /// Whether reads of this object's properties are registered with Observation.
     @usableFromInline
-    var isObservable: Bool { contextHandle?.objectsAreObservable == true }
+    var isObservable: Bool { contextHandleRef?._withUnsafeGuaranteedRef { $0.objectsAreObservable } == true }
 
     /// Registers a read of the property at `keyPath` (stored at `storage`) of `object`.
     @usableFromInline

@@ -122,7 +122,8 @@ extension ManagedObject {
     func fireFaultIfNeeded() throws {
         guard state.needsLoad else { return }
         // The usual case, a fault whose fetch's values are still current, needs no context.
-        if state == .prefetchedFault, let handle = contextHandle, handle.prefetchIsCurrent(stamp: prefetchStamp, pin: prefetchPin) {
+        if state == .prefetchedFault, let handle = contextHandleRef,
+           handle._withUnsafeGuaranteedRef({ $0.prefetchIsCurrent(stamp: prefetchStamp, pin: prefetchPin) }) {
             fireFromPrefetchedValues()
             return
         }

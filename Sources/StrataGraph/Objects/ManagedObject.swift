@@ -51,7 +51,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The handle of the context the object lives in (a strong reference to the handle, which
     /// refers to the context weakly). Set and read on the context's queue only (see the state
     /// below for why unchecked).
-    @exclusivity(unchecked) var contextHandle: ContextHandle?
+    var contextHandle: ContextHandle? {
+        get { contextHandleRef?.takeUnretainedValue() }
+        set {
+            let old = contextHandleRef
+            contextHandleRef = newValue.map { Unmanaged.passRetained($0) }
+            old?.release()
+        }
+    }
+    /// `contextHandle`, retained by hand (passRetained when set, released when replaced and in
+    /// deinit) so hot paths can borrow it (`_withUnsafeGuaranteedRef`): a read of a strong
+    /// optional reference retained and released it on every fault fired.
+    @exclusivity(unchecked) private(set) var contextHandleRef: Unmanaged<ContextHandle>?
 
     // `@exclusivity(unchecked)` on the object's state: read and written only on its context's
     // queue, on every value access, where the runtime's dynamic exclusivity check cost more than
@@ -147,6 +158,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     deinit {
+        contextHandleRef?.release()
         if isCountedAlive { ManagedObject.liveCount.wrappingSubtract(1, ordering: .relaxed) }
     }
 

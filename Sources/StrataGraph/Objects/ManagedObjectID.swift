@@ -37,6 +37,11 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     package func hasEntity(_ entity: EntityDescription) -> Bool {
         scopeRef._withUnsafeGuaranteedRef { $0.entity === entity }
     }
+    /// Calls `body` with the ID's entity, borrowed (not retained).
+    @inline(__always)
+    package func withEntity<R>(_ body: (EntityDescription) throws -> R) rethrows -> R {
+        try scopeRef._withUnsafeGuaranteedRef { try body($0.entity) }
+    }
     private var isTemporary: Bool { scopeRef._withUnsafeGuaranteedRef { $0.isTemporary } }
     /// The store that holds the row (shared per identifier); `StoreIdentity.unsaved` while the
     /// ID is temporary.
