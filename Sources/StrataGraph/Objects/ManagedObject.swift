@@ -228,7 +228,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public var hasChanges: Bool { state.isInserted || state.isDeleted || !changedSlots.isEmpty }
     /// Like ``hasChanges`` but ignoring transient properties.
     public var hasPersistentChangedValues: Bool {
-        state.isInserted || state.isDeleted || changedSlots.contains { !entity.slots[$0].isTransient }
+        if state.isInserted || state.isDeleted { return true }
+        if changedSlots.isEmpty { return false }
+        // The entity borrowed: a save asks this of every changed object.
+        return entityRef._withUnsafeGuaranteedRef { entity in
+            entity.transientSlots.isEmpty || changedSlots.contains { !entity.slots[$0].isTransient }
+        }
     }
 
     // MARK: Lifecycle hooks (override; call super)

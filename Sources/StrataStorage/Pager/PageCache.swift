@@ -135,7 +135,7 @@ struct PageCache: ~Copyable, Sendable {
         state.withLock { ($0.index.count, $0.hits, $0.misses) }
     }
 
-    private static func store(_ page: SharedPage, in s: inout State, capacity: Int, sequential: Bool = false) {
+    private static func store(_ page: consuming SharedPage, in s: inout State, capacity: Int, sequential: Bool = false) {
         let number = page.page.pageNumber.rawValue
         if let slot = s.index[number] {
             s.slots[Int(slot)].page = page
@@ -182,18 +182,29 @@ struct PageCache: ~Copyable, Sendable {
     }
 
     private static func evict(_ slot: Int, in s: inout State) {
-        // Only the number is kept: a reference to the page held here would make `empty` see
-        // the buffer as shared and never recycle it.
-        guard let number = s.slots[slot].page?.page.pageNumber.rawValue else { return }
-        s.index.remove(number)
-        empty(slot, in: &s)
+        guard let old = takePage(slot, in: &s) else { return }
+        s.index.remove(old.page.pageNumber.rawValue)
+        recycle(old, in: &s)
     }
 
     /// Empties a slot, keeping the buffer for reuse if nobody else holds it.
     private static func empty(_ slot: Int, in s: inout State) {
-        guard var old = s.slots[slot].page else { return }
-        s.slots[slot] = Slot(page: nil, referenced: false)
+        guard let old = takePage(slot, in: &s) else { return }
+        recycle(old, in: &s)
+    }
+
+    /// Moves the page out of `slot`, which becomes free. Moved, not copied: a copy would be
+    /// retained and released, and would make `recycle` see the buffer as shared.
+    private static func takePage(_ slot: Int, in s: inout State) -> SharedPage? {
+        guard let page = s.slots[slot].page.take() else { return nil }
+        s.slots[slot].referenced = false
+        s.slots[slot].scanned = false
         s.emptySlots.append(slot)
-        if s.spares.count < s.maxSpares, isKnownUniquelyReferenced(&old.page) { s.spares.append(old) }
+        return page
+    }
+
+    /// Keeps an emptied slot's buffer for the next load if nobody else holds it.
+    private static func recycle(_ page: consuming SharedPage, in s: inout State) {
+        if s.spares.count < s.maxSpares, isKnownUniquelyReferenced(&page.page) { s.spares.append(page) }
     }
 }
