@@ -50,7 +50,7 @@ extension ManagedObjectContext {
             return dictionaries
         }
         // Taken before reading: a commit during the read makes the rows not current.
-        let stamp = parent == nil ? persistentStoreCoordinator?.changeStamp : nil
+        let stamp = hasParent ? nil : handle.changeStamp
         let rows = try orderedRows(for: request, entity: entity)
         let prefetch = stamp.map { (stamp: $0, pin: currentPinIdentity) }
         switch request.resultType {
@@ -62,7 +62,7 @@ extension ManagedObjectContext {
         default:
             var results: [T] = []
             results.reserveCapacity(rows.count)
-            let modelSerial = persistentStoreCoordinator?.modelSerial, asFaults = request.returnsObjectsAsFaults
+            let modelSerial = coordinatorModelSerial, asFaults = request.returnsObjectsAsFaults
             // Room for every row's object at once: growing the registry one doubling at a time
             // rehashes it about twice over for a large fetch.
             if rows.count > 64 { registry.reserveCapacity(registry.count + rows.count) }
@@ -91,7 +91,7 @@ extension ManagedObjectContext {
         // model is compared by serial, without retaining it (a model has weak references, so
         // each retain of it takes the runtime's slow path).
         if request.entity == nil, let name = request.entityName, let last = lastResolvedEntity,
-           last.name == name, last.modelSerial == persistentStoreCoordinator?.modelSerial {
+           last.name == name, last.modelSerial == coordinatorModelSerial {
             return last.entity
         }
         guard let model else { throw StrataError(.noStore, "\(debugName) has no coordinator (set persistentStoreCoordinator or parent)") }
@@ -261,7 +261,7 @@ extension ManagedObjectContext {
     /// `prefetch`: the change stamp and generation the row was read at (root contexts), kept on a
     /// new fault so firing it while they are current needs no second read.
     func materialize(_ row: StoreRow, asFault: Bool, prefetch: (stamp: UInt64, pin: ObjectIdentifier?)? = nil) -> ManagedObject {
-        materialize(row, asFault: asFault, prefetch: prefetch, modelSerial: persistentStoreCoordinator?.modelSerial)
+        materialize(row, asFault: asFault, prefetch: prefetch, modelSerial: coordinatorModelSerial)
     }
 
     /// `materialize` with the serial of the context's model looked up once by the caller (the

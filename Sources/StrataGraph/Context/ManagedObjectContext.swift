@@ -196,6 +196,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
+    /// The serial of the coordinator's model, read without retaining the coordinator (a root
+    /// context's own; a child asks its parents). Every fetch reads it.
+    var coordinatorModelSerial: UInt64? {
+        hasParent ? persistentStoreCoordinator?.modelSerial : coordinatorStorage?.modelSerial
+    }
+
     /// What the handle needs to fire prefetched faults alone: a root context's coordinator counter.
     private func updateHandle() {
         handle.changeCounter = hasParent ? nil : coordinatorStorage?.changeCounter
@@ -316,6 +322,10 @@ final class ContextHandle: @unchecked Sendable {
     /// nothing was committed through the coordinator since, and the context reads the same query
     /// generation (child contexts: never; they read through their parent).
     @inline(__always)
+    /// The change stamp of a root context's coordinator (nil for child contexts), read through
+    /// the borrowed counter.
+    var changeStamp: UInt64? { changeCounterRef?._withUnsafeGuaranteedRef { $0.stamp } }
+
     func prefetchIsCurrent(stamp: UInt64, pin: UInt) -> Bool {
         guard let counter = changeCounterRef, isAlive.load(ordering: .acquiring) else { return false }
         return counter._withUnsafeGuaranteedRef { $0.stamp == stamp } && pinNumber == pin
