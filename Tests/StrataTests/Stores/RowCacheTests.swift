@@ -51,6 +51,27 @@ final class RowCacheTests: XCTestCase {
         XCTAssertNil(cache.row(4, at: 1), "an older reader bypasses the cache")
     }
 
+    /// The recent keys against a list of the last `capacity` keys read, with capacities small
+    /// enough that the membership table's probes wrap around and its deletions shift entries back.
+    func testRecentKeysMatchAListOfTheLastKeys() {
+        for seed in 1...40 as ClosedRange<UInt64> {
+            var random = SeededRandom(seed: seed)
+            let capacity = 1 + Int(random.next() % 48)
+            var recent = RowCache.RecentKeys(capacity: capacity)
+            var model: [Int64] = [] // oldest first
+            let spread = UInt64(capacity * 3)
+            for step in 0..<4_000 {
+                let key = Int64(random.next() % spread) - Int64(spread / 2)
+                let expected = model.contains(key)
+                XCTAssertEqual(recent.readBefore(key), expected, "seed \(seed), capacity \(capacity), step \(step), key \(key)")
+                if !expected {
+                    if model.count == capacity { model.removeFirst() }
+                    model.append(key)
+                }
+            }
+        }
+    }
+
     /// A seeded walk: reads (insert after a miss, as the store does), lookups and commits, with a
     /// budget large enough that nothing is evicted, against a model of the admission rule.
     func testASeededWalkAgreesWithAModelOfTheAdmissionRule() {
