@@ -60,7 +60,7 @@ extension NativeReadView {
         let needed = plan.limit > 0 ? plan.offset + plan.limit : Int.max
         if let entries = try indexEntryCount(path, plan: plan) { return plan.window(entries) }
         var total = 0
-        if path.residual == nil, let indexLayout = indexLayout(of: path, plan: plan) {
+        if path.residual == nil, let indexLayout = path.index?.layout {
             try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { _, _ in
                 total += 1
                 return total < needed
@@ -93,7 +93,7 @@ extension NativeReadView {
     func keys(matching plan: FetchPlan) throws -> [(number: UInt16, key: Int64)] {
         let path = store.accessPath(for: plan)
         var keys: [(number: UInt16, key: Int64)] = []
-        if path.residual == nil, let indexLayout = indexLayout(of: path, plan: plan) {
+        if path.residual == nil, let indexLayout = path.index?.layout {
             if let expected = try indexEntryCount(path, plan: plan) { keys.reserveCapacity(expected) }
             try forEachIndexEntry(path: path, index: indexLayout, plan: plan) { key, number in
                 keys.append((number, key))
@@ -112,7 +112,7 @@ extension NativeReadView {
     /// residual, one entity per index); nil otherwise. Whole leaves at a time: no entry is
     /// looked at except at the range ends.
     func indexEntryCount(_ path: AccessPath, plan: FetchPlan) throws -> Int? {
-        guard path.residual == nil, !path.filtersEntities, let indexLayout = indexLayout(of: path, plan: plan),
+        guard path.residual == nil, !path.filtersEntities, let indexLayout = path.index?.layout,
               let tree = try transaction.treeIfPresent(indexLayout.tree) else { return nil }
         var total = 0
         for range in keyRanges(path, index: indexLayout) { total += try tree.count(from: range.lower, to: range.upper) }
@@ -121,16 +121,11 @@ extension NativeReadView {
 
     /// The layout of the index `path` scans, as the fetched entity's layout lists it (nil for a
     /// scan of every row).
-    private func indexLayout(of path: AccessPath, plan: FetchPlan) -> IndexLayout? {
-        guard let index = path.index, let layout = store.layout(for: plan.entity) else { return nil }
-        return layout.indexes.first { $0.name == index.name && $0.declaringEntity == index.declaringEntity }
-    }
-
     /// Calls `body` with each row the plan's predicate selects, in access order, until it returns false.
     func forEachMatch(_ plan: FetchPlan, path: AccessPath, _ body: (StoreRow) throws -> Bool) throws {
         // One row at most, and no residual: read by its key, without the state a walk of many
         // entries keeps (its point reader and `RowWalkState`, allocated for every walk).
-        if path.isPointLookup, let indexLayout = indexLayout(of: path, plan: plan) {
+        if path.isPointLookup, let indexLayout = path.index?.layout {
             guard let (key, number) = try pointLookup(path, index: indexLayout, plan: plan) else { return }
             guard let rowLayout = store.layoutsByNumber[number] else {
                 throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
@@ -152,7 +147,7 @@ extension NativeReadView {
                 throw error
             }
         }
-        if let indexLayout = indexLayout(of: path, plan: plan) {
+        if let indexLayout = path.index?.layout {
             let reader = self.reader
             let state = RowWalkState()
             let rowCache = store.rowCache, generation = self.generation

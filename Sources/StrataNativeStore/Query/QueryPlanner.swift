@@ -31,14 +31,20 @@ final class IndexCandidate: Sendable {
     /// How many kinds the entity has: itself and its subentities.
     let entityKindCount: Int
 
-    init(name: String, elements: [String], kinds: [KeyElementKind], isUnique: Bool, declaringEntity: String, textCap: Int,
-         for entity: EntityDescription) {
-        self.name = name
-        self.elements = elements
-        self.kinds = kinds
-        self.isUnique = isUnique
-        self.declaringEntity = declaringEntity
-        self.textCap = textCap
+    /// The index itself, which a fetch planned on this candidate walks: carried for the store's
+    /// execution (NativeQueryExecution.swift); the planner never reads it.
+    let layout: IndexLayout
+
+    /// The candidate of `layout`, an index of `entity`'s layout.
+    init(_ layout: IndexLayout, for entity: EntityDescription) {
+        self.layout = layout
+        self.name = layout.name
+        self.elements = layout.elementNames
+        self.kinds = layout.kinds
+        self.isUnique = layout.isUnique
+        self.declaringEntity = layout.declaringEntity
+        self.textCap = layout.cap
+        let elements = layout.elementNames, declaringEntity = layout.declaringEntity
         self.elementTypes = elements.map { element in
             guard let slot = entity.slotIndex[element], let attribute = entity.slots[slot] as? AttributeDescription,
                   !attribute.isTransient else { return nil }

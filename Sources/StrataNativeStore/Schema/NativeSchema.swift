@@ -358,9 +358,6 @@ final class EntityLayout: Sendable {
             declaring = current.superentity
         }
         self.indexes = indexes
-        self.candidates = indexes.map {
-            IndexCandidate(name: $0.name, elements: $0.elementNames, kinds: $0.kinds, isUnique: $0.isUnique,
-                           declaringEntity: $0.declaringEntity, textCap: $0.cap, for: entity)
-        }
+        self.candidates = indexes.map { IndexCandidate($0, for: entity) }
     }
 }
