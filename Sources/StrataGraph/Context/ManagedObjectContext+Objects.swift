@@ -80,7 +80,7 @@ extension ManagedObjectContext {
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
         assertOnQueue("object(with:)")
         if let object = registry[objectID] { return object }
-        let object = makeFault(for: objectID, modelSerial: persistentStoreCoordinator?.modelSerial)
+        let object = makeFault(for: objectID, modelSerial: coordinatorModelSerial)
         register(object)
         return object
     }

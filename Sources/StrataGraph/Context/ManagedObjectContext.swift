@@ -318,14 +318,14 @@ final class ContextHandle: @unchecked Sendable {
     @exclusivity(unchecked) private var changeCounterRef: Unmanaged<ChangeCounter>?
     @exclusivity(unchecked) var pinNumber: UInt = 0
 
-    /// Whether values a fetch read at `stamp` and pin `pin` are still what a read would give:
-    /// nothing was committed through the coordinator since, and the context reads the same query
-    /// generation (child contexts: never; they read through their parent).
-    @inline(__always)
     /// The change stamp of a root context's coordinator (nil for child contexts), read through
     /// the borrowed counter.
     var changeStamp: UInt64? { changeCounterRef?._withUnsafeGuaranteedRef { $0.stamp } }
 
+    /// Whether values a fetch read at `stamp` and pin `pin` are still what a read would give:
+    /// nothing was committed through the coordinator since, and the context reads the same query
+    /// generation (child contexts: never; they read through their parent).
+    @inline(__always)
     func prefetchIsCurrent(stamp: UInt64, pin: UInt) -> Bool {
         guard let counter = changeCounterRef, isAlive.load(ordering: .acquiring) else { return false }
         return counter._withUnsafeGuaranteedRef { $0.stamp == stamp } && pinNumber == pin
