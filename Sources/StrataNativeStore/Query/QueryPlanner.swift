@@ -11,16 +11,18 @@
 import Foundation
 import StrataGraph
 
-/// An index as the planner sees it (a class: access paths hold it, one retain to copy).
+/// An index as the planner sees it (a class: access paths hold it, one retain to copy): the
+/// index's layout, which a fetch planned on it walks, with facts about the entity it was made for.
 final class IndexCandidate: Sendable {
-    let name: String
-    let elements: [String]
-    let kinds: [KeyElementKind]
-    let isUnique: Bool
+    let layout: IndexLayout
+    var name: String { layout.name }
+    var elements: [String] { layout.elementNames }
+    var kinds: [KeyElementKind] { layout.kinds }
+    var isUnique: Bool { layout.isUnique }
     /// The entity whose rows (and subentities' rows) the index holds.
-    let declaringEntity: String
+    var declaringEntity: String { layout.declaringEntity }
     /// Text and data elements longer than this many bytes are cut in keys.
-    let textCap: Int
+    var textCap: Int { layout.cap }
     // Facts about the entity whose fetches may use this candidate (candidates are made per
     // entity), so planning a fetch reads no property of the entity itself: the model's
     // properties are read through dynamic exclusivity checks from this module.
@@ -31,26 +33,15 @@ final class IndexCandidate: Sendable {
     /// How many kinds the entity has: itself and its subentities.
     let entityKindCount: Int
 
-    /// The index itself, which a fetch planned on this candidate walks: carried for the store's
-    /// execution (NativeQueryExecution.swift); the planner never reads it.
-    let layout: IndexLayout
-
     /// The candidate of `layout`, an index of `entity`'s layout.
     init(_ layout: IndexLayout, for entity: EntityDescription) {
         self.layout = layout
-        self.name = layout.name
-        self.elements = layout.elementNames
-        self.kinds = layout.kinds
-        self.isUnique = layout.isUnique
-        self.declaringEntity = layout.declaringEntity
-        self.textCap = layout.cap
-        let elements = layout.elementNames, declaringEntity = layout.declaringEntity
-        self.elementTypes = elements.map { element in
+        self.elementTypes = layout.elementNames.map { element in
             guard let slot = entity.slotIndex[element], let attribute = entity.slots[slot] as? AttributeDescription,
                   !attribute.isTransient else { return nil }
             return attribute.attributeType
         }
-        self.isDeclaredByEntity = declaringEntity == entity.name
+        self.isDeclaredByEntity = layout.declaringEntity == entity.name
         self.entityKindCount = entity.kindNames.count
     }
 }
