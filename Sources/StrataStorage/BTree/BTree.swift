@@ -15,6 +15,10 @@ protocol PageSource: AnyObject {
     /// The page `number` as `page(_:)` gives it; `sequential` says a cursor reached it moving to
     /// the next leaf of a scan, which the page cache keeps only while it has room (PageCache).
     func page(_ number: PageNumber, sequential: Bool) throws -> PageBuffer
+    /// The page `number` for a point lookup: checksum-verified, and `checked` says whether it is
+    /// structurally validated too. When it is not, it may only be searched with the checks of
+    /// NodeProbe.swift. (Sources without that distinction give validated pages.)
+    func probedPage(_ number: PageNumber) throws -> (page: PageBuffer, checked: Bool)
     var limits: NodeLimits { get }
     /// The store path, for error messages.
     var storePath: String { get }
@@ -22,6 +26,7 @@ protocol PageSource: AnyObject {
 
 extension PageSource {
     func page(_ number: PageNumber, sequential: Bool) throws -> PageBuffer { try page(number) }
+    func probedPage(_ number: PageNumber) throws -> (page: PageBuffer, checked: Bool) { (try page(number), true) }
 }
 
 /// A write transaction's view of pages: a source that can also change them.
@@ -48,27 +53,53 @@ struct BTreeReader<Source: PageSource> {
     @inline(__always)
     func node(_ number: PageNumber, expectLeaf: Bool, sequential: Bool = false) throws -> PageBuffer {
         let page = try source.page(number, sequential: sequential)
-        if expectLeaf ? !page.isLeaf : !page.isBranch {
-            throw StrataError.corrupt(
-                source.storePath, page: number,
-                "tree \"\(name)\" expects a \(expectLeaf ? "leaf" : "branch") here but the page is a \(page.type?.name ?? "page of type \(page.typeByte)")")
-        }
+        try expect(page, number, leaf: expectLeaf)
         return page
     }
 
+    /// Throws unless `page` is a leaf (`leaf`) or a branch.
+    @inline(__always)
+    private func expect(_ page: PageBuffer, _ number: PageNumber, leaf: Bool) throws {
+        if leaf ? !page.isLeaf : !page.isBranch {
+            throw StrataError.corrupt(
+                source.storePath, page: number,
+                "tree \"\(name)\" expects a \(leaf ? "leaf" : "branch") here but the page is a \(page.type?.name ?? "page of type \(page.typeByte)")")
+        }
+    }
+
     /// The leaf that would hold `key`, the first index with a key ≥ `key`, and whether it matches.
+    /// The pages come from `probedPage`: one not validated in full is searched with each cell
+    /// checked (NodeProbe.swift), so the leaf's cell `index`, when below its cell count, may be
+    /// read, and no other.
     @inline(__always)
     func findLeaf(_ key: UnsafeRawBufferPointer) throws -> (leaf: PageBuffer, index: Int, found: Bool) {
-        var page = try node(descriptor.root, expectLeaf: descriptor.depth == 1)
+        var number = descriptor.root
+        var (page, checked) = try probedNode(number, expectLeaf: descriptor.depth == 1)
         var level = 1
-        while level < descriptor.depth {
-            let index = page.upperBound(key)
-            level += 1
-            page = try node(page.child(at: index), expectLeaf: level == descriptor.depth)
+        do {
+            while level < descriptor.depth {
+                let index = checked ? page.upperBound(key) : try page.probedUpperBound(key)
+                level += 1
+                number = page.child(at: index)
+                (page, checked) = try probedNode(number, expectLeaf: level == descriptor.depth)
+            }
+            let index = checked ? page.lowerBound(key) : try page.probedLowerBound(key)
+            let found = index < page.cellCount && page.keyEquals(at: index, key)
+            return (page, index, found)
+        } catch let problem as NodeProblem {
+            throw StrataError.corrupt(source.storePath, page: number, problem.message)
         }
-        let index = page.lowerBound(key)
-        let found = index < page.cellCount && page.keyEquals(at: index, key)
-        return (page, index, found)
+    }
+
+    /// `node`, from `probedPage`: a page not validated in full has its header checked here.
+    @inline(__always)
+    private func probedNode(_ number: PageNumber, expectLeaf: Bool) throws -> (page: PageBuffer, checked: Bool) {
+        let (page, checked) = try source.probedPage(number)
+        try expect(page, number, leaf: expectLeaf)
+        if !checked, let problem = page.nodeHeaderProblem() {
+            throw StrataError.corrupt(source.storePath, page: number, problem)
+        }
+        return (page, checked)
     }
 
     /// Calls `body` with the value stored under `key` (nil if absent). The buffer is valid only

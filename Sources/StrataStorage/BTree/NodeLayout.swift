@@ -9,8 +9,10 @@
 //                page's prefix), then the value (inline) or a u32 first overflow page.
 //   branch cell: u32 child, varint keyLength, key.   Child i holds keys < key i; the header's
 //                link (rightmost child) holds keys ≥ the last key.
-// Pages from disk are validated once by `validateNode` (every slot and cell inside the page);
-// after that the accessors below read without bounds checks. Mutators assume the caller checked
+// Pages from disk are validated once by `validateNode` (every slot and cell inside the page)
+// before anything but a point lookup reads them; after that the accessors below read without
+// bounds checks. A point lookup may search a page not yet validated, checking each cell it
+// reads first (NodeProbe.swift). Mutators assume the caller checked
 // `fits`. A leaf's keys are compared and copied through `compareKey`, `keyEquals` and `copyKey`
 // (prefix, then the stored part); `storedKey` is only the part in the cell (a branch's whole key).
 // Choosing and changing a leaf's prefix is LeafCells.swift's. Nothing here allocates pages or
@@ -54,12 +56,12 @@ struct NodeLimits: Sendable {
 /// must be true for a prefix of the indexes and false after it. (Quartering the range, three
 /// independent key loads a step so that cache misses overlap, made cold point lookups 3% faster
 /// but writes, which search pages already in the CPU's caches, 2–4% slower.)
-@inline(__always) func partitionPoint(count: Int, _ isBefore: (Int) -> Bool) -> Int {
+@inline(__always) func partitionPoint<E: Error>(count: Int, _ isBefore: (Int) throws(E) -> Bool) throws(E) -> Int {
     var low = 0
     var high = count
     while low < high {
         let mid = (low + high) >> 1
-        if isBefore(mid) { low = mid + 1 } else { high = mid }
+        if try isBefore(mid) { low = mid + 1 } else { high = mid }
     }
     return low
 }
@@ -287,7 +289,7 @@ extension PageBuffer {
     /// Where `key` stands against this leaf's prefix: `.some(0)` when every key is greater (or
     /// `key` is a proper prefix of it), `.some(cellCount)` when every key is smaller, nil when
     /// `key` begins with the prefix (then `rest` is the part after it).
-    @inline(__always) private func placeAgainstPrefix(_ key: UnsafeRawBufferPointer) -> (decided: Int?, rest: UnsafeRawBufferPointer) {
+    @inline(__always) func placeAgainstPrefix(_ key: UnsafeRawBufferPointer) -> (decided: Int?, rest: UnsafeRawBufferPointer) {
         let p = prefixLength
         if p == 0 { return (nil, key) }
         let head = min(p, key.count)
@@ -446,33 +448,25 @@ extension PageBuffer {
     func validateNode() -> String? {
         // One pass over the slots (this runs for every page loaded from disk): each cell is
         // checked and measured as it is decoded.
+        if let problem = nodeHeaderProblem() { return problem }
         let count = cellCount
         let start = contentStart
         let branch = isBranch
         let prefix = prefixLength
-        if prefix > 0 && (branch || count == 0) { return "a \(branch ? "branch" : "leaf without cells") has a key prefix of \(prefix) bytes" }
         // Cells end where the prefix begins.
         let size = self.size - prefix
         let maxKey = (self.size - PageHeader.size) / 4 - 13
         let base = UnsafeRawPointer(self.base)
-        let slotsEnd = PageHeader.size + 2 * count
-        if start < slotsEnd || start > size { return "content start \(start) outside \(slotsEnd)...\(size) for \(count) cells" }
         let garbage = self.garbage
-        if garbage > size - start { return "garbage \(garbage) larger than the cell area" }
         // Every quantity below stays within 0...size (a varint's value is compared with the
         // page size before it is added), so the sums cannot overflow and use wrapping adds.
         var live = 0
         let slots = base + PageHeader.size
         if branch {
             for index in 0..<count {
-                let offset = Int(slots.u16(2 &* index))
-                if offset < start || offset >= size { return "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)" }
-                if offset &+ 4 > size { return "cell \(index) child pointer runs past the page end" }
-                if base.u32(offset) == 0 { return "cell \(index) has child page 0" }
-                let p = offset &+ 4
-                guard let (length, n) = Varint.read(base, at: p, limit: size) else { return "cell \(index) key length is not a valid varint" }
-                if length > UInt64(size) || p &+ n &+ Int(length) > size { return "cell \(index) key of \(length) bytes runs past the page end" }
-                live &+= 4 &+ n &+ Int(length)
+                let cell = decodedBranchCell(index, at: Int(slots.u16(2 &* index)), start: start, end: size)
+                if let problem = cell.problem { return problem }
+                live &+= cell.size
             }
         } else {
             // Most cells: a key under 128 bytes and an inline value under 64, so both lengths are
@@ -507,17 +501,47 @@ extension PageBuffer {
                 index &+= 1
             }
         }
-        if branch && link.rawValue == 0 { return "branch has no rightmost child" }
         if live + garbage != size - start {
             return "cells (\(live) bytes) and garbage (\(garbage)) do not fill the cell area (\(size - start) bytes)"
         }
         return nil
     }
 
+    /// The checks of the header fields a node's cells are read through (`validateNode`'s first,
+    /// and a probe's, NodeProbe.swift): the key prefix, where the cell area starts (after the
+    /// slots), the garbage count, a branch's rightmost child. Returns the first problem, or nil.
+    func nodeHeaderProblem() -> String? {
+        let count = cellCount
+        let start = contentStart
+        let branch = isBranch
+        let prefix = prefixLength
+        if prefix > 0 && (branch || count == 0) { return "a \(branch ? "branch" : "leaf without cells") has a key prefix of \(prefix) bytes" }
+        let size = self.size - prefix
+        let slotsEnd = PageHeader.size + 2 * count
+        if start < slotsEnd || start > size { return "content start \(start) outside \(slotsEnd)...\(size) for \(count) cells" }
+        if garbage > size - start { return "garbage \(garbage) larger than the cell area" }
+        if branch && link.rawValue == 0 { return "branch has no rightmost child" }
+        return nil
+    }
+
+    /// Branch cell `index` at `offset` decoded (`validateNode`'s branch case): its size, or the
+    /// problem with it. The cell must lie in `start..<end`.
+    @inline(__always)
+    func decodedBranchCell(_ index: Int, at offset: Int, start: Int, end size: Int) -> (size: Int, problem: String?) {
+        let base = UnsafeRawPointer(self.base)
+        if offset < start || offset >= size { return (0, "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)") }
+        if offset &+ 4 > size { return (0, "cell \(index) child pointer runs past the page end") }
+        if base.u32(offset) == 0 { return (0, "cell \(index) has child page 0") }
+        let p = offset &+ 4
+        guard let (length, n) = Varint.read(base, at: p, limit: size) else { return (0, "cell \(index) key length is not a valid varint") }
+        if length > UInt64(size) || p &+ n &+ Int(length) > size { return (0, "cell \(index) key of \(length) bytes runs past the page end") }
+        return (4 &+ n &+ Int(length), nil)
+    }
+
     /// Leaf cell `index` at `offset` decoded in full (`validateNode`'s general case): its size,
     /// or the problem with it. The cell must lie in `start..<end` and its key (with the page's
     /// key prefix) within `maxKey` bytes.
-    private func decodedLeafCell(_ index: Int, at offset: Int, start: Int, end size: Int, prefix: Int, maxKey: Int) -> (size: Int, problem: String?) {
+    func decodedLeafCell(_ index: Int, at offset: Int, start: Int, end size: Int, prefix: Int, maxKey: Int) -> (size: Int, problem: String?) {
         if offset < start || offset >= size { return (0, "slot \(index) points to \(offset), outside the cell area \(start)..<\(size)") }
         let base = UnsafeRawPointer(self.base)
         var p = offset

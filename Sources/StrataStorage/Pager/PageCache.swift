@@ -20,6 +20,9 @@ struct PageCache: ~Copyable, Sendable {
         var referenced = false
         /// Loaded as the next leaf of a scan (see `insert(_:ifUnchangedSince:sequential:)`).
         var scanned = false
+        /// Validated in full (the pager's `PageValidator`). A page loaded for a point lookup is
+        /// not (NodeProbe.swift) until a reader that needs it validated gets it (`markChecked`).
+        var checked = true
     }
 
     struct State {
@@ -56,7 +59,7 @@ struct PageCache: ~Copyable, Sendable {
     /// A cached page, or what loading it needs: the token to pass to `insert` (inserts are
     /// refused if anything was invalidated since) and a recycled buffer, if any.
     enum Lookup {
-        case cached(PageBuffer)
+        case cached(PageBuffer, checked: Bool)
         case missing(token: UInt64, spare: PageBuffer?)
     }
 
@@ -64,16 +67,16 @@ struct PageCache: ~Copyable, Sendable {
     /// then takes it once more, to insert the page: two per miss, not four).
     @inline(__always)
     func lookUp(_ number: PageNumber) -> Lookup {
-        let (found, token, spare) = state.withLock { s -> (SharedPage?, UInt64, SharedPage?) in
+        let (found, checked, token, spare) = state.withLock { s -> (SharedPage?, Bool, UInt64, SharedPage?) in
             if let slot = s.index[number.rawValue] {
                 s.slots[Int(slot)].referenced = true
                 s.hits &+= 1
-                return (s.slots[Int(slot)].page, 0, nil)
+                return (s.slots[Int(slot)].page, s.slots[Int(slot)].checked, 0, nil)
             }
             s.misses &+= 1
-            return (nil, s.changeToken, s.spares.popLast())
+            return (nil, true, s.changeToken, s.spares.popLast())
         }
-        if let found { return .cached(found.page) }
+        if let found { return .cached(found.page, checked: checked) }
         return .missing(token: token, spare: spare?.page)
     }
 
@@ -84,11 +87,22 @@ struct PageCache: ~Copyable, Sendable {
     /// otherwise evict everything, itself included, before its next pass (with plain CLOCK
     /// every page of a repeated large scan misses); this way the pages of the scan that fit stay,
     /// and the next pass finds them. Scan pages come in unreferenced, first to go for other loads.
-    func insert(_ page: PageBuffer, ifUnchangedSince token: UInt64, sequential: Bool = false) {
+    /// `checked`: whether the page was validated in full (see `Slot.checked`).
+    func insert(_ page: PageBuffer, ifUnchangedSince token: UInt64, sequential: Bool = false, checked: Bool = true) {
         let page = SharedPage(page: page)
         state.withLock { s in
             guard s.changeToken == token else { return }
-            Self.store(page, in: &s, capacity: capacityPages, sequential: sequential)
+            Self.store(page, in: &s, capacity: capacityPages, sequential: sequential, checked: checked)
+        }
+    }
+
+    /// Notes that `page` passed the full validation, if it is still the cached version of its
+    /// number (validating twice, should two readers meet the page at once, is harmless).
+    func markChecked(_ page: PageBuffer) {
+        state.withLock { s in
+            if let slot = s.index[page.pageNumber.rawValue], s.slots[Int(slot)].page?.page === page {
+                s.slots[Int(slot)].checked = true
+            }
         }
     }
 
@@ -135,12 +149,13 @@ struct PageCache: ~Copyable, Sendable {
         state.withLock { ($0.index.count, $0.hits, $0.misses) }
     }
 
-    private static func store(_ page: consuming SharedPage, in s: inout State, capacity: Int, sequential: Bool = false) {
+    private static func store(_ page: consuming SharedPage, in s: inout State, capacity: Int, sequential: Bool = false, checked: Bool = true) {
         let number = page.page.pageNumber.rawValue
         if let slot = s.index[number] {
             s.slots[Int(slot)].page = page
             s.slots[Int(slot)].referenced = true
             s.slots[Int(slot)].scanned = false
+            s.slots[Int(slot)].checked = checked
             return
         }
         while s.index.count >= capacity - s.reserved {
@@ -148,7 +163,7 @@ struct PageCache: ~Copyable, Sendable {
             if sequential && s.slots[victim].scanned { return }
             evict(victim, in: &s)
         }
-        let entry = Slot(page: page, referenced: !sequential, scanned: sequential)
+        let entry = Slot(page: page, referenced: !sequential, scanned: sequential, checked: checked)
         let slot: Int
         if let free = s.emptySlots.popLast() {
             slot = free

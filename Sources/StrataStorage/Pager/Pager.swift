@@ -7,11 +7,15 @@
 // sees it. Both are injected (PageSources.swift): the pager calls nothing above it.
 //
 // States of a page load:
-//   cached ────────────────────────────────────────────────────────────► return
+//   cached (validated) ────────────────────────────────────────────────► return
+//   cached, not validated ─► validate ─► mark validated ───────────────► return
 //   newer version (WAL) ─► read and checked there ─► validate ─► cache ─► return
 //   else ─► read store file page ─► checksum and number ok ─► validate ─► cache ─► return
-// Must never return a page that failed any check, and never cache a page loaded across an
-// invalidation (see PageCache).
+// A point lookup asks for `probedPage` instead, which skips the validation of a page it loads
+// (and caches it marked so): the lookup checks the cells it reads (NodeProbe.swift).
+// Must never return a page that failed any check, nor an unvalidated page but from
+// `probedPage` (flagged so), and never cache a page loaded across an invalidation (see
+// PageCache).
 
 import StrataCore
 
@@ -44,16 +48,38 @@ final class Pager: Sendable {
     @inline(__always)
     func committedPage(_ number: PageNumber, sequential: Bool = false) throws -> PageBuffer {
         switch cache.lookUp(number) {
-        case .cached(let page): return page
-        case .missing(let token, let spare): return try load(number, token: token, into: spare, sequential: sequential)
+        case .cached(let page, let checked):
+            if !checked { try validateCached(page, number) }
+            return page
+        case .missing(let token, let spare): return try load(number, token: token, into: spare, sequential: sequential, validating: true)
         }
     }
 
-    private func load(_ number: PageNumber, token: UInt64, into spare: PageBuffer?, sequential: Bool) throws -> PageBuffer {
+    /// The committed version of page `number` for a point lookup: checksum and number verified,
+    /// and `checked` says whether it was validated as well. When it was not, it may only be
+    /// searched with the checks of NodeProbe.swift.
+    @inline(__always)
+    func probedPage(_ number: PageNumber) throws -> (page: PageBuffer, checked: Bool) {
+        switch cache.lookUp(number) {
+        case .cached(let page, let checked): return (page, checked)
+        case .missing(let token, let spare): return (try load(number, token: token, into: spare, sequential: false, validating: false), false)
+        }
+    }
+
+    private func load(_ number: PageNumber, token: UInt64, into spare: PageBuffer?, sequential: Bool, validating: Bool) throws -> PageBuffer {
         let page = spare ?? PageBuffer.uninitialized(size: pageSize)
-        try read(number, into: page)
-        cache.insert(page, ifUnchangedSince: token, sequential: sequential)
+        try read(number, into: page, validating: validating)
+        cache.insert(page, ifUnchangedSince: token, sequential: sequential, checked: validating)
         return page
+    }
+
+    /// Validates a page a point lookup cached without validating it, for a reader that needs it
+    /// validated.
+    private func validateCached(_ page: PageBuffer, _ number: PageNumber) throws {
+        if let problem = validator.problem(in: page) {
+            throw StrataError.corrupt(storePath, page: number, problem)
+        }
+        cache.markChecked(page)
     }
 
     /// The committed version of page `number` read from disk (bypassing the cache), verified.
@@ -63,13 +89,14 @@ final class Pager: Sendable {
         return page
     }
 
-    /// Reads and verifies the committed version of `number` into `page`.
-    private func read(_ number: PageNumber, into page: PageBuffer) throws {
+    /// Reads and verifies the committed version of `number` into `page` (`validating`: its
+    /// structure too, not only its checksum and number).
+    private func read(_ number: PageNumber, into page: PageBuffer, validating: Bool = true) throws {
         if number == .none { throw StrataError.corrupt(storePath, "a tree points at page 0 (the file header)") }
         if try !newer.readNewest(number, into: page) {
             try readStorePage(number, into: page)
         }
-        if let problem = validator.problem(in: page) {
+        if validating, let problem = validator.problem(in: page) {
             throw StrataError.corrupt(storePath, page: number, problem)
         }
     }

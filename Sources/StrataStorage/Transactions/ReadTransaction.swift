@@ -111,14 +111,23 @@ final class Snapshot: PageSource, Sendable {
 
     func page(_ number: PageNumber, sequential: Bool) throws -> PageBuffer {
         let page = try pagerRef._withUnsafeGuaranteedRef { try $0.committedPage(number, sequential: sequential) }
-        if page.generation > generation {
-            // Another process's writer may have ended this engine's old readers.
-            try? readers.noticeEviction(before: page.generation)
-            try checkNotEvicted()
-            throw StrataError.corrupt(
-                pager.storePath, page: number,
-                "the page was written at \(page.generation), after this reader's generation \(generation) (it was reused while still reachable)")
-        }
+        if page.generation > generation { try refuseNewer(page, number) }
         return page
+    }
+
+    func probedPage(_ number: PageNumber) throws -> (page: PageBuffer, checked: Bool) {
+        let probed = try pagerRef._withUnsafeGuaranteedRef { try $0.probedPage(number) }
+        if probed.page.generation > generation { try refuseNewer(probed.page, number) }
+        return probed
+    }
+
+    /// Throws for a page written after this snapshot's generation.
+    private func refuseNewer(_ page: PageBuffer, _ number: PageNumber) throws -> Never {
+        // Another process's writer may have ended this engine's old readers.
+        try? readers.noticeEviction(before: page.generation)
+        try checkNotEvicted()
+        throw StrataError.corrupt(
+            pager.storePath, page: number,
+            "the page was written at \(page.generation), after this reader's generation \(generation) (it was reused while still reachable)")
     }
 }

@@ -46,25 +46,7 @@ final class NodeValidationTests: XCTestCase {
             for round in 0..<iterations(5_000, stress: 100_000) {
                 let page = Self.randomNode(&random, branch: random.chance(0.3))
                 if page.validateNode() != nil { throw TestFailure("round \(round): an intact page was refused: \(page.validateNode()!)") }
-                for _ in 0..<1 + random.next(below: 4) {
-                    let at = PageHeader.size + random.next(below: page.size - PageHeader.size)
-                    page.base.setU8(at, random.chance(0.5) ? UInt8(truncatingIfNeeded: random.next()) : page.base.u8(at) ^ 0x80)
-                }
-                if random.chance(0.1) { page.base.setU32(PageHeader.garbage, UInt32(random.next(below: 64))) }
-                if random.chance(0.05) { page.base.setU8(PageHeader.keyPrefixLength, UInt8(random.next(below: 48))) }
-                // A leaf cell's one-byte lengths changed in place: a cell near the end can then
-                // claim bytes past the page.
-                if !page.isBranch, page.cellCount > 0, random.chance(0.3) {
-                    let offsets = (0..<page.cellCount).map { Int(page.base.u16(PageHeader.size + 2 * $0)) }
-                    let offset = random.chance(0.5) ? offsets.max()! : offsets[random.next(below: offsets.count)]
-                    if offset + 1 < page.size { page.base.setU8(offset + random.next(below: 2), UInt8(random.next(below: 64) << 1)) }
-                }
-                // Often the garbage count is made to balance the cells' claimed sizes, as a crafted
-                // file would, so only the per-cell checks can refuse a cell that runs off the page.
-                if random.chance(0.4), let claimed = Self.claimedCellBytes(page) {
-                    let area = page.size - page.prefixLength - page.contentStart
-                    if claimed <= area { page.base.setU32(PageHeader.garbage, UInt32(area - claimed)) }
-                }
+                Self.damage(page, &random)
                 let verdict = page.validateNode()
                 let expected = Self.plainProblem(page)
                 if (verdict == nil) != (expected == nil) {
@@ -122,6 +104,31 @@ final class NodeValidationTests: XCTestCase {
         }
     }
 
+    /// Changes one to four random bytes of `page` after its header, sometimes its garbage count
+    /// or key prefix length, sometimes a leaf cell's lengths; often then balances the garbage
+    /// count against the cells' claimed sizes.
+    static func damage(_ page: PageBuffer, _ random: inout SeededRandom) {
+        for _ in 0..<1 + random.next(below: 4) {
+            let at = PageHeader.size + random.next(below: page.size - PageHeader.size)
+            page.base.setU8(at, random.chance(0.5) ? UInt8(truncatingIfNeeded: random.next()) : page.base.u8(at) ^ 0x80)
+        }
+        if random.chance(0.1) { page.base.setU32(PageHeader.garbage, UInt32(random.next(below: 64))) }
+        if random.chance(0.05) { page.base.setU8(PageHeader.keyPrefixLength, UInt8(random.next(below: 48))) }
+        // A leaf cell's one-byte lengths changed in place: a cell near the end can then claim
+        // bytes past the page.
+        if !page.isBranch, page.cellCount > 0, random.chance(0.3) {
+            let offsets = (0..<page.cellCount).map { Int(page.base.u16(PageHeader.size + 2 * $0)) }
+            let offset = random.chance(0.5) ? offsets.max()! : offsets[random.next(below: offsets.count)]
+            if offset + 1 < page.size { page.base.setU8(offset + random.next(below: 2), UInt8(random.next(below: 64) << 1)) }
+        }
+        // Often the garbage count is made to balance the cells' claimed sizes, as a crafted file
+        // would, so only the per-cell checks can refuse a cell that runs off the page.
+        if random.chance(0.4), let claimed = claimedCellBytes(page) {
+            let area = page.size - page.prefixLength - page.contentStart
+            if claimed <= area { page.base.setU32(PageHeader.garbage, UInt32(area - claimed)) }
+        }
+    }
+
     // MARK: The plain reading
 
     static func plainVarint(_ bytes: [UInt8], at offset: Int, limit: Int) -> (value: UInt64, size: Int)? {
@@ -137,44 +144,76 @@ final class NodeValidationTests: XCTestCase {
 
     /// The first reason `page` is not a well-formed node, read one field at a time (nil: none).
     static func plainProblem(_ page: PageBuffer) -> String? {
+        if let problem = plainHeaderProblem(page) { return problem }
         let bytes = Array(page.bytes)
-        let prefix = page.prefixLength
-        let branch = page.isBranch
-        if prefix > 0 && (branch || page.cellCount == 0) { return "prefix" }
-        let end = page.size - prefix
-        let start = page.contentStart
-        if start < PageHeader.size + 2 * page.cellCount || start > end { return "content start" }
-        if page.garbage > end - start { return "garbage" }
-        let maxKey = (page.size - PageHeader.size) / 4 - 13
         var live = 0
         for index in 0..<page.cellCount {
-            let offset = Int(bytes[PageHeader.size + 2 * index]) | Int(bytes[PageHeader.size + 2 * index + 1]) << 8
-            if offset < start || offset >= end { return "slot" }
-            if branch {
-                if offset + 4 > end { return "child" }
-                if bytes[offset..<offset + 4].allSatisfy({ $0 == 0 }) { return "child 0" }
-                guard let (length, n) = plainVarint(bytes, at: offset + 4, limit: end) else { return "key varint" }
-                if length > UInt64(end - offset - 4 - n) { return "key length" }
-                live += 4 + n + Int(length)
-            } else {
-                guard let (length, n) = plainVarint(bytes, at: offset, limit: end) else { return "key varint" }
-                guard let (word, m) = plainVarint(bytes, at: offset + n, limit: end) else { return "value varint" }
-                if length > UInt64(maxKey) || Int(length) + prefix > maxKey { return "key limit" }
-                let valueAt = offset + n + m + Int(length)
-                if word & 1 == 1 {
-                    if valueAt + 4 > end { return "overflow pointer" }
-                    if bytes[valueAt..<valueAt + 4].allSatisfy({ $0 == 0 }) { return "overflow 0" }
-                    if word >> 1 > UInt64(Int32.max) { return "overflow length" }
-                    live += n + m + Int(length) + 4
-                } else {
-                    if word >> 1 > UInt64(end) || valueAt + Int(word >> 1) > end { return "value length" }
-                    live += n + m + Int(length) + Int(word >> 1)
-                }
+            switch plainCell(page, bytes, index) {
+            case .success(let size): live += size
+            case .failure(let problem): return problem.message
             }
         }
-        if branch && page.link.rawValue == 0 { return "rightmost child" }
-        if live + page.garbage != end - start { return "accounting" }
+        if live + page.garbage != page.size - page.prefixLength - page.contentStart { return "accounting" }
         return nil
+    }
+
+    /// The first reason the header fields cells are read through are wrong (nil: none).
+    static func plainHeaderProblem(_ page: PageBuffer) -> String? {
+        let prefix = page.prefixLength
+        let end = page.size - prefix
+        let start = page.contentStart
+        if prefix > 0 && (page.isBranch || page.cellCount == 0) { return "prefix" }
+        if start < PageHeader.size + 2 * page.cellCount || start > end { return "content start" }
+        if page.garbage > end - start { return "garbage" }
+        if page.isBranch && page.link.rawValue == 0 { return "rightmost child" }
+        return nil
+    }
+
+    struct PlainProblem: Error { let message: String }
+
+    /// Cell `index` of a page whose header is sound, read one field at a time: its size, or
+    /// why it is not a well-formed cell.
+    static func plainCell(_ page: PageBuffer, _ bytes: [UInt8], _ index: Int) -> Result<Int, PlainProblem> {
+        let prefix = page.prefixLength
+        let end = page.size - prefix
+        let start = page.contentStart
+        let maxKey = (page.size - PageHeader.size) / 4 - 13
+        let offset = Int(bytes[PageHeader.size + 2 * index]) | Int(bytes[PageHeader.size + 2 * index + 1]) << 8
+        func problem(_ message: String) -> Result<Int, PlainProblem> { .failure(PlainProblem(message: message)) }
+        if offset < start || offset >= end { return problem("slot") }
+        if page.isBranch {
+            if offset + 4 > end { return problem("child") }
+            if bytes[offset..<offset + 4].allSatisfy({ $0 == 0 }) { return problem("child 0") }
+            guard let (length, n) = plainVarint(bytes, at: offset + 4, limit: end) else { return problem("key varint") }
+            if length > UInt64(end - offset - 4 - n) { return problem("key length") }
+            return .success(4 + n + Int(length))
+        }
+        guard let (length, n) = plainVarint(bytes, at: offset, limit: end) else { return problem("key varint") }
+        guard let (word, m) = plainVarint(bytes, at: offset + n, limit: end) else { return problem("value varint") }
+        if length > UInt64(maxKey) || Int(length) + prefix > maxKey { return problem("key limit") }
+        let valueAt = offset + n + m + Int(length)
+        if word & 1 == 1 {
+            if valueAt + 4 > end { return problem("overflow pointer") }
+            if bytes[valueAt..<valueAt + 4].allSatisfy({ $0 == 0 }) { return problem("overflow 0") }
+            if word >> 1 > UInt64(Int32.max) { return problem("overflow length") }
+            return .success(n + m + Int(length) + 4)
+        }
+        if word >> 1 > UInt64(end) || valueAt + Int(word >> 1) > end { return problem("value length") }
+        return .success(n + m + Int(length) + Int(word >> 1))
+    }
+
+    /// The whole key of cell `index` (the leaf's prefix, then the stored bytes) of a cell
+    /// `plainCell` accepts.
+    static func plainWholeKey(_ page: PageBuffer, _ bytes: [UInt8], _ index: Int) -> [UInt8] {
+        let offset = Int(bytes[PageHeader.size + 2 * index]) | Int(bytes[PageHeader.size + 2 * index + 1]) << 8
+        let end = page.size - page.prefixLength
+        if page.isBranch {
+            let (length, n) = plainVarint(bytes, at: offset + 4, limit: end)!
+            return Array(bytes[offset + 4 + n..<offset + 4 + n + Int(length)])
+        }
+        let (length, n) = plainVarint(bytes, at: offset, limit: end)!
+        let (_, m) = plainVarint(bytes, at: offset + n, limit: end)!
+        return Array(bytes[end...]) + bytes[offset + n + m..<offset + n + m + Int(length)]
     }
 
     /// The bytes the cells say they take, read with no check but the page's end for the varints
