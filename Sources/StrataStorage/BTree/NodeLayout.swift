@@ -485,11 +485,7 @@ extension PageBuffer {
                     // The common cells, in a loop of their own whose few values stay in
                     // registers; any other cell is decoded in full below.
                     while index < count {
-                        let offset = Int(slots.u16(2 &* index))
-                        guard UInt(bitPattern: offset &- start) < fastStarts else { break }
-                        let lengths = Int(base.u16(offset)) // key length byte, then value word byte
-                        let length = 2 &+ lengths & 0xFF &+ lengths >> 9
-                        guard lengths & 0x8180 == 0 && offset &+ length <= size else { break }
+                        guard let length = commonLeafCellSize(at: Int(slots.u16(2 &* index)), start: start, fastStarts: fastStarts, end: size) else { break }
                         live &+= length
                         index &+= 1
                     }
@@ -505,6 +501,21 @@ extension PageBuffer {
             return "cells (\(live) bytes) and garbage (\(garbage)) do not fill the cell area (\(size - start) bytes)"
         }
         return nil
+    }
+
+    /// The size of the leaf cell at `offset` when it is a common one that lies in the cell area
+    /// `start..<end` (a key under 128 bytes and an inline value under 64: both lengths one byte,
+    /// read together); nil for any other cell, which needs `decodedLeafCell`. `fastStarts` is
+    /// `max(0, end - 1 - start)`: the offsets with room for the two length bytes, so one
+    /// unsigned comparison checks both ends. Only for pages where a one-byte key length plus
+    /// the prefix is within the key limit.
+    @inline(__always)
+    func commonLeafCellSize(at offset: Int, start: Int, fastStarts: UInt, end: Int) -> Int? {
+        guard UInt(bitPattern: offset &- start) < fastStarts else { return nil }
+        let lengths = Int(UnsafeRawPointer(base).u16(offset)) // key length byte, then value word byte
+        let length = 2 &+ lengths & 0xFF &+ lengths >> 9
+        guard lengths & 0x8180 == 0 && offset &+ length <= end else { return nil }
+        return length
     }
 
     /// The checks of the header fields a node's cells are read through (`validateNode`'s first,

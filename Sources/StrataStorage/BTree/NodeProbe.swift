@@ -28,12 +28,21 @@ extension PageBuffer {
     func checkCell(_ index: Int) throws(NodeProblem) {
         let prefix = prefixLength
         let end = size - prefix
+        let start = contentStart
         let offset = slot(index)
-        let problem = isBranch
-            ? decodedBranchCell(index, at: offset, start: contentStart, end: end).problem
-            : decodedLeafCell(index, at: offset, start: contentStart, end: end, prefix: prefix,
-                              maxKey: (size - PageHeader.size) / 4 - 13).problem
-        if let problem { throw NodeProblem(message: problem) }
+        let maxKey = (size - PageHeader.size) / 4 - 13
+        if isBranch {
+            if let problem = decodedBranchCell(index, at: offset, start: start, end: end).problem { throw NodeProblem(message: problem) }
+            return
+        }
+        // validateNode's common cells first, as it takes them.
+        if 127 &+ prefix <= maxKey,
+           commonLeafCellSize(at: offset, start: start, fastStarts: UInt(max(0, end &- 1 &- start)), end: end) != nil {
+            return
+        }
+        if let problem = decodedLeafCell(index, at: offset, start: start, end: end, prefix: prefix, maxKey: maxKey).problem {
+            throw NodeProblem(message: problem)
+        }
     }
 
     /// `lowerBound` with each cell checked before it is read; the cell at the answer, when

@@ -12,7 +12,8 @@
 //   newer version (WAL) ─► read and checked there ─► validate ─► cache ─► return
 //   else ─► read store file page ─► checksum and number ok ─► validate ─► cache ─► return
 // A point lookup asks for `probedPage` instead, which skips the validation of a page it loads
-// (and caches it marked so): the lookup checks the cells it reads (NodeProbe.swift).
+// (and caches it marked so): the lookup checks the cells it reads (NodeProbe.swift). The next
+// read of the cached page, whatever reads it, validates it.
 // Must never return a page that failed any check, nor an unvalidated page but from
 // `probedPage` (flagged so), and never cache a page loaded across an invalidation (see
 // PageCache).
@@ -58,10 +59,15 @@ final class Pager: Sendable {
     /// The committed version of page `number` for a point lookup: checksum and number verified,
     /// and `checked` says whether it was validated as well. When it was not, it may only be
     /// searched with the checks of NodeProbe.swift.
+    /// A page found in the cache unvalidated is validated now: read a second time while cached,
+    /// it is likely to be read again (the branches of a tree, a leaf in use), and then the
+    /// unchecked search of a validated page is the cheaper one.
     @inline(__always)
     func probedPage(_ number: PageNumber) throws -> (page: PageBuffer, checked: Bool) {
         switch cache.lookUp(number) {
-        case .cached(let page, let checked): return (page, checked)
+        case .cached(let page, let checked):
+            if !checked { try validateCached(page, number) }
+            return (page, true)
         case .missing(let token, let spare): return (try load(number, token: token, into: spare, sequential: false, validating: false), false)
         }
     }

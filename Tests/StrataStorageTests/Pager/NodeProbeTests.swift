@@ -120,29 +120,37 @@ final class NodeProbeTests: XCTestCase {
     }
 
     /// A leaf whose garbage count does not balance its cells (under a valid checksum) passes a
-    /// lookup's checks, which read a few cells and not the count: the lookups load it and read
-    /// it, and then a scan, which reads it through the full validation, must refuse it.
-    func testALeafALookupLoadedUnvalidatedIsValidatedForAScan() {
+    /// lookup's checks, which read a few cells and not the count: the first lookup that reaches
+    /// it loads it and answers; then whatever reads it next while it is cached, a scan or that
+    /// lookup again, validates it and refuses it.
+    func testALeafALookupLoadedUnvalidatedIsValidatedWhenReadAgain() {
         withSeed { random in
             let store = try Self.storeWithLeaves(&random)
-            for round in 0..<iterations(10, stress: 200) {
+            var scans = 0, lookups = 0
+            for round in 0..<iterations(20, stress: 400) {
                 let added = 1 + random.next(below: 3)
-                let (engine, _) = try store.openWithALeafDamaged(&random) { page in
+                let (engine, number) = try store.openWithALeafDamaged(&random) { page in
                     page.garbage += added
                     if page.nodeHeaderProblem() != nil || page.validateNode() == nil {
                         throw TestFailure("round \(round): the damage is not one only the full validation sees")
                     }
                 }
                 defer { engine.close() }
-                for (wanted, value) in store.model {
-                    let read = try engine.read { tx in try tx.tree("t").get(wanted) }
-                    if read != value { throw TestFailure("round \(round): read \(String(describing: read)) under \(wanted)") }
-                }
+                let wanted = store.keysByLeaf[number]!.randomElement(using: &random)!
+                let first = try engine.read { tx in try tx.tree("t").get(wanted) }
+                if first != store.model[wanted] { throw TestFailure("round \(round): read \(String(describing: first)) under \(wanted)") }
+                let scan = random.chance(0.5)
                 do {
-                    try engine.read { tx in try tx.tree("t").forEach { _, _ in true } }
-                    throw TestFailure("round \(round): a scan read the damaged leaf")
+                    if scan {
+                        try engine.read { tx in try tx.tree("t").forEach { _, _ in true } }
+                    } else {
+                        _ = try engine.read { tx in try tx.tree("t").get(wanted) }
+                    }
+                    throw TestFailure("round \(round): \(scan ? "a scan" : "a second lookup") read the damaged leaf")
                 } catch let error as StrataError where error.code == .corrupt {}
+                if scan { scans += 1 } else { lookups += 1 }
             }
+            if scans == 0 || lookups == 0 { throw TestFailure("scans \(scans), second lookups \(lookups)") }
         }
     }
 
@@ -152,7 +160,8 @@ final class NodeProbeTests: XCTestCase {
     struct StoreWithLeaves {
         let bytes: [UInt8]
         let model: [[UInt8]: [UInt8]]
-        let leaves: [Int]   // (the file also holds old page versions)
+        let keysByLeaf: [Int: [[UInt8]]]   // the leaves of the tree (the file also holds old page versions)
+        var leaves: [Int] { keysByLeaf.keys.sorted() }
         static let pageSize = 1024
 
         /// The store opened behind a 32-page cache, with a random leaf changed by `damage`
@@ -177,7 +186,7 @@ final class NodeProbeTests: XCTestCase {
     static func storeWithLeaves(_ random: inout SeededRandom) throws -> StoreWithLeaves {
         let fs = MemoryFileSystem()
         var model: [[UInt8]: [UInt8]] = [:]
-        var leaves: Set<Int> = []
+        var keysByLeaf: [Int: [[UInt8]]] = [:]
         let engine = try StorageEngine(path: "/db/h.strata", options: memoryOptions(fs, pageSize: StoreWithLeaves.pageSize))
         try engine.write { tx in
             let tree = try tx.openTree("t")
@@ -190,11 +199,12 @@ final class NodeProbeTests: XCTestCase {
         try engine.read { tx in
             let reader = try tx.tree("t").reader
             for wanted in model.keys {
-                try wanted.withUnsafeBytes { leaves.insert(Int(try reader.findLeaf($0).leaf.pageNumber.rawValue)) }
+                let leaf = try wanted.withUnsafeBytes { Int(try reader.findLeaf($0).leaf.pageNumber.rawValue) }
+                keysByLeaf[leaf, default: []].append(wanted)
             }
         }
         engine.close()
-        return StoreWithLeaves(bytes: fs.contents(of: "/db/h.strata")!, model: model, leaves: leaves.sorted())
+        return StoreWithLeaves(bytes: fs.contents(of: "/db/h.strata")!, model: model, keysByLeaf: keysByLeaf)
     }
 
     /// The probe's answer (nil: it refused the page).
