@@ -110,6 +110,9 @@ extension StorageEngine {
                 throw poison(error)
             }
         }
+        // Reads pin the new generation from now on; the previous one's shared pin must not keep
+        // the next commit from reusing the pages this one freed.
+        dropLatestPin()
         // Other processes' watchers wake on the header write; this engine's on a poke.
         commitWatcher.load()?.poke()
     }

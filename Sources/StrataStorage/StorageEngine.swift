@@ -79,6 +79,9 @@ public final class StorageEngine: Sendable {
     /// Delivers commit notifications (`observeCommits`); created at the first observation, so a
     /// commit without observers costs one atomic load.
     let commitWatcher = AtomicLazyReference<CommitWatcher>()
+    /// The pin of the latest generation that read transactions share (SharedPin.swift,
+    /// StorageEngine+LatestPin.swift).
+    let latestPin = Lock(LatestPin())
 
     struct StoreFiles: Sendable {
         let main: any FileIO
@@ -130,11 +133,13 @@ public final class StorageEngine: Sendable {
     public func beginRead() throws -> ReadTransaction {
         for _ in 0..<1000 {
             let meta = try synchronizedMeta()
+            // The latest generation is pinned already while no commit came since the last read.
+            if let shared = sharedRead(at: meta.generation) { return shared }
             // The table without a retain (the engine holds it): it is weakly referenced (its
             // slot-release timer), so each retain of it takes the runtime's slow path.
             let (token, published) = try Unmanaged.passUnretained(readers)._withUnsafeGuaranteedRef { try $0.register(meta.generation) }
             if try snapshotStillValid(meta.generation, published: published) {
-                return ReadTransaction(engine: self, meta: meta, token: token)
+                return startSharing(meta: meta, token: token)
             }
             readers.unregister(token)
         }
@@ -283,6 +288,7 @@ public final class StorageEngine: Sendable {
             return v.closed
         }
         if alreadyClosed { return }
+        dropLatestPin()
         commitWatcher.load()?.engineClosed()
         if !options.readOnly, writerGate.wait(timeout: .now()) == .success {
             if (try? files.shared.tryLock(byte: SharedState.writerLockByte, exclusive: true)) == true {

@@ -1,6 +1,7 @@
 // ReadTransaction: a snapshot of one generation, for as long as it lives.
 //
-// Owns: the reader's pin (a token in the reader table) and its page source, which refuses any
+// Owns: the reader's pin (a token in the reader table, its own or a use of the engine's shared pin
+// of the latest generation, SharedPin.swift) and its page source, which refuses any
 // page written after its generation: such a page means the reader was ended for being too old
 // (`.snapshotTooOld`) or the file is corrupt. Safe to share between threads: it is immutable,
 // and pages are immutable once committed. Must never outlive its engine's files (it then throws
@@ -20,15 +21,27 @@ public final class ReadTransaction: Sendable {
     let engine: StorageEngine
     let meta: StoreMeta
     let snapshot: Snapshot
+    /// The shared pin this transaction has a use of, or nil when it registered its own reader.
+    let sharedPin: SharedPin?
     private let ended = Atomic<Bool>(false)
 
     /// The generation this transaction reads.
     public var generation: Generation { meta.generation }
 
+    /// A transaction with a reader of its own (registered as `token`).
     init(engine: StorageEngine, meta: StoreMeta, token: ReaderToken) {
         self.engine = engine
         self.meta = meta
         self.snapshot = Snapshot(pager: engine.pager, readers: engine.readers, generation: meta.generation, token: token)
+        self.sharedPin = nil
+    }
+
+    /// A transaction using `pin`, whose use the caller took for it.
+    init(engine: StorageEngine, sharing pin: SharedPin) {
+        self.engine = engine
+        self.meta = pin.meta
+        self.snapshot = pin.snapshot
+        self.sharedPin = pin
     }
 
     deinit { end() }
@@ -36,6 +49,10 @@ public final class ReadTransaction: Sendable {
     /// Releases the pin; the transaction must not be used afterwards. Idempotent.
     public func end() {
         if ended.exchange(true, ordering: .acquiringAndReleasing) { return }
+        if let sharedPin {
+            sharedPin.giveBack()
+            return
+        }
         // Without retaining the table (this transaction holds the engine, which holds it): the
         // table is weakly referenced (its slot-release timer), so each retain of it takes the
         // runtime's slow path, and `unowned(unsafe)` still retained it around the call.
