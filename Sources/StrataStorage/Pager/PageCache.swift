@@ -17,6 +17,9 @@
 struct PageCache: ~Copyable, Sendable {
     struct Slot {
         var page: SharedPage?
+        /// Whether `page` is set: what CLOCK's sweep reads (reading `page` copied the reference,
+        /// a retain and a release per slot passed).
+        var occupied = true
         var referenced = false
         /// Loaded as the next leaf of a scan (see `insert(_:ifUnchangedSince:sequential:)`).
         var scanned = false
@@ -25,7 +28,7 @@ struct PageCache: ~Copyable, Sendable {
         var checked = true
     }
 
-    struct State {
+    struct State: ~Copyable {
         var index = PageMap()               // page number → slot
         var slots: [Slot] = []
         var emptySlots: [Int] = []          // slots whose page was evicted or invalidated
@@ -89,10 +92,12 @@ struct PageCache: ~Copyable, Sendable {
     /// and the next pass finds them. Scan pages come in unreferenced, first to go for other loads.
     /// `checked`: whether the page was validated in full (see `Slot.checked`).
     func insert(_ page: PageBuffer, ifUnchangedSince token: UInt64, sequential: Bool = false, checked: Bool = true) {
-        let page = SharedPage(page: page)
+        // Moved into the closure and on into its slot: a captured constant would be copied,
+        // retained and released once more.
+        var pending: SharedPage? = SharedPage(page: page)
         state.withLock { s in
             guard s.changeToken == token else { return }
-            Self.store(page, in: &s, capacity: capacityPages, sequential: sequential, checked: checked)
+            Self.store(pending.take()!, in: &s, capacity: capacityPages, sequential: sequential, checked: checked)
         }
     }
 
@@ -187,7 +192,7 @@ struct PageCache: ~Copyable, Sendable {
         while true {
             let slot = s.hand
             s.hand = slot + 1 == s.slots.count ? 0 : slot + 1   // (no division per step)
-            guard s.slots[slot].page != nil else { continue }
+            guard s.slots[slot].occupied else { continue }
             if s.slots[slot].referenced {
                 s.slots[slot].referenced = false
                 continue
@@ -212,6 +217,7 @@ struct PageCache: ~Copyable, Sendable {
     /// retained and released, and would make `recycle` see the buffer as shared.
     private static func takePage(_ slot: Int, in s: inout State) -> SharedPage? {
         guard let page = s.slots[slot].page.take() else { return nil }
+        s.slots[slot].occupied = false
         s.slots[slot].referenced = false
         s.slots[slot].scanned = false
         s.emptySlots.append(slot)

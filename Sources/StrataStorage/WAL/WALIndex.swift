@@ -17,7 +17,7 @@ struct WALIndex: ~Copyable, Sendable {
         let salt: UInt32
     }
 
-    struct State {
+    struct State: ~Copyable {
         var salt: UInt32 = 0
         var epoch: UInt64 = 0
         var frames = PageMap()               // page → frame index
