@@ -159,6 +159,34 @@ final class PredicateParserTests: XCTestCase {
                        compare(.function("raise:toPower:", [int(2), int(-1)]), .greaterThan, .function("divide:by:", [key("a"), int(2)])))
     }
 
+    /// Constants of the types `forConstantValue` takes out of the existential itself (strings,
+    /// integers, doubles, dates) come out as the general conversion makes them, for random
+    /// values; a bridged NSNumber or NSString still takes the general way.
+    func testConstantsOfTheCommonTypesAgreeWithTheGeneralConversion() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        do {
+            for round in 0..<2_000 {
+                let value: Any
+                switch random.next(below: 4) {
+                case 0: value = String(decoding: random.bytes(random.next(below: 40)).map { $0 % 2 == 0 ? 0x61 + $0 % 26 : $0 }, as: UTF8.self)
+                case 1: value = Int(bitPattern: UInt(truncatingIfNeeded: random.next()))
+                case 2: value = Double(bitPattern: random.next())
+                default: value = Date(timeIntervalSinceReferenceDate: Double(Int64(bitPattern: random.next()) % 10_000_000_000) / 1000)
+                }
+                let fast = try FetchExpression(forConstantValue: value)
+                let general = try PredicateArgumentConversion.expression(from: value, for: "a test")
+                // Compared through their descriptions as well as ==: a NaN constant is unequal to itself.
+                if fast != general && fast.description != general.description {
+                    XCTFail("seed \(seed), round \(round): \(value) became \(fast), the general conversion gives \(general)")
+                    return
+                }
+            }
+        }
+        XCTAssertEqual(try FetchExpression(forConstantValue: NSNumber(value: 7)), try PredicateArgumentConversion.expression(from: NSNumber(value: 7), for: "a test"))
+        XCTAssertEqual(try FetchExpression(forConstantValue: NSString(string: "quake")), .constant(.string("quake")))
+    }
+
     func testExpressionAPI() throws {
         XCTAssertEqual(try FetchExpression(format: "price * %@", 2), .function("multiply:by:", [key("price"), int(2)]))
         XCTAssertEqual(try FetchExpression(format: "%K", "a.b"), key("a.b"))
