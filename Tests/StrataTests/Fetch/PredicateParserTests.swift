@@ -187,6 +187,26 @@ final class PredicateParserTests: XCTestCase {
         XCTAssertEqual(try FetchExpression(forConstantValue: NSString(string: "quake")), .constant(.string("quake")))
     }
 
+    /// Key paths of random names (dots, `@` operators, `self` in any case, non-ASCII letters):
+    /// `forKeyPath` makes what splitting the string at dots makes, its one-name shortcut included.
+    func testKeyPathExpressionsAgreeWithSplitting() {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let pieces = ["a", "b", ".", "@", "s", "e", "l", "f", "S", "E", "L", "F", "é", "self", "SeLf", "selg", "sexf", "sflf", "relf", "selF", "@count", "@sum"]
+        for round in 0..<5_000 {
+            let keyPath = (0..<random.next(below: 7)).map { _ in pieces[random.next(below: pieces.count)] }.joined()
+            var steps = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            if let first = steps.first, first.lowercased() == "self" { steps.removeFirst() }
+            let expected: FetchExpression = steps.isEmpty ? .evaluatedObject : .keyPath(base: .evaluatedObject, path: steps.map { step in
+                KeyPathComponent.CollectionOperator.named(step).map { .collectionOperator($0) } ?? .key(step)
+            })
+            if FetchExpression(forKeyPath: keyPath) != expected {
+                XCTFail("seed \(seed), round \(round): \"\(keyPath)\" became \(FetchExpression(forKeyPath: keyPath)), splitting gives \(expected)")
+                return
+            }
+        }
+    }
+
     func testExpressionAPI() throws {
         XCTAssertEqual(try FetchExpression(format: "price * %@", 2), .function("multiply:by:", [key("price"), int(2)]))
         XCTAssertEqual(try FetchExpression(format: "%K", "a.b"), key("a.b"))

@@ -238,9 +238,13 @@ public indirect enum FetchExpression: Sendable, Hashable, CustomStringConvertibl
     /// The string is split at dots without validation; steps starting with `@` that name a
     /// collection operator become operators.
     public init(forKeyPath keyPath: String) {
-        // The usual case, one plain attribute name: no splitting (one pass over the bytes).
-        if !keyPath.isEmpty, !keyPath.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "@") }),
-           !Self.isSelf(keyPath) {
+        // The usual case, one plain attribute name: no splitting (one pass over the bytes, read
+        // in place: the string's UTF-8 view and its iterators cost more than the check).
+        var name = keyPath
+        let plain = name.withUTF8 { bytes in
+            !bytes.isEmpty && !bytes.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "@") } && !Self.isSelf(bytes)
+        }
+        if plain {
             self = .keyPath(base: .evaluatedObject, path: [.key(keyPath)])
             return
         }
@@ -258,7 +262,15 @@ public indirect enum FetchExpression: Sendable, Hashable, CustomStringConvertibl
     /// Whether `name` is `self` in any letter case (what `lowercased() == "self"` says, without
     /// making the lowercased copy: only ASCII letters fold to those four).
     static func isSelf(_ name: String) -> Bool {
-        name.utf8.count == 4 && zip(name.utf8, "self".utf8).allSatisfy { $0 | 0x20 == $1 }
+        var name = name
+        return name.withUTF8 { isSelf($0) }
+    }
+
+    /// `isSelf` of a name's UTF-8 bytes.
+    @inline(__always)
+    static func isSelf(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.count == 4 && bytes[0] | 0x20 == UInt8(ascii: "s") && bytes[1] | 0x20 == UInt8(ascii: "e")
+            && bytes[2] | 0x20 == UInt8(ascii: "l") && bytes[3] | 0x20 == UInt8(ascii: "f")
     }
 
     /// A constant from a Swift value (the types `%@` accepts: numbers, strings, dates, data,
