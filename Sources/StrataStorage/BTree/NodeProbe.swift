@@ -49,28 +49,26 @@ extension PageBuffer {
     /// there is one, is checked too (so the caller may read it).
     @inline(__always)
     func probedLowerBound(_ key: UnsafeRawBufferPointer) throws(NodeProblem) -> Int {
-        let (decided, rest) = placeAgainstPrefix(key)
-        var index = decided ?? 0
-        if decided == nil {
-            index = try partitionPoint(count: cellCount) { (index: Int) throws(NodeProblem) -> Bool in
-                try checkCell(index)
-                return compareBytes(storedKey(at: index), rest) < 0
-            }
-        }
-        if index < cellCount { try checkCell(index) }
-        return index
+        try probedBound(key, pastEqualKeys: false)
     }
 
     /// `upperBound` with each cell checked before it is read; the cell at the answer, when
     /// there is one, is checked too (so the caller may read its child).
     @inline(__always)
     func probedUpperBound(_ key: UnsafeRawBufferPointer) throws(NodeProblem) -> Int {
+        try probedBound(key, pastEqualKeys: true)
+    }
+
+    /// The first index whose key is ≥ `key` (> with `pastEqualKeys`), `cellCount` if none.
+    @inline(__always)
+    private func probedBound(_ key: UnsafeRawBufferPointer, pastEqualKeys: Bool) throws(NodeProblem) -> Int {
         let (decided, rest) = placeAgainstPrefix(key)
         var index = decided ?? 0
         if decided == nil {
             index = try partitionPoint(count: cellCount) { (index: Int) throws(NodeProblem) -> Bool in
                 try checkCell(index)
-                return compareBytes(storedKey(at: index), rest) <= 0
+                let order = compareBytes(storedKey(at: index), rest)
+                return order < 0 || (pastEqualKeys && order == 0)
             }
         }
         if index < cellCount { try checkCell(index) }
