@@ -10,7 +10,7 @@
 import Foundation
 import StrataStorage
 @_spi(StrataInternal) import StrataCore
-import StrataGraph
+@_spi(StrataSync) import StrataGraph
 
 final class NativeStore: RowStore {
     let identifier: String
@@ -288,7 +288,8 @@ final class NativeStore: RowStore {
             var committer = NativeCommitter(store: self, tx: tx)
             committer.keepsReplacedValues = recordsHistory
             let versions = try committer.apply(changes)
-            if recordsHistory {
+            try applySideWrites(changes.sideWrites, in: tx)
+            if recordsHistory && !changes.isEmpty {
                 // In the same transaction as the data: both commit, or neither.
                 try NativeHistory.record(changes, replacedByUpdate: committer.replacedByUpdate,
                                          replacedByDelete: committer.replacedByDelete, store: self, tx: tx)

@@ -15,9 +15,13 @@ import Foundation
 /// let quake = Quake(context: container.viewContext)
 /// try container.viewContext.save()
 /// ```
-// @unchecked Sendable: `name`, `managedObjectModel`, `persistentStoreCoordinator`, `viewContext` and
-// `modelError` are immutable; `descriptions` is guarded by its Lock.
-public final class PersistentContainer: @unchecked Sendable {
+// @unchecked Sendable: `name`, `managedObjectModel`, `persistentStoreCoordinator` and `viewContext`
+// are immutable; `modelError` is written only while the container is initialized, before it can
+// be shared; `descriptions` is guarded by its Lock.
+/// Subclass it as Core Data's `NSPersistentContainer` is subclassed: to override
+/// ``defaultDirectoryURL()``, or to add behaviour around loading stores (StrataSync's
+/// `PersistentSyncContainer` does).
+open class PersistentContainer: @unchecked Sendable {
     /// The container's name (the model's and the default store file's name).
     public let name: String
     /// The model the container's stores hold.
@@ -26,7 +30,7 @@ public final class PersistentContainer: @unchecked Sendable {
     public let persistentStoreCoordinator: PersistentStoreCoordinator
     /// The main-queue context for the user interface.
     public let viewContext: ManagedObjectContext
-    private let modelError: StrataError?
+    private var modelError: StrataError?
     private let descriptions: Lock<[PersistentStoreDescription]> // guards the store descriptions
 
     /// Extra directories searched for `<name>.xcdatamodeld` / `<name>.xcdatamodel` by
@@ -40,23 +44,18 @@ public final class PersistentContainer: @unchecked Sendable {
         do {
             let url = try Self.findModel(named: name, bundle: bundle)
             let model = try ManagedObjectModel(contentsOf: url)
-            self.init(name: name, managedObjectModel: model, modelError: nil)
-        } catch let error as StrataError {
-            self.init(name: name, managedObjectModel: ManagedObjectModel(), modelError: error)
+            self.init(name: name, managedObjectModel: model)
         } catch {
-            self.init(name: name, managedObjectModel: ManagedObjectModel(), modelError: StrataError(.modelFile, "\(error)"))
+            self.init(name: name, managedObjectModel: ManagedObjectModel())
+            self.modelError = error as? StrataError ?? StrataError(.modelFile, "\(error)")
         }
     }
 
     /// A container for `model`.
-    public convenience init(name: String, managedObjectModel model: ManagedObjectModel) {
-        self.init(name: name, managedObjectModel: model, modelError: nil)
-    }
-
-    private init(name: String, managedObjectModel model: ManagedObjectModel, modelError: StrataError?) {
+    public init(name: String, managedObjectModel model: ManagedObjectModel) {
         self.name = name
         self.managedObjectModel = model
-        self.modelError = modelError
+        self.modelError = nil
         self.persistentStoreCoordinator = PersistentStoreCoordinator(managedObjectModel: model)
         self.viewContext = ManagedObjectContext(.mainQueue)
         self.viewContext.persistentStoreCoordinator = persistentStoreCoordinator
@@ -67,14 +66,14 @@ public final class PersistentContainer: @unchecked Sendable {
 
     /// The stores `loadPersistentStores` adds (default: one `.native` store at
     /// `defaultDirectoryURL()/<name>.strata`).
-    public var persistentStoreDescriptions: [PersistentStoreDescription] {
+    open var persistentStoreDescriptions: [PersistentStoreDescription] {
         get { descriptions.withLock { $0 } }
         set { descriptions.withLock { $0 = newValue } }
     }
 
     /// Where stores live by default: `$XDG_DATA_HOME/<process>` or `~/.local/share/<process>` on
     /// Linux, `Application Support/<process>` on Apple platforms. Created if missing.
-    public class func defaultDirectoryURL() -> URL {
+    open class func defaultDirectoryURL() -> URL {
         let base: URL
         #if os(Linux) || os(Android) || os(FreeBSD)
         if let xdg = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !xdg.isEmpty {
@@ -94,7 +93,7 @@ public final class PersistentContainer: @unchecked Sendable {
     /// Adds every described store, calling `block` once per store with nil or the error.
     /// Stores whose description says `shouldAddStoreAsynchronously` are added on a background
     /// queue and report from there.
-    public func loadPersistentStores(completionHandler block: @escaping (PersistentStoreDescription, (any Error)?) -> Void) {
+    open func loadPersistentStores(completionHandler block: @escaping (PersistentStoreDescription, (any Error)?) -> Void) {
         for description in persistentStoreDescriptions {
             if description.shouldAddStoreAsynchronously {
                 // The description and callback are handed to the background queue and not used
@@ -110,7 +109,7 @@ public final class PersistentContainer: @unchecked Sendable {
     }
 
     /// Adds every described store; throws the first error.
-    public func loadPersistentStores() async throws {
+    open func loadPersistentStores() async throws {
         for description in persistentStoreDescriptions {
             if let error = addStore(description) { throw error }
         }
@@ -131,14 +130,14 @@ public final class PersistentContainer: @unchecked Sendable {
     }
 
     /// A new private-queue context on the container's coordinator.
-    public func newBackgroundContext() -> ManagedObjectContext {
+    open func newBackgroundContext() -> ManagedObjectContext {
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = persistentStoreCoordinator
         return context
     }
 
     /// Runs `block` on a new background context's queue.
-    public func performBackgroundTask(_ block: @escaping (ManagedObjectContext) -> Void) {
+    open func performBackgroundTask(_ block: @escaping (ManagedObjectContext) -> Void) {
         let context = newBackgroundContext()
         context.perform { block(context) }
     }

@@ -28,7 +28,15 @@ extension ManagedObjectContext {
     @discardableResult
     public func execute(_ request: PersistentStoreRequest) throws -> PersistentStoreResult {
         assertOnQueue("execute(_:)")
-        return try request.execute(in: self)
+        let result = try request.execute(in: self)
+        switch request.requestType {
+        case .batchInsertRequestType, .batchUpdateRequestType, .batchDeleteRequestType:
+            // Batch requests commit outside `save()`: their observers hear here.
+            persistentStoreCoordinator?.commitObservers.notify()
+        default:
+            break
+        }
+        return result
     }
 
     /// ``execute(_:)`` for an asynchronous fetch, typed: the same, without a cast.

@@ -119,6 +119,7 @@ extension ManagedObjectContext {
         var rows = StoreChangeSet()
         rows.author = transactionAuthor
         rows.contextName = name
+        rows.sideWrites = pendingSideWrites
         var inserted: [ManagedObject] = [], updated: [ManagedObject] = []
         // Sized up front: a big save's arrays would otherwise be copied to fresh memory as they double.
         rows.inserts.reserveCapacity(changeTracker.inserted.count)

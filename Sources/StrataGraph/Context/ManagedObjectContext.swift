@@ -138,6 +138,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var faultErrorsByID: [ManagedObjectID: StrataError] = [:]
     @exclusivity(unchecked) var registrySweepThreshold = 1024
     @exclusivity(unchecked) var isSaving = false
+    /// Side writes the save in progress commits with its rows (ManagedObjectContext+SideWrites.swift).
+    @exclusivity(unchecked) var pendingSideWrites: [StoreSideWrite] = []
     /// Fetched property values by object and property name, until the object is refreshed
     /// (ManagedObjectContext+FetchedProperties.swift).
     @exclusivity(unchecked) var fetchedPropertyValues: [ManagedObjectID: [String: [ManagedObject]]] = [:]

@@ -19,7 +19,8 @@ import Synchronization
 /// context.persistentStoreCoordinator = coordinator
 /// ```
 // @unchecked Sendable: `model` is frozen (immutable); `state` is a Lock; `queue` is a serial
-// DispatchQueue; `changeCounter` is atomic inside. No other stored properties.
+// DispatchQueue; `changeCounter` is atomic inside; `commitObservers` has its own lock. No other
+// stored properties.
 public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// The model whose entities the stores hold.
     public let managedObjectModel: ManagedObjectModel
@@ -37,6 +38,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     private let state = Lock(State()) // guards the store list and the context list
     /// Remote-change observations of the stores, and who hears about them.
     let remoteChangeHub = RemoteChangeHub()
+    /// Who hears about this coordinator's commits (PersistentStoreCoordinator+SideTables.swift).
+    let commitObservers = CommitObservers()
     /// Counts commits and store-list changes made through this coordinator (see `changeStamp`);
     /// context handles hold it too, to check prefetched faults without reaching their context.
     let changeCounter = ChangeCounter()
@@ -264,12 +267,17 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         // A save that changes no stored value (transient changes only) writes nothing: no store
         // commit, no generation, no history transaction (said once here; the split below would
         // also find no store to commit to).
-        if changes.isEmpty { return [] }
-        defer { noteChange() }
-        // The usual case: every row in one store; the change set goes there as it is.
+        if changes.isEmpty && changes.sideWrites.isEmpty { return [] }
+        try checkSideWrites(changes.sideWrites)
+        defer {
+            noteChange()
+            commitObservers.notify()
+        }
+        // The usual case: every row (and side write) in one store; the change set goes there as it is.
         let first = changes.inserts.first?.id.store ?? changes.updates.first?.id.store ?? changes.deletes.first?.id.store
         if let first, changes.inserts.allSatisfy({ $0.id.storeIdentity === first }),
            changes.updates.allSatisfy({ $0.id.storeIdentity === first }), changes.deletes.allSatisfy({ $0.id.storeIdentity === first }),
+           changes.sideWrites.allSatisfy({ $0.storeIdentifier == first.identifier }),
            let store = store(identifier: first.identifier) {
             return try store.commit(changes)
         }
@@ -284,9 +292,12 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
             guard let identifier = id.storeIdentifier else {
                 throw StrataError(.noStore, "\(id) belongs to no store of this coordinator")
             }
+            return try part(identifier: identifier, naming: "\(id)")
+        }
+        func part(identifier: String, naming what: String) throws -> String {
             if byStore[identifier] == nil {
                 guard let store = store(identifier: identifier) else {
-                    throw StrataError(.noStore, "\(id) belongs to no store of this coordinator")
+                    throw StrataError(.noStore, "\(what) belongs to no store of this coordinator")
                 }
                 var empty = StoreChangeSet()
                 empty.author = changes.author
@@ -304,6 +315,9 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         }
         for (position, delete) in changes.deletes.enumerated() {
             byStore[try part(delete.id)]!.changes.appendDelete(delete.id, version: delete.version, base: changes.rowBase(ofDelete: position))
+        }
+        for write in changes.sideWrites {
+            byStore[try part(identifier: write.storeIdentifier, naming: "side table \(write.table)")]!.changes.sideWrites.append(write)
         }
         var versions = [Int64](repeating: 0, count: changes.updates.count)
         for part in byStore.values.sorted(by: { $0.store.identifier < $1.store.identifier }) {

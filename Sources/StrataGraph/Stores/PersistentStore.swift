@@ -117,6 +117,8 @@ public struct StoreChangeSet: Sendable {
     /// (the changed row and the originals of its changed slots), so listing them copies no row.
     public var updateBases: [StoreRowBase?] = []
     public var deleteBases: [StoreRowBase?] = []
+    /// Writes into the stores' side tables, committed with the rows (StoreSideTables.swift).
+    @_spi(StrataSync) public var sideWrites: [StoreSideWrite] = []
     public var author: String?
     public var contextName: String?
 
