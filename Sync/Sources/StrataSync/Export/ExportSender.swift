@@ -1,0 +1,257 @@
+// ExportSender: one export batch into the zone, in one PostgreSQL transaction (SyncDesign.md,
+// "Export"): zone lock, replay check, rows through COPY into staging tables and merged per
+// property, deletes, links, log rows, member row, NOTIFY.
+//
+// Owns: the statements of an export and their order, and finding the zone's objects an insert
+// duplicates by a uniqueness constraint (the batch is then rolled back and the caller records
+// the matches). Never touches the local store.
+
+import Foundation
+import NIOCore
+import PostgresNIO
+import Strata
+
+struct ExportSender {
+    let server: ServerConnection
+    let schema: ZoneSchema
+    let store: UUID
+    /// Staging tables made on this connection (temporary tables live as long as it).
+    var stagingTables: Set<String> = []
+
+    enum Outcome: Sendable {
+        /// Committed at this log position.
+        case exported(seq: Int64)
+        /// The zone already held the batch (the member row is at or past it): nothing written.
+        case alreadyExported(generation: UInt64)
+        /// Objects the zone already has under other global IDs (same constrained values): the
+        /// local object `localKey` is the zone's `existing`. Nothing written.
+        case duplicates([(localKey: Int64, entity: String, existing: UUID)])
+    }
+
+    private var zone: String { schema.zone }
+    private func q(_ name: String) -> String { SQL.qualified(zone, name) }
+    private func stage(_ table: String) -> String { SQL.identifier("stage." + table) }
+
+    /// The zone's exported generation for this store (0: not a member yet).
+    func exportedGeneration() async throws -> UInt64 {
+        let rows = try await server.rows("SELECT exported_generation FROM \(unescaped: q("strata_members")) WHERE store = \(store)",
+                                         "reading the exported generation")
+        return UInt64(try rows.first?.decode(Int64.self) ?? 0)
+    }
+
+    mutating func send(_ work: ExportWork, replacesThrough: Bool = false) async throws -> Outcome {
+        try await prepareStaging(for: work)
+        let sender = self
+        return try await server.transaction("exporting generation \(work.lastGeneration)") {
+            let head = try await server.rows("SELECT last_seq FROM \(unescaped: q("strata_zone")) FOR UPDATE", "locking the zone")
+            guard let lastSeq = try head.first?.decode(Int64.self) else {
+                throw SyncError(.corrupt, "zone \(zone) on \(server.settings.serverName) has no row in strata_zone")
+            }
+            let exported = try await sender.exportedGeneration()
+            if exported >= work.lastGeneration && work.lastGeneration > 0 { return .alreadyExported(generation: exported) }
+            let seq = lastSeq + 1
+            let staged = try await sender.stageRows(work)
+            let duplicates = try await sender.findDuplicates(in: staged)
+            if !duplicates.isEmpty { throw DuplicatesFound(duplicates: duplicates) }
+            try await sender.mergeRows(of: staged, seq: seq)
+            try await sender.applyDeletes(work)
+            try await sender.writeLinks(work)
+            try await sender.writeLog(work, seq: seq)
+            try await server.rows("UPDATE \(unescaped: q("strata_zone")) SET last_seq = \(seq)", "advancing the zone's log")
+            try await server.rows("""
+                INSERT INTO \(unescaped: q("strata_members")) (store, exported_generation, last_export)
+                VALUES (\(store), \(Int64(work.lastGeneration)), now())
+                ON CONFLICT (store) DO UPDATE SET exported_generation = EXCLUDED.exported_generation, last_export = now()
+                """, "recording the exported generation")
+            try await server.rows("SELECT pg_notify(\(SQL.channel(zone)), \(String(seq)))", "notifying the zone")
+            return .exported(seq: seq)
+        }
+    }
+
+    /// Sends `work` and turns a duplicates rollback into its outcome.
+    mutating func sendCatchingDuplicates(_ work: ExportWork) async throws -> Outcome {
+        do {
+            return try await send(work)
+        } catch let found as DuplicatesFound {
+            return .duplicates(found.duplicates)
+        }
+    }
+
+    private struct DuplicatesFound: Error {
+        let duplicates: [(localKey: Int64, entity: String, existing: UUID)]
+    }
+
+    // MARK: Steps
+
+    private mutating func prepareStaging(for work: ExportWork) async throws {
+        let tables = Set(work.entries.compactMap { $0.values == nil ? nil : schema.entities[$0.entity]?.table })
+        for name in tables.sorted() where !stagingTables.contains(name) {
+            guard let table = schema.table(named: name) else { continue }
+            var columns = ["_gid uuid", "_entity text", "_origin uuid", "_origin_key bigint", "_insert boolean", "_changed text[]", "_local bigint"]
+            columns += table.columns.sorted { $0.key < $1.key }.map { "\(SQL.quote($0.key)) \(ColumnValues.stagingType($0.value))" }
+            try await server.run("CREATE TEMPORARY TABLE IF NOT EXISTS \(SQL.quote(stage(name))) (\(columns.joined(separator: ", "))) ON COMMIT DELETE ROWS",
+                                 "creating the staging table of \(name)")
+            stagingTables.insert(name)
+        }
+    }
+
+    /// COPYs the inserts and updates into the staging tables; returns the tables staged.
+    private func stageRows(_ work: ExportWork) async throws -> Set<String> {
+        var byTable: [String: [ExportEntry]] = [:]
+        for entry in work.entries where entry.values != nil {
+            guard let mapping = schema.entities[entry.entity] else { continue }
+            byTable[mapping.table, default: []].append(entry)
+        }
+        for (name, entries) in byTable.sorted(by: { $0.key < $1.key }) {
+            guard let table = schema.table(named: name) else { continue }
+            let columns = table.columns.keys.sorted()
+            var text = CopyText()
+            for entry in entries {
+                let mapping = try schema.mapping(entry.entity)
+                let values = entry.values!
+                text.uuid(entry.gid)
+                try text.text(entry.entity, "entity name")
+                text.uuid(store)
+                text.integer(entry.localKey)
+                text.boolean(entry.kind == .insert)
+                try text.textArray(entry.changed.compactMap { columnName(of: $0, in: mapping) }, "changed properties")
+                text.integer(entry.localKey)
+                for column in columns {
+                    if let index = mapping.attributes.firstIndex(where: { $0.column == column }) {
+                        let attribute = mapping.attributes[index]
+                        try ColumnValues.write(values.attributes[index], attribute.attributeType, into: &text,
+                                               objectIDs: { _ in nil }, "\(entry.entity).\(attribute.property) of \(entry.gid)")
+                    } else if let index = mapping.toOnes.firstIndex(where: { $0.column == column }) {
+                        if let gid = values.toOnes[index] { text.uuid(gid) } else { text.null() }
+                    } else {
+                        text.null()
+                    }
+                }
+                text.endRow()
+            }
+            try await server.copy(into: stage(name), columns: ["_gid", "_entity", "_origin", "_origin_key", "_insert", "_changed", "_local"] + columns,
+                                  data: text.buffer, "sending the rows of \(name)")
+        }
+        return Set(byTable.keys)
+    }
+
+    private func columnName(of property: String, in mapping: EntityMapping) -> String? {
+        mapping.attribute(property)?.column ?? mapping.toOne(property)?.column
+    }
+
+    /// Staged rows whose constrained values equal another object's of the zone.
+    private func findDuplicates(in staged: Set<String>) async throws -> [(localKey: Int64, entity: String, existing: UUID)] {
+        var found: [(localKey: Int64, entity: String, existing: UUID)] = []
+        for table in schema.tables where !table.uniqueIndexes.isEmpty && staged.contains(table.table) {
+            for index in table.uniqueIndexes {
+                let matches = index.columns.map { column in
+                    "t.\(SQL.quote(column)) = \(ColumnValues.fromStaging("s", column, table.columns[column]!))"
+                }.joined(separator: " AND ")
+                let touched = index.columns.map { "\(SQL.literal($0)) = ANY(s._changed)" }.joined(separator: " OR ")
+                var sql = "SELECT s._local, s._entity, t._gid FROM pg_temp.\(SQL.quote(stage(table.table))) s JOIN \(q(table.table)) t ON \(matches) WHERE t._gid <> s._gid AND (s._insert OR \(touched))"
+                if let entities = index.entities {
+                    let list = entities.map(SQL.literal).joined(separator: ", ")
+                    sql += " AND s._entity IN (\(list)) AND t._entity IN (\(list))"
+                }
+                for row in try await server.rows(PostgresQuery(unsafeSQL: sql), "looking for duplicates of \(index.entity) (\(index.properties.joined(separator: ", ")))") {
+                    let (local, entity, existing) = try row.decode((Int64, String, UUID).self)
+                    if !found.contains(where: { $0.localKey == local }) { found.append((local, entity, existing)) }
+                }
+            }
+        }
+        return found
+    }
+
+    /// Applies the staged rows: changed columns of rows the zone has, whole new rows for inserts.
+    private func mergeRows(of staged: Set<String>, seq: Int64) async throws {
+        for table in schema.tables where staged.contains(table.table) {
+            let columns = table.columns.sorted { $0.key < $1.key }
+            let staged = "pg_temp.\(SQL.quote(stage(table.table)))"
+            if !columns.isEmpty {
+                let assignments = columns.map { column, type in
+                    "\(SQL.quote(column)) = CASE WHEN s._insert OR \(SQL.literal(column)) = ANY(s._changed) THEN \(ColumnValues.fromStaging("s", column, type)) ELSE t.\(SQL.quote(column)) END"
+                }
+                try await server.run("UPDATE \(q(table.table)) AS t SET \(assignments.joined(separator: ", ")), _seq = \(seq) FROM \(staged) s WHERE t._gid = s._gid",
+                                     "updating rows of \(table.table)")
+            } else {
+                try await server.run("UPDATE \(q(table.table)) AS t SET _seq = \(seq) FROM \(staged) s WHERE t._gid = s._gid", "updating rows of \(table.table)")
+            }
+            let names = ["_gid", "_entity", "_origin", "_origin_key", "_seq"] + columns.map { SQL.quote($0.key) }
+            let values = ["s._gid", "s._entity", "s._origin", "s._origin_key", "\(seq)"] + columns.map { ColumnValues.fromStaging("s", $0.key, $0.value) }
+            try await server.run("""
+                INSERT INTO \(q(table.table)) (\(names.joined(separator: ", ")))
+                SELECT \(values.joined(separator: ", ")) FROM \(staged) s
+                WHERE s._insert AND NOT EXISTS (SELECT 1 FROM \(q(table.table)) t WHERE t._gid = s._gid)
+                """, "inserting rows of \(table.table)")
+        }
+    }
+
+    private func applyDeletes(_ work: ExportWork) async throws {
+        var byTable: [String: [UUID]] = [:]
+        for entry in work.entries where entry.kind == .delete {
+            guard let mapping = schema.entities[entry.entity] else { continue }
+            byTable[mapping.table, default: []].append(entry.gid)
+        }
+        let all = byTable.values.flatMap { $0 }
+        guard !all.isEmpty else { return }
+        for (table, gids) in byTable.sorted(by: { $0.key < $1.key }) {
+            try await server.rows("DELETE FROM \(unescaped: q(table)) WHERE _gid = ANY(\(gids))", "deleting rows of \(table)")
+        }
+        for link in schema.links {
+            try await server.rows("DELETE FROM \(unescaped: q(link.table)) WHERE _owner = ANY(\(all)) OR _member = ANY(\(all))",
+                                  "deleting links of \(link.table)")
+        }
+        for table in schema.tables {
+            for column in table.referenceColumns {
+                try await server.rows("UPDATE \(unescaped: q(table.table)) SET \(unescaped: SQL.quote(column)) = NULL WHERE \(unescaped: SQL.quote(column)) = ANY(\(all))",
+                                      "clearing references to deleted objects in \(table.table)")
+            }
+        }
+    }
+
+    /// Replaces the links of every changed to-many of the batch's objects.
+    private func writeLinks(_ work: ExportWork) async throws {
+        for link in schema.links {
+            var owners: [UUID] = []
+            var text = CopyText()
+            for entry in work.entries {
+                guard let values = entry.values, let mapping = schema.entities[entry.entity],
+                      let index = mapping.links.firstIndex(where: { $0.table == link.table }),
+                      entry.kind == .insert || entry.changed.contains(link.property) else { continue }
+                owners.append(entry.gid)
+                for (position, member) in values.links[index].enumerated() {
+                    text.uuid(entry.gid)
+                    text.uuid(member)
+                    if link.isOrdered { text.integer(Int64(position)) } else { text.null() }
+                    text.endRow()
+                }
+            }
+            guard !owners.isEmpty else { continue }
+            try await server.rows("DELETE FROM \(unescaped: q(link.table)) WHERE _owner = ANY(\(owners))", "replacing links of \(link.table)")
+            if !text.isEmpty {
+                try await server.run("SET LOCAL search_path TO \(SQL.quote(zone))", "choosing zone \(zone)")
+                try await server.copy(into: link.table, columns: ["_owner", "_member", "_position"], data: text.buffer, "sending links of \(link.table)")
+            }
+        }
+    }
+
+    private func writeLog(_ work: ExportWork, seq: Int64) async throws {
+        guard !work.entries.isEmpty else { return }
+        var text = CopyText()
+        for (position, entry) in work.entries.enumerated() {
+            text.integer(seq)
+            text.integer(Int64(position))
+            text.uuid(store)
+            text.integer(Int64(work.lastGeneration))
+            if let author = work.author { try text.text(author, "the transaction author") } else { text.null() }
+            text.uuid(entry.gid)
+            try text.text(entry.entity, "entity name")
+            text.integer(Int64(entry.kind.rawValue))
+            if entry.kind == .update { try text.textArray(entry.changed, "changed properties") } else { text.null() }
+            text.endRow()
+        }
+        try await server.run("SET LOCAL search_path TO \(SQL.quote(zone))", "choosing zone \(zone)")
+        try await server.copy(into: "strata_log", columns: ["seq", "position", "store", "generation", "author", "gid", "entity", "kind", "changed"],
+                              data: text.buffer, "sending the change log")
+    }
+}

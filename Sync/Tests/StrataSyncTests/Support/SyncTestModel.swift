@@ -1,0 +1,83 @@
+// SyncTestModel: the model the sync tests share (every attribute type, inheritance, a unique
+// code, to-one/to-many, many-to-many and ordered relationships), and containers on it.
+
+import Foundation
+import Strata
+import StrataSync
+
+enum SyncTestModel {
+    /// Item (every attribute type; `code` unique) with subentity SpecialItem; Tag (many-to-many
+    /// with Item); Folder (an ordered to-many of items); Item.parent/children (one-to-many).
+    /// `extraAttribute` adds Item.extra (a second model version).
+    static func make(extraAttribute: Bool = false) -> ManagedObjectModel {
+        let item = EntityDescription(name: "Item")
+        let special = EntityDescription(name: "SpecialItem")
+        let tag = EntityDescription(name: "Tag")
+        let folder = EntityDescription(name: "Folder")
+        let tags = RelationshipDescription(name: "tags", destination: tag, toMany: true)
+        let items = RelationshipDescription(name: "items", destination: item, toMany: true)
+        tags.inverseRelationship = items
+        items.inverseRelationship = tags
+        let folderItems = RelationshipDescription(name: "items", destination: item, toMany: true)
+        folderItems.isOrdered = true
+        let itemFolder = RelationshipDescription(name: "folder", destination: folder)
+        folderItems.inverseRelationship = itemFolder
+        itemFolder.inverseRelationship = folderItems
+        let parent = RelationshipDescription(name: "parent", destination: item)
+        let children = RelationshipDescription(name: "children", destination: item, toMany: true)
+        parent.inverseRelationship = children
+        children.inverseRelationship = parent
+        var itemProperties: [PropertyDescription] = [
+            AttributeDescription(name: "code", type: .string),
+            AttributeDescription(name: "title", type: .string),
+            AttributeDescription(name: "count", type: .integer64),
+            AttributeDescription(name: "small", type: .integer16),
+            AttributeDescription(name: "medium", type: .integer32),
+            AttributeDescription(name: "score", type: .double),
+            AttributeDescription(name: "ratio", type: .float),
+            AttributeDescription(name: "price", type: .decimal),
+            AttributeDescription(name: "flag", type: .boolean),
+            AttributeDescription(name: "stamp", type: .date),
+            AttributeDescription(name: "blob", type: .binaryData),
+            AttributeDescription(name: "ident", type: .uuid),
+            AttributeDescription(name: "link", type: .uri),
+            tags, itemFolder, parent, children,
+        ]
+        if extraAttribute { itemProperties.append(AttributeDescription(name: "extra", type: .string)) }
+        item.properties = itemProperties
+        item.uniquenessConstraints = [["code"]]
+        special.properties = [AttributeDescription(name: "level", type: .integer64)]
+        item.subentities = [special]
+        tag.properties = [AttributeDescription(name: "name", type: .string), items]
+        folder.properties = [AttributeDescription(name: "name", type: .string), folderItems]
+        return ManagedObjectModel(entities: [item, special, tag, folder])
+    }
+}
+
+/// A synced container on a store file of its own (a machine of its own).
+struct SyncedStack {
+    let container: PersistentSyncContainer
+    let storeURL: URL
+
+    static func make(server: PostgresServer, zone: String, directory: URL, name: String = "store",
+                     model: ManagedObjectModel = SyncTestModel.make(), configure: (SyncContainerOptions) -> Void = { _ in }) async throws -> SyncedStack {
+        let url = directory.appendingPathComponent("\(name).strata")
+        let container = PersistentSyncContainer(name: name, managedObjectModel: model)
+        let description = PersistentStoreDescription(url: url)
+        let options = SyncContainerOptions(url: server.url(), zone: zone)
+        options.pollInterval = 0.5
+        configure(options)
+        description.syncContainerOptions = options
+        container.persistentStoreDescriptions = [description]
+        try await container.loadPersistentStores()
+        return SyncedStack(container: container, storeURL: url)
+    }
+}
+
+/// A fresh temporary directory and a zone name unique to the test.
+func testPlace(_ name: String = #function) throws -> (directory: URL, zone: String) {
+    let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("strata-sync-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let letters = name.filter { $0.isLetter || $0.isNumber }.prefix(24)
+    return (directory, "z\(letters)_\(UInt32.random(in: 0...UInt32.max))")
+}
