@@ -26,9 +26,23 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // Test-only: the test model and random workload, shared with the helper process.
+        .target(
+            name: "StrataSyncTestSupport",
+            dependencies: [.product(name: "Strata", package: product)],
+            path: "Tests/StrataSyncTestSupport"
+        ),
+        // A synced store in a process of its own (multi-process and kill -9 tests).
+        .executableTarget(
+            name: "strata-sync-helper",
+            dependencies: ["StrataSync", "StrataSyncTestSupport", .product(name: "Strata", package: product)],
+            path: "Tests/strata-sync-helper"
+        ),
         .testTarget(
             name: "StrataSyncTests",
-            dependencies: ["StrataSync", .product(name: "Strata", package: product)]
+            dependencies: ["StrataSync", "StrataSyncTestSupport", "strata-sync-helper",
+                           .product(name: "Strata", package: product),
+                           .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
     ]
 )

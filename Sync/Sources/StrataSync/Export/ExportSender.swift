@@ -176,6 +176,14 @@ struct ExportSender {
             } else {
                 try await server.run("UPDATE \(q(table.table)) AS t SET _seq = \(seq) FROM \(staged) s WHERE t._gid = s._gid", "updating rows of \(table.table)")
             }
+            for column in table.exclusiveColumns {
+                // One-to-one: the rows that referred to a target this batch now refers to let it go.
+                let name = SQL.quote(column)
+                try await server.run("""
+                    UPDATE \(q(table.table)) AS t SET \(name) = NULL FROM \(staged) s
+                    WHERE s.\(name) IS NOT NULL AND t.\(name) = s.\(name) AND t._gid <> s._gid AND (s._insert OR \(SQL.literal(column)) = ANY(s._changed))
+                    """, "releasing one-to-one references in \(table.table)")
+            }
             let names = ["_gid", "_entity", "_origin", "_origin_key", "_seq"] + columns.map { SQL.quote($0.key) }
             let values = ["s._gid", "s._entity", "s._origin", "s._origin_key", "\(seq)"] + columns.map { ColumnValues.fromStaging("s", $0.key, $0.value) }
             try await server.run("""
@@ -231,6 +239,13 @@ struct ExportSender {
             if !text.isEmpty {
                 try await server.run("SET LOCAL search_path TO \(SQL.quote(zone))", "choosing zone \(zone)")
                 try await server.copy(into: link.table, columns: ["_owner", "_member", "_position"], data: text.buffer, "sending links of \(link.table)")
+                if link.exclusiveMembers {
+                    // A member of a to-many whose inverse is a to-one has one owner: the newest.
+                    try await server.rows("""
+                        DELETE FROM \(unescaped: q(link.table)) AS l USING \(unescaped: q(link.table)) AS n
+                        WHERE n._owner = ANY(\(owners)) AND l._member = n._member AND l._owner <> n._owner
+                        """, "moving members of \(link.table)")
+                }
             }
         }
     }

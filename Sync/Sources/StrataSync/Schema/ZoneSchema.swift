@@ -49,6 +49,9 @@ struct ToOneColumn: Sendable {
     let column: String
     /// The relationship's destination entity.
     let destination: String
+    /// Whether the inverse is a to-one: a destination is the target of one row at most (a
+    /// newer reference takes it from any other row).
+    let exclusive: Bool
 }
 
 /// One to-many relationship that travels as a table of links.
@@ -60,6 +63,9 @@ struct LinkTable: Sendable {
     let isOrdered: Bool
     /// The relationship's destination entity.
     let destination: String
+    /// Whether the inverse is a to-one: a member belongs to one owner at most (a newer link
+    /// takes it from any other owner).
+    let exclusiveMembers: Bool
 }
 
 /// A uniqueness constraint of the model as a unique index of a table.
@@ -84,6 +90,8 @@ struct EntityTable: Sendable {
     let uniqueIndexes: [UniqueIndex]
     /// The columns of to-one relationships (indexed, for joins and for nulling after deletes).
     let referenceColumns: [String]
+    /// Those of one-to-one relationships (a target is referred to by one row at most).
+    let exclusiveColumns: [String]
 }
 
 /// What travels of one concrete entity.
@@ -122,6 +130,7 @@ struct ZoneSchema: Sendable {
             let family = Self.family(of: root).sorted { $0.name < $1.name }
             var columns: [String: ColumnType] = [:]
             var references: [String] = []
+            var exclusive: Set<String> = []
             var indexes: [UniqueIndex] = []
             let table = SQL.identifier(root.name)
             for entity in family {
@@ -143,17 +152,20 @@ struct ZoneSchema: Sendable {
                             let declaring = relationship.entity?.name ?? entity.name
                             let link = LinkTable(entity: declaring, property: relationship.name,
                                                  table: SQL.identifier("\(declaring).\(relationship.name)"), isOrdered: relationship.isOrdered,
-                                                 destination: relationship.destinationEntity?.name ?? "")
+                                                 destination: relationship.destinationEntity?.name ?? "",
+                                                 exclusiveMembers: relationship.inverseRelationship.map { !$0.isToMany } ?? false)
                             entityLinks.append(link)
                             if declaring == entity.name { links.append(link) }
                         } else {
                             let column = ToOneColumn(property: relationship.name, column: SQL.identifier(relationship.name),
-                                                     destination: relationship.destinationEntity?.name ?? "")
+                                                     destination: relationship.destinationEntity?.name ?? "",
+                                                     exclusive: relationship.inverseRelationship.map { !$0.isToMany } ?? false)
                             if let existing = columns[column.column], existing != .uuid {
                                 throw SyncError(.incompatibleSchema, "table \(root.name) has attribute and relationship \(relationship.name) of one name")
                             }
                             columns[column.column] = .uuid
                             if !references.contains(column.column) { references.append(column.column) }
+                            if column.exclusive { exclusive.insert(column.column) }
                             toOnes.append(column)
                         }
                     }
@@ -173,7 +185,7 @@ struct ZoneSchema: Sendable {
                 }
             }
             tables.append(EntityTable(root: root.name, table: table, entities: family.map(\.name), columns: columns,
-                                      uniqueIndexes: indexes, referenceColumns: references.sorted()))
+                                      uniqueIndexes: indexes, referenceColumns: references.sorted(), exclusiveColumns: exclusive.sorted()))
         }
         self.tables = tables
         self.links = links.sorted { $0.table < $1.table }
