@@ -170,14 +170,17 @@ extension ManagedObjectContext {
                 continue
             }
             let cached = object.committedValues ?? stored.values
+            let before = object.values
             guard let merged = mergePolicy.resolve(current: object.values, cached: cached, stored: stored.values,
                                                    changed: object.changedSlots) else {
                 discardChanges(of: object, storedRow: stored)
+                try repairInverses(of: object, before: before, stored: stored.values)
                 continue
             }
             object.committedValues = stored.values
             object.rowVersion = stored.version
             for slot in merged.indices { object.setPrimitive(merged[slot], slot: slot) }
+            try repairInverses(of: object, before: before, stored: stored.values)
             if mergePolicy == .overwrite { forced.insert(object.objectID) }
             if !object.hasPersistentChangedValues, changeTracker.unfileUpdated(object) { leftChangeSets(object) }
         }

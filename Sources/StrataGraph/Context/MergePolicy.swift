@@ -1,7 +1,7 @@
 // MergePolicy: how a save resolves rows that changed in the store since they were read.
 //
 // Owns: the policy vocabulary and the per-object resolution rule of each policy (which value wins
-// for each property). The save loop that applies it lives in ManagedObjectContext+Save.swift.
+// for each property; to-manys changed on both sides merge by their changes). The save loop that applies it lives in ManagedObjectContext+Save.swift.
 
 import Foundation
 import StrataCore
@@ -34,12 +34,44 @@ public struct MergePolicy: Sendable, Hashable, CustomStringConvertible {
         case .rollback: return nil
         case .overwrite: return current
         case .mergeByPropertyObjectTrump:
-            return current.indices.map { changed.contains($0) ? current[$0] : stored[$0] }
+            return current.indices.map { slot in
+                if changed.contains(slot), let members = Self.mergedMembers(current[slot], cached[slot], stored[slot]) { return members }
+                return changed.contains(slot) ? current[slot] : stored[slot]
+            }
         case .mergeByPropertyStoreTrump:
             return current.indices.map { slot in
-                cached[slot] != stored[slot] ? stored[slot] : current[slot]
+                if changed.contains(slot), let members = Self.mergedMembers(current[slot], cached[slot], stored[slot]) { return members }
+                return cached[slot] != stored[slot] ? stored[slot] : current[slot]
             }
         }
+    }
+
+    /// A to-many both sides changed, merged by its changes: the stored members, without the ones
+    /// this context removed, with the ones it added (in its order, after the stored ones). Two
+    /// changes of memberships never contradict each other (each side can only add what the other
+    /// did not have, remove what it had), so both by-property policies merge to-manys this way,
+    /// and both ends of a many-to-many, merged each on its own, agree afterwards. Nil when the
+    /// slot is not a to-many changed on both sides.
+    static func mergedMembers(_ current: RowValue, _ cached: RowValue, _ stored: RowValue) -> RowValue? {
+        guard case .objectIDs(let mine) = current, cached != stored else { return nil }
+        let before: [ManagedObjectID]
+        switch cached {
+        case .objectIDs(let ids): before = ids
+        case .null: before = []
+        default: return nil
+        }
+        let theirs: [ManagedObjectID]
+        switch stored {
+        case .objectIDs(let ids): theirs = ids
+        case .null: theirs = []
+        default: return nil
+        }
+        let had = Set(before), has = Set(mine)
+        let removed = had.subtracting(has)
+        var merged = theirs.filter { !removed.contains($0) }
+        var present = Set(merged)
+        for id in mine where !had.contains(id) && present.insert(id).inserted { merged.append(id) }
+        return .objectIDs(merged)
     }
 }
 

@@ -1,0 +1,65 @@
+// ManagedObjectContext+InverseRepair: after a merge policy resolved a conflicting object, the
+// other ends of its relationships are made to agree with what it now holds.
+//
+// Owns: the repair of inverses around one resolved object. A policy resolves each object on its
+// own, property by property; when both ends of a relationship are stored (many-to-many, ordered
+// one-to-many, one-to-one) an end resolved one way and its partner another would be saved
+// disagreeing. Every object this object no longer refers to, in this context or in the store,
+// lets it go; every object it now refers to points back (taking it from a previous owner when
+// that end holds one object). Never decides a value itself: the resolved object's values rule.
+
+import Foundation
+
+extension ManagedObjectContext {
+    /// Makes the inverses of `object`'s relationships agree with its values, given the values it
+    /// held before resolution (`before`) and the store's (`stored`).
+    func repairInverses(of object: ManagedObject, before: [RowValue], stored: [RowValue]?) throws {
+        let entity = object.entity
+        for (slot, property) in entity.slots.enumerated() {
+            guard let relationship = property as? RelationshipDescription, let inverse = relationship.inverseRelationship else { continue }
+            let now = Self.targets(object.values[slot])
+            let nowSet = Set(now), had = Set(Self.targets(before[slot]))
+            let inStore = Set(stored.map { Self.targets($0[slot]) } ?? [])
+            // Objects it no longer refers to: this context's (its own earlier change) and the
+            // store's (another save's) let it go.
+            for id in had.union(inStore).subtracting(nowSet) {
+                try current(id, storeHasIt: inStore.contains(id) && !had.contains(id)).unlinkInverse(inverse, from: object)
+            }
+            // Objects it refers to now: the store's own references already agree there; this
+            // context's copies of them are brought up to date, and the others point back.
+            for id in now {
+                let target = try current(id, storeHasIt: inStore.contains(id))
+                if target.state.isMissing { continue }
+                let inverseSlot = target.entity.slotIndex[inverse.name]!
+                if inverse.isToMany {
+                    if !Self.targets(target.values[inverseSlot]).contains(object.objectID) { try target.linkInverse(inverse, to: object) }
+                } else if case .objectID(let previous) = target.values[inverseSlot] {
+                    if previous == object.objectID { continue }
+                    // The target's one-object end held another object: that one lets it go.
+                    try current(previous, storeHasIt: true).unlinkInverse(relationship, from: target)
+                    try target.linkInverse(inverse, to: object)
+                } else {
+                    try target.linkInverse(inverse, to: object)
+                }
+            }
+        }
+    }
+
+    /// The object of `id`, loaded; when `storeHasIt` (its stored row is the one to follow) and
+    /// this context has no changes of its own to it, its values are read again from the store
+    /// first (an old copy would be saved over a newer row, a conflict of its own).
+    private func current(_ id: ManagedObjectID, storeHasIt: Bool) throws -> ManagedObject {
+        let target = object(with: id)
+        if storeHasIt, !target.hasChanges, !target.isFault { refresh(target, mergeChanges: false) }
+        try target.fireFaultIfNeeded()
+        return target
+    }
+
+    private static func targets(_ value: RowValue) -> [ManagedObjectID] {
+        switch value {
+        case .objectID(let id): return [id]
+        case .objectIDs(let ids): return ids
+        default: return []
+        }
+    }
+}
