@@ -6,7 +6,9 @@
 // one-to-many, one-to-one) an end resolved one way and its partner another would be saved
 // disagreeing. Every object this object no longer refers to, in this context or in the store,
 // lets it go; every object it now refers to points back (taking it from a previous owner when
-// that end holds one object). Never decides a value itself: the resolved object's values rule.
+// that end holds one object). A delete that won a conflict applies its delete rules to the
+// objects the stored row gained meanwhile. Never decides a value itself: the resolved object's
+// values rule.
 
 import Foundation
 
@@ -40,6 +42,33 @@ extension ManagedObjectContext {
                     try target.linkInverse(inverse, to: object)
                 } else {
                     try target.linkInverse(inverse, to: object)
+                }
+            }
+        }
+    }
+
+    /// A delete that won a conflict: the stored row may refer to objects the context did not
+    /// know of when it applied the delete rules (another save added them since); the rules are
+    /// applied to those too, so no reference to the deleted object is left behind. Throws for a
+    /// deny rule that such an object now breaks.
+    func reapplyDeleteRules(of object: ManagedObject, stored: [RowValue], known: [RowValue]) throws {
+        for (slot, relationship) in object.entity.relationshipSlots {
+            let knownTargets = Set(Self.targets(known[slot]))
+            let added = Self.targets(stored[slot]).filter { !knownTargets.contains($0) }
+            guard !added.isEmpty else { continue }
+            switch relationship.deleteRule {
+            case .noActionDeleteRule:
+                continue
+            case .denyDeleteRule:
+                throw StrataError(.validation, "cannot delete \(object.entity.name) \(object.objectID): \(relationship.qualifiedName) has the deny rule and another save made it refer to \(added.map(\.description).joined(separator: ", "))")
+            case .nullifyDeleteRule:
+                guard let inverse = relationship.inverseRelationship else { continue }
+                for id in added { try current(id, storeHasIt: true).unlinkInverse(inverse, from: object) }
+            case .cascadeDeleteRule:
+                for id in added {
+                    let target = try current(id, storeHasIt: true)
+                    if let inverse = relationship.inverseRelationship { try target.unlinkInverse(inverse, from: object) }
+                    delete(target)
                 }
             }
         }

@@ -165,8 +165,12 @@ extension ManagedObjectContext {
             }
             if object.state.isDeleted {
                 // Our delete wins under every policy but rollback.
-                if mergePolicy == .rollback { discardChanges(of: object, storedRow: stored) }
-                else { object.rowVersion = stored.version }
+                if mergePolicy == .rollback {
+                    discardChanges(of: object, storedRow: stored)
+                } else {
+                    object.rowVersion = stored.version
+                    try reapplyDeleteRules(of: object, stored: stored.values, known: object.committedValues ?? stored.values)
+                }
                 continue
             }
             let cached = object.committedValues ?? stored.values

@@ -284,4 +284,48 @@ final class MergePolicyTests: XCTestCase {
             }
         }
     }
+
+    /// A delete that wins a conflict applies its rules to what the stored row gained since it was
+    /// read: a tag another save gave a post leaves no reference behind (nullify), an attachment
+    /// another save gave a post goes with it (cascade).
+    func testWinningDeleteAppliesItsRulesToObjectsAddedMeanwhile() throws {
+        for policy in [MergePolicy.mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .overwrite] {
+            let (coordinator, mine) = try TestModels.stack(try TestModels.posts())
+            mine.mergePolicy = policy
+            let (tag, post, other): (Tag, Post, Post) = try mine.performAndWait {
+                let tag = Tag(context: mine); tag.name = "t"
+                let post = Post(context: mine); post.title = "p"; post.tags = [tag]
+                let other = Post(context: mine); other.title = "o"
+                try mine.save()
+                _ = tag.posts.count
+                _ = post.attachments.count
+                return (tag, post, other)
+            }
+            let theirs = ManagedObjectContext(.privateQueue)
+            theirs.persistentStoreCoordinator = coordinator
+            let attachmentID: ManagedObjectID = try theirs.performAndWait {
+                let otherCopy = try theirs.existingObject(with: other.objectID) as! Post
+                let tagCopy = try theirs.existingObject(with: tag.objectID) as! Tag
+                otherCopy.tags.insert(tagCopy)
+                let attachment = Attachment(context: theirs)
+                attachment.identifier = "added"
+                attachment.post = try theirs.existingObject(with: post.objectID) as? Post
+                try theirs.save()
+                return attachment.objectID
+            }
+            try mine.performAndWait {
+                mine.delete(tag)
+                mine.delete(post)
+                try mine.save()
+            }
+            let fresh = ManagedObjectContext(.privateQueue)
+            fresh.persistentStoreCoordinator = coordinator
+            try fresh.performAndWait {
+                let stored = try fresh.existingObject(with: other.objectID) as! Post
+                XCTAssertEqual(stored.tags.count, 0, "\(policy): the deleted tag is still referred to")
+                XCTAssertThrowsError(try fresh.existingObject(with: attachmentID), "\(policy): the attachment outlived its post")
+                XCTAssertEqual(try fresh.count(for: FetchRequest<Attachment>(entityName: "Attachment")), 0, "\(policy)")
+            }
+        }
+    }
 }
