@@ -19,7 +19,8 @@ extension ManagedObjectContext {
         let entity = object.entity
         for (slot, property) in entity.slots.enumerated() {
             guard let relationship = property as? RelationshipDescription, let inverse = relationship.inverseRelationship else { continue }
-            let now = Self.targets(object.values[slot])
+            // An object gone from the store refers to nothing.
+            let now = object.state.isMissing ? [] : Self.targets(object.values[slot])
             let nowSet = Set(now), had = Set(Self.targets(before[slot]))
             let inStore = Set(stored.map { Self.targets($0[slot]) } ?? [])
             // Objects it no longer refers to: this context's (its own earlier change) and the
@@ -27,11 +28,15 @@ extension ManagedObjectContext {
             for id in had.union(inStore).subtracting(nowSet) {
                 try current(id, storeHasIt: inStore.contains(id) && !had.contains(id)).unlinkInverse(inverse, from: object)
             }
-            // Objects it refers to now: the store's own references already agree there; this
-            // context's copies of them are brought up to date, and the others point back.
+            // Objects it refers to now point back (those gone or deleted by this save are let go).
             for id in now {
-                let target = try current(id, storeHasIt: inStore.contains(id))
-                if target.state.isMissing { continue }
+                // Read as stored unless this context changed it: it may be gone, or refer elsewhere.
+                let target = try current(id, storeHasIt: true)
+                if target.state.isMissing || target.state.isDeleted {
+                    // Gone, or deleted by this save (whose delete stands): the object lets it go.
+                    try object.unlinkInverse(relationship, from: target)
+                    continue
+                }
                 let inverseSlot = target.entity.slotIndex[inverse.name]!
                 if inverse.isToMany {
                     if !Self.targets(target.values[inverseSlot]).contains(object.objectID) { try target.linkInverse(inverse, to: object) }
@@ -76,8 +81,9 @@ extension ManagedObjectContext {
 
     /// The object of `id`, loaded; when `storeHasIt` (its stored row is the one to follow) and
     /// this context has no changes of its own to it, its values are read again from the store
-    /// first (an old copy would be saved over a newer row, a conflict of its own).
-    private func current(_ id: ManagedObjectID, storeHasIt: Bool) throws -> ManagedObject {
+    /// first (an old copy would be saved over a newer row, a conflict of its own). Delete rules
+    /// use it too (ManagedObjectContext+Objects.swift).
+    func current(_ id: ManagedObjectID, storeHasIt: Bool) throws -> ManagedObject {
         let target = object(with: id)
         if storeHasIt, !target.hasChanges, !target.isFault { refresh(target, mergeChanges: false) }
         try target.fireFaultIfNeeded()

@@ -297,10 +297,12 @@ extension ManagedObjectContext {
                 continue
             case .nullifyDeleteRule:
                 guard let inverse = relationship.inverseRelationship else { continue }
-                for id in related { try? self.object(with: id).unlinkInverse(inverse, from: object) }
+                // A related object this context has not changed is read as stored first: an
+                // older copy may not refer back yet, and the stored row must let go.
+                for id in related { try? current(id, storeHasIt: true).unlinkInverse(inverse, from: object) }
             case .cascadeDeleteRule:
                 for id in related {
-                    let target = self.object(with: id)
+                    let target = (try? current(id, storeHasIt: true)) ?? self.object(with: id)
                     if let inverse = relationship.inverseRelationship { try? target.unlinkInverse(inverse, from: object) }
                     delete(target)
                 }

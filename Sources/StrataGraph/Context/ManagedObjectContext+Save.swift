@@ -153,42 +153,59 @@ extension ManagedObjectContext {
         return values
     }
 
-    /// Applies the merge policy to each conflicting object, then the save is retried.
+    /// Applies the merge policy to each conflicting object, then the save is retried. Every
+    /// conflict is resolved first; then the other ends of the resolved objects' relationships are
+    /// made to agree with the final values (ManagedObjectContext+InverseRepair.swift), so the
+    /// order of the conflicts does not matter.
     private func resolve(_ conflicts: [RowVersionConflict], forced: inout Set<ManagedObjectID>) throws {
         var unresolvable: [RowVersionConflict] = []
+        var resolved: [(object: ManagedObject, before: [RowValue], stored: [RowValue]?)] = []
         for conflict in conflicts {
             guard let object = registry[conflict.id] else { continue }
+            let before = object.values
             guard let stored = conflict.stored else {
                 // Deleted elsewhere: only `.rollback` can give up the change (the object goes away).
-                if mergePolicy == .rollback { discardChanges(of: object, storedRow: nil) } else { unresolvable.append(conflict) }
+                if mergePolicy == .rollback {
+                    discardChanges(of: object, storedRow: nil)
+                    resolved.append((object, before, nil))
+                } else {
+                    unresolvable.append(conflict)
+                }
                 continue
             }
             if object.state.isDeleted {
                 // Our delete wins under every policy but rollback.
                 if mergePolicy == .rollback {
                     discardChanges(of: object, storedRow: stored)
+                    resolved.append((object, before, stored.values))
                 } else {
                     object.rowVersion = stored.version
                     try reapplyDeleteRules(of: object, stored: stored.values, known: object.committedValues ?? stored.values)
+                    // The delete removes the row as stored now (its index and relationship entries).
+                    object.committedValues = stored.values
                 }
                 continue
             }
             let cached = object.committedValues ?? stored.values
-            let before = object.values
             guard let merged = mergePolicy.resolve(current: object.values, cached: cached, stored: stored.values,
                                                    changed: object.changedSlots) else {
                 discardChanges(of: object, storedRow: stored)
-                try repairInverses(of: object, before: before, stored: stored.values)
+                resolved.append((object, before, stored.values))
                 continue
             }
             object.committedValues = stored.values
             object.rowVersion = stored.version
             for slot in merged.indices { object.setPrimitive(merged[slot], slot: slot) }
-            try repairInverses(of: object, before: before, stored: stored.values)
             if mergePolicy == .overwrite { forced.insert(object.objectID) }
-            if !object.hasPersistentChangedValues, changeTracker.unfileUpdated(object) { leftChangeSets(object) }
+            resolved.append((object, before, stored.values))
         }
         if !unresolvable.isEmpty { throw mergeConflictError(unresolvable) }
+        for (object, before, stored) in resolved {
+            try repairInverses(of: object, before: before, stored: stored)
+        }
+        for (object, _, _) in resolved where !object.state.isDeleted && !object.hasPersistentChangedValues {
+            if changeTracker.unfileUpdated(object) { leftChangeSets(object) }
+        }
     }
 
     /// Drops the object's unsaved changes in favour of the stored row (nil: the row is gone).

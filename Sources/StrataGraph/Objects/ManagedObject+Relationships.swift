@@ -154,14 +154,29 @@ extension ManagedObject {
     }
 
     /// Removes `object` from this object's `relationship` (clears a to-one that points at it).
+    /// When this object does not refer to `object` and has no changes, its copy may be older
+    /// than the row that does: it is read again from the store and unlinked from that.
     func unlinkInverse(_ relationship: RelationshipDescription, from object: ManagedObject) throws {
         try fireFaultIfNeeded()
         if state.isMissing { return }
         let slot = entity.slotIndex[relationship.name]!
+        if !refers(to: object.objectID, slot: slot), !hasChanges, !isFault, let context = managedObjectContext {
+            context.refresh(self, mergeChanges: false)
+            try fireFaultIfNeeded()
+            if state.isMissing { return }
+        }
         if relationship.isToMany {
             removeFromToMany(object.objectID, slot: slot, ordered: relationship.isOrdered)
         } else if case .objectID(let id) = values[slot], id == object.objectID {
             setPrimitive(.null, slot: slot)
+        }
+    }
+
+    private func refers(to id: ManagedObjectID, slot: Int) -> Bool {
+        switch values[slot] {
+        case .objectID(let target): return target == id
+        case .objectIDs(let targets): return targets.contains(id)
+        default: return false
         }
     }
 }
