@@ -153,7 +153,8 @@ public struct ObjectDump: Codable, Equatable, Sendable, CustomStringConvertible 
     public var items: [String: Item] = [:]
     public var tags: [String: [String]] = [:]
     public var folders: [String: [String]] = [:]
-    /// Codes and names held by more than one object (none, when nothing was duplicated).
+    /// Codes and names held by more than one object, and relationship ends that disagree (none
+    /// in a sound store).
     public var duplicates: [String] = []
 
     public init() {}
@@ -177,7 +178,23 @@ public struct ObjectDump: Codable, Equatable, Sendable, CustomStringConvertible 
             tags[tag.value(forKey: "name") as? String ?? "?"] = (tag.value(forKey: "items") as? Set<ManagedObject> ?? [])
                 .compactMap { $0.value(forKey: "code") as? String }.sorted()
         }
+        // Both ends of every relationship must agree within a store.
+        for item in try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) {
+            let code = item.value(forKey: "code") as? String ?? "?"
+            if let folder = item.value(forKey: "folder") as? ManagedObject, !(folder.value(forKey: "items") as? [ManagedObject] ?? []).contains(where: { $0 === item }) {
+                duplicates.append("inverse: \(code).folder is \(folder.value(forKey: "name") ?? "?"), whose items lack it")
+            }
+            for tag in item.value(forKey: "tags") as? Set<ManagedObject> ?? [] where !(tag.value(forKey: "items") as? Set<ManagedObject> ?? []).contains(item) {
+                duplicates.append("inverse: \(code).tags has \(tag.value(forKey: "name") ?? "?"), whose items lack it")
+            }
+            if let parent = item.value(forKey: "parent") as? ManagedObject, !(parent.value(forKey: "children") as? Set<ManagedObject> ?? []).contains(item) {
+                duplicates.append("inverse: \(code).parent's children lack it")
+            }
+        }
         for folder in try context.fetch(FetchRequest<ManagedObject>(entityName: "Folder")) {
+            for member in folder.value(forKey: "items") as? [ManagedObject] ?? [] where (member.value(forKey: "folder") as? ManagedObject) !== folder {
+                duplicates.append("inverse: folder \(folder.value(forKey: "name") ?? "?") lists \(member.value(forKey: "code") ?? "?"), whose folder is another")
+            }
             if folders[folder.value(forKey: "name") as? String ?? "?"] != nil { duplicates.append("folder \(folder.value(forKey: "name") ?? "?")") }
             folders[folder.value(forKey: "name") as? String ?? "?"] = (folder.value(forKey: "items") as? [ManagedObject] ?? [])
                 .compactMap { $0.value(forKey: "code") as? String }
