@@ -83,6 +83,7 @@ extension ManagedObjectContext {
             if attempt > 1 { order = SaveOrder(inserted: order.inserted, updated: updatedInKeyOrder(), deleted: changeTracker.deletedInKeyOrder()) }
             let (changes, inserted, updated) = changeSet(order, forced: forced)
             do {
+                try refuseReferencesToMissingObjects(changes)
                 let versions = try coordinator.commit(changes)
                 for object in inserted { object.rowVersion = 1 }
                 for (object, version) in zip(updated, versions) { object.rowVersion = version }
@@ -99,6 +100,31 @@ extension ManagedObjectContext {
         }
         // The fourth attempt returns or throws; this only satisfies the compiler.
         throw StrataError(.mergeConflict, "save of \(debugName) did not settle after 4 attempts")
+    }
+
+    /// A save may not refer to an object this context found gone from the store (deleted
+    /// elsewhere after it was fetched): such references are conflicts with that object, resolved
+    /// by the merge policy as a conflict with a deleted row is (rollback lets the references go;
+    /// the other policies refuse the save).
+    private func refuseReferencesToMissingObjects(_ changes: StoreChangeSet) throws {
+        var missing: [ManagedObjectID: Int64] = [:]
+        for rows in [changes.inserts, changes.updates] {
+            for row in rows {
+                for slot in row.id.entity.referenceSlots {
+                    let targets: [ManagedObjectID]
+                    switch row.values[slot] {
+                    case .objectID(let id): targets = [id]
+                    case .objectIDs(let ids): targets = ids
+                    default: continue
+                    }
+                    for id in targets where missing[id] == nil {
+                        if let target = registry[id], target.state.isMissing { missing[id] = target.rowVersion }
+                    }
+                }
+            }
+        }
+        guard !missing.isEmpty else { return }
+        throw CommitRefusal.versionConflicts(missing.map { RowVersionConflict(id: $0.key, expectedVersion: $0.value, stored: nil) })
     }
 
     /// `objects` in primary-key order (objects without a key, of a parent context, last).

@@ -29,9 +29,12 @@ final class ConflictingRelationshipsOracleTests: XCTestCase {
         return ManagedObjectModel(entities: [node, box])
     }
 
-    private func change(_ context: ManagedObjectContext, _ random: inout SeededRandom, counter: inout Int) throws {
-        let nodes = try context.fetch(FetchRequest<ManagedObject>(entityName: "Node"))
-        let boxes = try context.fetch(FetchRequest<ManagedObject>(entityName: "Box"))
+    /// One random change. `registered`: the objects to change are taken from those the context
+    /// holds (some may have been deleted elsewhere since it read them), not fetched.
+    private func change(_ context: ManagedObjectContext, _ random: inout SeededRandom, counter: inout Int, registered: Bool = false) throws {
+        let held = registered ? context.registeredObjects.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) } : []
+        let nodes = registered ? held.filter { $0.entity.name == "Node" && !$0.isDeleted } : try context.fetch(FetchRequest<ManagedObject>(entityName: "Node"))
+        let boxes = registered ? held.filter { $0.entity.name == "Box" && !$0.isDeleted } : try context.fetch(FetchRequest<ManagedObject>(entityName: "Box"))
         func anyNode() -> ManagedObject? { nodes.isEmpty ? nil : nodes[random.next(below: nodes.count)] }
         counter += 1
         switch random.next(below: 9) {
@@ -105,31 +108,76 @@ final class ConflictingRelationshipsOracleTests: XCTestCase {
     func testRelationshipsStaySoundUnderConflictingSaves() throws {
         let seed = SeededRandom.environmentSeed()
         var random = SeededRandom(seed: seed)
-        for policy in [MergePolicy.mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .overwrite, .rollback] {
+        // The policies of the two contexts: each alike, and the pair a synced app has (its own
+        // contexts' changes win; the sync importer's lose to them), the importer resetting after
+        // each of its saves.
+        let pairs: [(MergePolicy, MergePolicy)] = [(.mergeByPropertyObjectTrump, .mergeByPropertyObjectTrump),
+                                                   (.mergeByPropertyStoreTrump, .mergeByPropertyStoreTrump), (.overwrite, .overwrite),
+                                                   (.rollback, .rollback), (.mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump)]
+        for (firstPolicy, secondPolicy) in pairs {
+            let policy = firstPolicy == secondPolicy ? "\(firstPolicy)" : "\(firstPolicy)/\(secondPolicy)"
             let (coordinator, first) = try TestModels.stack(Self.model())
             let second = ManagedObjectContext(.privateQueue)
             second.persistentStoreCoordinator = coordinator
+            first.mergePolicy = firstPolicy
+            second.mergePolicy = secondPolicy
+            let resetsSecond = firstPolicy != secondPolicy
             var counter = 0
             for round in 0..<iterations(40, stress: 400) {
                 let trace = "seed \(seed), \(policy), round \(round)"
                 // Both read and change; the first saves; the second saves over it.
                 let (early, late) = random.chance(0.5) ? (first, second) : (second, first)
-                late.mergePolicy = policy
-                early.mergePolicy = policy
                 try late.performAndWait { for _ in 0..<(1 + random.next(below: 3)) { try change(late, &random, counter: &counter) } }
                 try early.performAndWait {
                     for _ in 0..<(1 + random.next(below: 3)) { try change(early, &random, counter: &counter) }
                     do { try early.save() } catch { early.rollback() }
                 }
                 try late.performAndWait {
+                    // Some of what it holds was deleted by the other save: used now, it is found gone.
+                    if random.chance(0.5) { try change(late, &random, counter: &counter, registered: true) }
                     do { try late.save() } catch { late.rollback() }
                 }
                 try assertSound(coordinator, trace)
+                if resetsSecond { second.performAndWait { second.reset() } }
                 if round % 10 == 9 {
                     first.performAndWait { first.reset() }
                     second.performAndWait { second.reset() }
                 }
             }
+        }
+    }
+
+    /// An object fetched (not yet read) and deleted by another save before this context uses it:
+    /// a reference to it is a conflict with the deleted row. Rollback lets the reference go; the
+    /// other policies refuse the save. Either way nothing refers to the deleted object.
+    func testReferenceToAnObjectDeletedSinceItWasFetchedIsAConflict() throws {
+        for policy in [MergePolicy.error, .mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .overwrite, .rollback] {
+            let (coordinator, mine) = try TestModels.stack(Self.model())
+            mine.mergePolicy = policy
+            try mine.performAndWait {
+                let box = EntityDescription.insertNewObject(forEntityName: "Box", into: mine)
+                box.setValue("gone", forKey: "name")
+                let node = EntityDescription.insertNewObject(forEntityName: "Node", into: mine)
+                node.setValue("n", forKey: "name")
+                try mine.save()
+                mine.reset()
+            }
+            let (node, box): (ManagedObject, ManagedObject) = try mine.performAndWait {
+                (try mine.fetch(FetchRequest<ManagedObject>(entityName: "Node")).first!, try mine.fetch(FetchRequest<ManagedObject>(entityName: "Box")).first!)
+            }
+            let theirs = ManagedObjectContext(.privateQueue)
+            theirs.persistentStoreCoordinator = coordinator
+            try theirs.performAndWait {
+                theirs.delete(try theirs.existingObject(with: box.objectID))
+                try theirs.save()
+            }
+            let saved: Bool = mine.performAndWait {
+                node.setValue(box, forKey: "box")
+                do { try mine.save(); return true } catch { return false }
+            }
+            XCTAssertEqual(saved, policy == .rollback, "\(policy)")
+            if !saved { mine.performAndWait { mine.rollback() } }
+            try assertSound(coordinator, "\(policy)")
         }
     }
 }
