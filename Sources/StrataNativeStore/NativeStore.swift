@@ -285,6 +285,7 @@ final class NativeStore: RowStore {
 
     private func commitOnce(_ changes: StoreChangeSet) throws -> [Int64] {
         try writing(listingAtMost: .max) { tx, touched in
+            try refuseReferencesToMissingRows(changes, in: tx)
             var committer = NativeCommitter(store: self, tx: tx)
             committer.keepsReplacedValues = recordsHistory
             let versions = try committer.apply(changes)

@@ -133,8 +133,10 @@ final class ConflictingRelationshipsOracleTests: XCTestCase {
                     do { try early.save() } catch { early.rollback() }
                 }
                 try late.performAndWait {
-                    // Some of what it holds was deleted by the other save: used now, it is found gone.
-                    if random.chance(0.5) { try change(late, &random, counter: &counter, registered: true) }
+                    // It goes on changing after the other save, with what it fetches (newer rows
+                    // beside older copies it holds) and with what it holds (some of it deleted by
+                    // the other save: used now, it is found gone).
+                    for _ in 0..<random.next(below: 3) { try change(late, &random, counter: &counter, registered: random.chance(0.5)) }
                     do { try late.save() } catch { late.rollback() }
                 }
                 try assertSound(coordinator, trace)
