@@ -29,6 +29,8 @@ public struct SyncWorkload {
     public let tag: String
     public var random: SyncRandom
     private var counter = 0
+    /// What the last `run` did, one line per change (for failure reports).
+    public private(set) var log: [String] = []
 
     public init(tag: String, seed: UInt64) {
         self.tag = tag
@@ -43,11 +45,14 @@ public struct SyncWorkload {
     @discardableResult
     public mutating func run(_ operations: Int, in context: ManagedObjectContext) throws -> Bool {
         context.mergePolicy = .mergeByPropertyObjectTrump
+        log = []
         for _ in 0..<operations { try step(context) }
         do {
             try context.save()
+            log.append("saved")
             return true
         } catch let error as StrataError where error.code == .mergeConflict {
+            log.append("save refused: \(error)")
             context.rollback()
             return false
         }
@@ -79,6 +84,7 @@ public struct SyncWorkload {
             if item.entity.name == "SpecialItem", random.chance(0.3) { item.setValue(Int64(random.below(1000)), forKey: "level") }
         case 50..<57:
             guard let item = try pick("Item", context) else { return }
+            log.append("delete item \(Self.name(item))")
             context.delete(item)
         case 57..<67:
             guard let item = try pick("Item", context) else { return }
@@ -95,16 +101,24 @@ public struct SyncWorkload {
         case 84..<88:
             let folder = EntityDescription.insertNewObject(forEntityName: "Folder", into: context)
             folder.setValue("\(tag)-f\(counter)", forKey: "name")
+            log.append("insert folder \(Self.name(folder))")
         case 88..<97:
             guard let folder = try pick("Folder", context), let item = try pick("Item", context) else { return }
             var items = folder.value(forKey: "items") as? [ManagedObject] ?? []
+            let before = items.map(Self.name)
             items.removeAll { $0 === item }
             if random.chance(0.75) { items.insert(item, at: random.below(items.count + 1)) }
+            log.append("folder \(Self.name(folder)) items \(before) -> \(items.map(Self.name)) (item \(Self.name(item)) was in \((item.value(forKey: "folder") as? ManagedObject).map(Self.name) ?? "-"))")
             folder.setValue(items, forKey: "items")
         default:
             guard let folder = try pick("Folder", context) else { return }
+            log.append("delete folder \(Self.name(folder)) items \((folder.value(forKey: "items") as? [ManagedObject] ?? []).map(Self.name))")
             context.delete(folder)
         }
+    }
+
+    static func name(_ object: ManagedObject) -> String {
+        "\(object.value(forKey: object.entity.name == "Folder" || object.entity.name == "Tag" ? "name" : "code") ?? "?")/p\(object.objectID.primaryKey ?? 0)"
     }
 
     public static let attributeKeys = ["title", "count", "small", "medium", "score", "ratio", "price", "flag", "stamp", "blob", "ident", "link"]
@@ -182,10 +196,10 @@ public struct ObjectDump: Codable, Equatable, Sendable, CustomStringConvertible 
         for item in try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) {
             let code = item.value(forKey: "code") as? String ?? "?"
             if let folder = item.value(forKey: "folder") as? ManagedObject, !(folder.value(forKey: "items") as? [ManagedObject] ?? []).contains(where: { $0 === item }) {
-                duplicates.append("inverse: \(code).folder is \(folder.value(forKey: "name") ?? "?"), whose items lack it")
+                duplicates.append("inverse: \(SyncWorkload.name(item)).folder is \(SyncWorkload.name(folder)) \(Self.describe(folder, context)), whose items lack it")
             }
             for tag in item.value(forKey: "tags") as? Set<ManagedObject> ?? [] where !(tag.value(forKey: "items") as? Set<ManagedObject> ?? []).contains(item) {
-                duplicates.append("inverse: \(code).tags has \(tag.value(forKey: "name") ?? "?"), whose items lack it")
+                duplicates.append("inverse: \(SyncWorkload.name(item)).tags has \(SyncWorkload.name(tag)) \(Self.describe(tag, context)), whose items lack it")
             }
             if let parent = item.value(forKey: "parent") as? ManagedObject, !(parent.value(forKey: "children") as? Set<ManagedObject> ?? []).contains(item) {
                 duplicates.append("inverse: \(code).parent's children lack it")
@@ -193,12 +207,17 @@ public struct ObjectDump: Codable, Equatable, Sendable, CustomStringConvertible 
         }
         for folder in try context.fetch(FetchRequest<ManagedObject>(entityName: "Folder")) {
             for member in folder.value(forKey: "items") as? [ManagedObject] ?? [] where (member.value(forKey: "folder") as? ManagedObject) !== folder {
-                duplicates.append("inverse: folder \(folder.value(forKey: "name") ?? "?") lists \(member.value(forKey: "code") ?? "?"), whose folder is another")
+                duplicates.append("inverse: folder \(SyncWorkload.name(folder)) lists \(SyncWorkload.name(member)) \(Self.describe(member, context)), whose folder is \((member.value(forKey: "folder") as? ManagedObject).map(SyncWorkload.name) ?? "-")")
             }
             if folders[folder.value(forKey: "name") as? String ?? "?"] != nil { duplicates.append("folder \(folder.value(forKey: "name") ?? "?")") }
             folders[folder.value(forKey: "name") as? String ?? "?"] = (folder.value(forKey: "items") as? [ManagedObject] ?? [])
                 .compactMap { $0.value(forKey: "code") as? String }
         }
+    }
+
+    static func describe(_ object: ManagedObject, _ context: ManagedObjectContext) -> String {
+        let exists = (try? context.existingObject(with: object.objectID)) != nil
+        return "(\(object.objectID.uriRepresentation().lastPathComponent) exists: \(exists))"
     }
 
     /// A value as text; dates at microseconds (PostgreSQL's precision), numbers by their bits.

@@ -32,7 +32,7 @@ final class ConvergenceTests: XCTestCase {
                 try copy.run(1 + copy.random.below(12), in: context)
                 return copy
             }
-            if random.chance(0.5) { try await stacks[random.below(stacks.count)].container.syncNow() }
+            if random.chance(0.5) { try await syncNowRetrying(stacks[random.below(stacks.count)].container) }
         }
         try await quiesce(stacks)
         let dumps = try await stacks.asyncMap { try await objectDump($0) }
@@ -49,7 +49,17 @@ final class ConvergenceTests: XCTestCase {
 /// Syncs every stack until nothing moves: two rounds (each store exports, then all import).
 func quiesce(_ stacks: [SyncedStack]) async throws {
     for _ in 0..<2 {
-        for stack in stacks { try await stack.container.syncNow() }
+        for stack in stacks { try await syncNowRetrying(stack.container) }
+    }
+}
+
+/// `syncNow()`, tried again after a failed cycle (a transient failure such as a deadlock between
+/// two stores' statements, which the engine retries too); the last failure is thrown.
+func syncNowRetrying(_ container: PersistentSyncContainer, attempts: Int = 5) async throws {
+    for attempt in 1...attempts {
+        do { return try await container.syncNow() } catch where attempt < attempts {
+            try await Task.sleep(for: .milliseconds(200))
+        }
     }
 }
 

@@ -21,8 +21,11 @@ final class MultiProcessSyncTests: XCTestCase {
         }
         for (name, helper) in zip(names, helpers) {
             let (status, output) = await helper.wait()
+            try? output.write(to: directory.appendingPathComponent("helper-\(name).log"), atomically: true, encoding: .utf8)
             XCTAssertEqual(status, 0, "seed \(seed): helper \(name) failed: \(output)")
+            for line in output.split(separator: "\n") where line.contains("unsound") { XCTFail("seed \(seed): helper \(name): \(line)") }
         }
+        print("stores in \(directory.path)")
         try await assertConverged(directory: directory, names: names, zone: zone, server: server, seed: seed)
     }
 }

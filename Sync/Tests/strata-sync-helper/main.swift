@@ -20,6 +20,8 @@ struct Helper {
             case "workload" where arguments.count == 8:
                 try await workload(store: URL(fileURLWithPath: arguments[1]), server: URL(string: arguments[2])!, zone: arguments[3],
                                    tag: arguments[4], seed: UInt64(arguments[5])!, rounds: Int(arguments[6])!, operations: Int(arguments[7])!)
+            case "inspect" where arguments.count == 2:
+                try inspect(store: URL(fileURLWithPath: arguments[1]))
             default:
                 FileHandle.standardError.write(Data("usage: strata-sync-helper workload STORE URL ZONE TAG SEED ROUNDS OPS\n".utf8))
                 exit(2)
@@ -27,6 +29,34 @@ struct Helper {
         } catch {
             FileHandle.standardError.write(Data("strata-sync-helper: \(error)\n".utf8))
             exit(1)
+        }
+    }
+
+    /// Prints every item's code, key and folder key, and every folder's key and members (no sync).
+    static func inspect(store: URL) throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: SyncTestModel.make())
+        try coordinator.addPersistentStore(type: .native, at: store, options: [PersistentHistoryTrackingKey: true])
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            for item in try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) {
+                let folder = (item.value(forKey: "folder") as? ManagedObject)?.objectID.primaryKey
+                print("item \(item.value(forKey: "code") ?? "?") p\(item.objectID.primaryKey ?? 0) folder \(folder.map { "p\($0)" } ?? "-")")
+            }
+            for folder in try context.fetch(FetchRequest<ManagedObject>(entityName: "Folder")) {
+                let members = (folder.value(forKey: "items") as? [ManagedObject] ?? []).map { "p\($0.objectID.primaryKey ?? 0)" }
+                print("folder \(folder.value(forKey: "name") ?? "?") p\(folder.objectID.primaryKey ?? 0) items \(members)")
+            }
+        }
+    }
+
+    /// `syncNow()`, tried again after a failed cycle (the engine retries transient failures, such
+    /// as a deadlock between two machines' statements; an app waiting for sync would too).
+    static func syncNow(_ container: PersistentSyncContainer, attempts: Int = 5) async throws {
+        for attempt in 1...attempts {
+            do { return try await container.syncNow() } catch where attempt < attempts {
+                try await Task.sleep(for: .milliseconds(200))
+            }
         }
     }
 
@@ -43,6 +73,19 @@ struct Helper {
 
     static func workload(store: URL, server: URL, zone: String, tag: String, seed: UInt64, rounds: Int, operations: Int) async throws {
         let container = try await container(store: store, server: server, zone: zone)
+        if ProcessInfo.processInfo.environment["STRATA_SYNC_CHECK_ROUNDS"] != nil {
+            // After every import: is the store still sound?
+            let checker = container.newBackgroundContext()
+            NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification, object: nil, queue: nil) { note in
+                guard let saver = note.object as? ManagedObjectContext, saver.name == "StrataSync" else { return }
+                let problems = checker.performAndWait {
+                    checker.reset()
+                    try? checker.setQueryGenerationFrom(.current)
+                    return (try? ObjectDump(checker).duplicates) ?? ["check failed"]
+                }
+                if !problems.isEmpty { print("import unsound: \(problems)") }
+            }
+        }
         var workload = SyncWorkload(tag: tag, seed: seed)
         let context = container.newBackgroundContext()
         for round in 0..<rounds {
@@ -51,10 +94,20 @@ struct Helper {
                 try copy.run(operations, in: context)
                 return copy
             }
-            if workload.random.chance(0.5) { try await container.syncNow() }
+            if ProcessInfo.processInfo.environment["STRATA_SYNC_CHECK_ROUNDS"] != nil {
+                let check = container.newBackgroundContext()
+                let problems = try await check.perform { try check.setQueryGenerationFrom(.current); return try ObjectDump(check).duplicates }
+                if !problems.isEmpty { print("save unsound: \(problems) after \(workload.log)") }
+            }
+            if workload.random.chance(0.5) { try await syncNow(container) }
+            if ProcessInfo.processInfo.environment["STRATA_SYNC_CHECK_ROUNDS"] != nil {
+                let check = container.newBackgroundContext()
+                let problems = try await check.perform { try check.setQueryGenerationFrom(.current); return try ObjectDump(check).duplicates }
+                if !problems.isEmpty { print("round \(round) unsound: \(problems)") }
+            }
             print("round \(round)")
         }
-        try await container.syncNow()
+        try await syncNow(container)
         await container.stopSyncing()
         print("done")
     }

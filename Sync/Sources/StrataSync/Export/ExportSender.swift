@@ -53,10 +53,12 @@ struct ExportSender {
             let staged = try await sender.stageRows(work)
             let duplicates = try await sender.findDuplicates(in: staged)
             if !duplicates.isEmpty { throw DuplicatesFound(duplicates: duplicates) }
-            try await sender.mergeRows(of: staged, seq: seq)
-            try await sender.applyDeletes(work)
-            try await sender.writeLinks(work)
-            try await sender.writeLog(work, seq: seq)
+            // Rows the batch changed as a side effect (references released, members moved,
+            // references to deleted objects cleared) are logged too, so every store reads them.
+            var sideEffects = try await sender.mergeRows(of: staged, seq: seq)
+            sideEffects += try await sender.applyDeletes(work)
+            sideEffects += try await sender.writeLinks(work)
+            try await sender.writeLog(work, sideEffects: sideEffects, seq: seq)
             try await server.rows("UPDATE \(unescaped: q("strata_zone")) SET last_seq = \(seq)", "advancing the zone's log")
             try await server.rows("""
                 INSERT INTO \(unescaped: q("strata_members")) (store, exported_generation, last_export)
@@ -162,8 +164,12 @@ struct ExportSender {
         return found
     }
 
+    /// A row the batch changed besides its own entries: its global ID, entity and property.
+    typealias SideEffect = (gid: UUID, entity: String, property: String)
+
     /// Applies the staged rows: changed columns of rows the zone has, whole new rows for inserts.
-    private func mergeRows(of staged: Set<String>, seq: Int64) async throws {
+    private func mergeRows(of staged: Set<String>, seq: Int64) async throws -> [SideEffect] {
+        var sideEffects: [SideEffect] = []
         for table in schema.tables where staged.contains(table.table) {
             let columns = table.columns.sorted { $0.key < $1.key }
             let staged = "pg_temp.\(SQL.quote(stage(table.table)))"
@@ -179,10 +185,15 @@ struct ExportSender {
             for column in table.exclusiveColumns {
                 // One-to-one: the rows that referred to a target this batch now refers to let it go.
                 let name = SQL.quote(column)
-                try await server.run("""
-                    UPDATE \(q(table.table)) AS t SET \(name) = NULL FROM \(staged) s
+                let released = try await server.rows(PostgresQuery(unsafeSQL: """
+                    UPDATE \(q(table.table)) AS t SET \(name) = NULL, _seq = \(seq) FROM \(staged) s
                     WHERE s.\(name) IS NOT NULL AND t.\(name) = s.\(name) AND t._gid <> s._gid AND (s._insert OR \(SQL.literal(column)) = ANY(s._changed))
-                    """, "releasing one-to-one references in \(table.table)")
+                    RETURNING t._gid, t._entity
+                    """), "releasing one-to-one references in \(table.table)")
+                sideEffects += try released.map { row in
+                    let (gid, entity) = try row.decode((UUID, String).self)
+                    return (gid, entity, property(ofColumn: column, entity: entity))
+                }
             }
             let names = ["_gid", "_entity", "_origin", "_origin_key", "_seq"] + columns.map { SQL.quote($0.key) }
             let values = ["s._gid", "s._entity", "s._origin", "s._origin_key", "\(seq)"] + columns.map { ColumnValues.fromStaging("s", $0.key, $0.value) }
@@ -191,34 +202,74 @@ struct ExportSender {
                 SELECT \(values.joined(separator: ", ")) FROM \(staged) s
                 WHERE s._insert AND NOT EXISTS (SELECT 1 FROM \(q(table.table)) t WHERE t._gid = s._gid)
                 """, "inserting rows of \(table.table)")
+            // A reference to an object the zone no longer has (another store deleted it before
+            // this store heard of the delete) is cleared: the zone never refers to nothing.
+            for column in table.referenceColumns {
+                guard let destination = destinationTable(ofColumn: column, in: table) else { continue }
+                try await server.run("""
+                    UPDATE \(q(table.table)) AS t SET \(SQL.quote(column)) = NULL FROM \(staged) s
+                    WHERE t._gid = s._gid AND t.\(SQL.quote(column)) IS NOT NULL
+                      AND NOT EXISTS (SELECT 1 FROM \(q(destination)) d WHERE d._gid = t.\(SQL.quote(column)))
+                    """, "clearing references to deleted objects in \(table.table)")
+            }
         }
+        return sideEffects
     }
 
-    private func applyDeletes(_ work: ExportWork) async throws {
+    /// The table of the destination of the to-one stored in `column` of `table`.
+    private func destinationTable(ofColumn column: String, in table: EntityTable) -> String? {
+        for entity in table.entities {
+            if let destination = schema.entities[entity]?.toOnes.first(where: { $0.column == column })?.destination {
+                return schema.entities[destination]?.table
+            }
+        }
+        return nil
+    }
+
+    /// The property of `entity` stored in `column` (the column's name when none is found).
+    private func property(ofColumn column: String, entity: String) -> String {
+        schema.entities[entity].flatMap { mapping in mapping.toOnes.first { $0.column == column }?.property ?? mapping.attributes.first { $0.column == column }?.property } ?? column
+    }
+
+    private func applyDeletes(_ work: ExportWork) async throws -> [SideEffect] {
         var byTable: [String: [UUID]] = [:]
         for entry in work.entries where entry.kind == .delete {
             guard let mapping = schema.entities[entry.entity] else { continue }
             byTable[mapping.table, default: []].append(entry.gid)
         }
         let all = byTable.values.flatMap { $0 }
-        guard !all.isEmpty else { return }
+        guard !all.isEmpty else { return [] }
+        var sideEffects: [SideEffect] = []
         for (table, gids) in byTable.sorted(by: { $0.key < $1.key }) {
             try await server.rows("DELETE FROM \(unescaped: q(table)) WHERE _gid = ANY(\(gids))", "deleting rows of \(table)")
         }
         for link in schema.links {
-            try await server.rows("DELETE FROM \(unescaped: q(link.table)) WHERE _owner = ANY(\(all)) OR _member = ANY(\(all))",
-                                  "deleting links of \(link.table)")
+            let owners = try await server.rows("""
+                DELETE FROM \(unescaped: q(link.table)) WHERE _owner = ANY(\(all)) OR _member = ANY(\(all)) RETURNING _owner
+                """, "deleting links of \(link.table)")
+            let deleted = Set(all)
+            for owner in Set(try owners.map { try $0.decode(UUID.self) }) where !deleted.contains(owner) {
+                sideEffects.append((owner, link.entity, link.property))
+            }
         }
         for table in schema.tables {
             for column in table.referenceColumns {
-                try await server.rows("UPDATE \(unescaped: q(table.table)) SET \(unescaped: SQL.quote(column)) = NULL WHERE \(unescaped: SQL.quote(column)) = ANY(\(all))",
-                                      "clearing references to deleted objects in \(table.table)")
+                let cleared = try await server.rows("""
+                    UPDATE \(unescaped: q(table.table)) SET \(unescaped: SQL.quote(column)) = NULL WHERE \(unescaped: SQL.quote(column)) = ANY(\(all))
+                    RETURNING _gid, _entity
+                    """, "clearing references to deleted objects in \(table.table)")
+                sideEffects += try cleared.map { row in
+                    let (gid, entity) = try row.decode((UUID, String).self)
+                    return (gid, entity, property(ofColumn: column, entity: entity))
+                }
             }
         }
+        return sideEffects
     }
 
     /// Replaces the links of every changed to-many of the batch's objects.
-    private func writeLinks(_ work: ExportWork) async throws {
+    private func writeLinks(_ work: ExportWork) async throws -> [SideEffect] {
+        var sideEffects: [SideEffect] = []
         for link in schema.links {
             var owners: [UUID] = []
             var text = CopyText()
@@ -239,21 +290,32 @@ struct ExportSender {
             if !text.isEmpty {
                 try await server.run("SET LOCAL search_path TO \(SQL.quote(zone))", "choosing zone \(zone)")
                 try await server.copy(into: link.table, columns: ["_owner", "_member", "_position"], data: text.buffer, "sending links of \(link.table)")
+                if let destination = schema.entities[link.destination]?.table {
+                    // Links to objects the zone no longer has are dropped.
+                    try await server.rows("""
+                        DELETE FROM \(unescaped: q(link.table)) AS l WHERE l._owner = ANY(\(owners))
+                        AND NOT EXISTS (SELECT 1 FROM \(unescaped: q(destination)) d WHERE d._gid = l._member)
+                        """, "dropping links to deleted objects in \(link.table)")
+                }
                 if link.exclusiveMembers {
                     // A member of a to-many whose inverse is a to-one has one owner: the newest.
-                    try await server.rows("""
+                    let previous = try await server.rows("""
                         DELETE FROM \(unescaped: q(link.table)) AS l USING \(unescaped: q(link.table)) AS n
                         WHERE n._owner = ANY(\(owners)) AND l._member = n._member AND l._owner <> n._owner
+                        RETURNING l._owner
                         """, "moving members of \(link.table)")
+                    for owner in Set(try previous.map { try $0.decode(UUID.self) }) { sideEffects.append((owner, link.entity, link.property)) }
                 }
             }
         }
+        return sideEffects
     }
 
-    private func writeLog(_ work: ExportWork, seq: Int64) async throws {
+    private func writeLog(_ work: ExportWork, sideEffects: [SideEffect], seq: Int64) async throws {
         guard !work.entries.isEmpty else { return }
         var text = CopyText()
-        for (position, entry) in work.entries.enumerated() {
+        let effects = sideEffects.map { ExportEntry(gid: $0.gid, entity: $0.entity, kind: .update, changed: [$0.property], localKey: 0, values: nil) }
+        for (position, entry) in (work.entries + effects).enumerated() {
             text.integer(seq)
             text.integer(Int64(position))
             text.uuid(store)

@@ -168,6 +168,13 @@ extension LocalSide {
     /// The local object of a global ID a relationship to `destination` (nil: any entity) names,
     /// if the store has it.
     private func target(_ gid: UUID, destination: String?, objects: [UUID: ManagedObject]) throws -> ManagedObject? {
+        // An object this import deletes (a link the zone still holds to it, made by a store that
+        // had not seen the delete) is no target.
+        guard let object = try anyTarget(gid, destination: destination, objects: objects), !object.isDeleted else { return nil }
+        return object
+    }
+
+    private func anyTarget(_ gid: UUID, destination: String?, objects: [UUID: ManagedObject]) throws -> ManagedObject? {
         if let object = objects[gid] { return object }
         if let local = try identity.local(for: gid) { return existing(local) }
         guard let key = GlobalID.key(of: gid, fingerprint: identity.fingerprint) else { return nil }
