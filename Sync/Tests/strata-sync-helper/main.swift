@@ -2,6 +2,12 @@
 //
 //   strata-sync-helper workload STORE URL ZONE TAG SEED ROUNDS OPS
 //       runs ROUNDS rounds of OPS random changes, syncing after each, then a last full sync.
+//   strata-sync-helper bulk STORE URL ZONE TAG COUNT
+//       saves COUNT new items in one save, then syncs (prints "saved" between).
+//   strata-sync-helper join STORE URL ZONE
+//       loads the store with sync (prints "loaded"), syncs, exits.
+//   strata-sync-helper inspect STORE
+//       prints every item's code, key and folder, and every folder's items (no sync).
 //
 // Prints one line per step it finished ("round N"), "done" at the end; exits non-zero with the
 // error on failure.
@@ -20,6 +26,15 @@ struct Helper {
             case "workload" where arguments.count == 8:
                 try await workload(store: URL(fileURLWithPath: arguments[1]), server: URL(string: arguments[2])!, zone: arguments[3],
                                    tag: arguments[4], seed: UInt64(arguments[5])!, rounds: Int(arguments[6])!, operations: Int(arguments[7])!)
+            case "bulk" where arguments.count == 6:
+                try await bulk(store: URL(fileURLWithPath: arguments[1]), server: URL(string: arguments[2])!, zone: arguments[3],
+                               tag: arguments[4], count: Int(arguments[5])!)
+            case "join" where arguments.count == 4:
+                let container = try await container(store: URL(fileURLWithPath: arguments[1]), server: URL(string: arguments[2])!, zone: arguments[3])
+                print("loaded")
+                try await syncNow(container)
+                await container.stopSyncing()
+                print("done")
             case "inspect" where arguments.count == 2:
                 try inspect(store: URL(fileURLWithPath: arguments[1]))
             default:
@@ -30,6 +45,25 @@ struct Helper {
             FileHandle.standardError.write(Data("strata-sync-helper: \(error)\n".utf8))
             exit(1)
         }
+    }
+
+    static func bulk(store: URL, server: URL, zone: String, tag: String, count: Int) async throws {
+        let container = try await container(store: store, server: server, zone: zone)
+        print("loaded")
+        let context = container.newBackgroundContext()
+        try await context.perform {
+            for index in 0..<count {
+                let item = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                item.setValue("\(tag)-bulk\(index)", forKey: "code")
+                item.setValue("bulk \(index)", forKey: "title")
+                item.setValue(Int64(index), forKey: "count")
+            }
+            try context.save()
+        }
+        print("saved")
+        try await syncNow(container)
+        await container.stopSyncing()
+        print("done")
     }
 
     /// Prints every item's code, key and folder key, and every folder's key and members (no sync).

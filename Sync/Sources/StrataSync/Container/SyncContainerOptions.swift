@@ -36,6 +36,9 @@ public final class SyncContainerOptions: NSObject, @unchecked Sendable {
     public var pollInterval: TimeInterval = 5
     /// The most changes one export batch or import batch carries (default 2,000).
     public var batchSize = 2_000
+    /// How long the engine waits for the server to answer one statement before it gives the
+    /// connection up and tries again later (seconds; default 60).
+    public var statementTimeout: TimeInterval = 60
 
     /// Options for sharing the store through the server at `url`, in `zone`.
     public init(url: URL, zone: String) {
@@ -62,12 +65,12 @@ public final class SyncContainerOptions: NSObject, @unchecked Sendable {
         guard Self.isValidZone(zone) else {
             throw SyncError(.invalidOptions, "zone \"\(zone)\" must be letters, digits and _, start with a letter, at most 48 characters")
         }
-        guard batchSize > 0, pollInterval > 0 else {
-            throw SyncError(.invalidOptions, "batchSize and pollInterval must be positive (got \(batchSize), \(pollInterval))")
+        guard batchSize > 0, pollInterval > 0, statementTimeout > 0 else {
+            throw SyncError(.invalidOptions, "batchSize, pollInterval and statementTimeout must be positive (got \(batchSize), \(pollInterval), \(statementTimeout))")
         }
         return SyncSettings(host: host, port: url.port ?? 5432, user: user, password: url.password ?? password,
                             database: database, requiresTLS: requiresTLS, zone: zone, importAuthor: importAuthor,
-                            pollInterval: pollInterval, batchSize: batchSize)
+                            pollInterval: pollInterval, batchSize: batchSize, statementTimeout: statementTimeout)
     }
 
     static func isValidZone(_ zone: String) -> Bool {
@@ -89,6 +92,7 @@ struct SyncSettings: Sendable {
     var importAuthor: String
     var pollInterval: TimeInterval
     var batchSize: Int
+    var statementTimeout: TimeInterval
 
     /// The server as messages name it (no password).
     var serverName: String { "postgres://\(user)@\(host):\(port)/\(database)" }

@@ -43,6 +43,8 @@ actor SyncEngine {
     private var cyclesEnded = 0
     private var waiters: [(cycle: Int, continuation: CheckedContinuation<Void, any Error>)] = []
     private var stopped = false
+    /// A `syncNow()` is waiting: a back-off in progress ends at once.
+    private var urgent = false
 
     init(settings: SyncSettings, coordinator: PersistentStoreCoordinator, store: any PersistentStore, storeURL: URL, events: EventPoster) {
         self.settings = settings
@@ -104,6 +106,7 @@ actor SyncEngine {
     func syncNow() async throws {
         guard !stopped else { throw SyncError(.server, "the sync engine of store \(store.identifier) is stopped") }
         let target = cyclesStarted + 1
+        urgent = true
         wake.yield()
         try await withCheckedThrowingContinuation { continuation in
             waiters.append((target, continuation))
@@ -117,8 +120,11 @@ actor SyncEngine {
         var wakeIterator = wakes.makeAsyncIterator()
         while !Task.isCancelled {
             cyclesStarted += 1
+            urgent = false
             let cycle = cyclesStarted
             do {
+                // A connection the server closed meanwhile (restarted, idle connections dropped).
+                if let server, server.connection.isClosed { await dropConnection() }
                 if !setUp { try await setup() }
                 try await exportPending()
                 try await importPending()
@@ -133,8 +139,16 @@ actor SyncEngine {
                 if !failure.isRetryable { setUp = false }
                 let delay = backoff * Double.random(in: 0.8...1.2)
                 backoff = min(backoff * 2, 30)
-                try? await Task.sleep(for: .seconds(failure.isRetryable ? delay : max(delay, settings.pollInterval)))
+                await backOff(for: failure.isRetryable ? delay : max(delay, settings.pollInterval))
             }
+        }
+    }
+
+    /// Waits `seconds` before the next attempt, or less when `syncNow()` asks for one.
+    private func backOff(for seconds: Double) async {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline, !urgent, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(50))
         }
     }
 
@@ -165,7 +179,11 @@ actor SyncEngine {
     // MARK: Connection
 
     func connection() async throws -> ServerConnection {
-        if let server { return server }
+        if let server {
+            if !server.connection.isClosed { return server }
+            // The server closed it (restarted, or dropped idle connections): a new one.
+            await dropConnection()
+        }
         let server = try await ServerConnection.connect(settings)
         self.server = server
         sender = nil

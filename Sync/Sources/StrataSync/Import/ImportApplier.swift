@@ -67,6 +67,7 @@ extension LocalSide {
         }
         // Every object the batch changes or refers to, found or made.
         let live = batch.changes.filter { batch.rows[$0.gid] != nil }.map(\.gid) + batch.referenced.sorted { $0.uuidString < $1.uuidString }
+        var unknown: [ZoneRow] = []
         for gid in live {
             guard let row = batch.rows[gid], objects[gid] == nil else { continue }
             if let local = try identity.local(for: gid, entity: row.entity) {
@@ -74,9 +75,19 @@ extension LocalSide {
                 if let object = existing(local) { objects[gid] = object }
                 continue
             }
-            guard let object = try makeObject(for: row, pending: pending) else { continue }
-            objects[gid] = object
-            if object.isInserted { created.insert(gid) }
+            unknown.append(row)
+        }
+        let matches = try matchByConstraints(unknown)
+        for row in unknown where objects[row.gid] == nil {
+            if let match = matches[row.gid], let key = match.objectID.primaryKey {
+                // The zone's object is this one: its ID maps here from now on.
+                identity.map(row.gid, to: LocalObject(entity: match.entity.name, key: key))
+                objects[row.gid] = match
+                continue
+            }
+            guard let entity = coordinator.managedObjectModel.entitiesByName[row.entity], !entity.isAbstract else { continue }
+            objects[row.gid] = entity.managedObjectClass.init(entity: entity, insertInto: context)
+            created.insert(row.gid)
         }
         try context.obtainPermanentIDs(for: created.compactMap { objects[$0] })
         for gid in created {
@@ -106,39 +117,65 @@ extension LocalSide {
         return outcome
     }
 
-    /// The local object for a row the store does not know: an object matching one of its
-    /// entity's uniqueness constraints (the map then says they are one), or a new object; nil
-    /// when the model has no such entity.
-    private func makeObject(for row: ZoneRow, pending: PendingLocalChanges) throws -> ManagedObject? {
-        guard let mapping = schema.entities[row.entity], let entity = coordinator.managedObjectModel.entitiesByName[row.entity],
-              !entity.isAbstract else { return nil }
-        for constraint in mapping.uniqueness {
-            var format: [String] = []
-            var arguments: [Any?] = []
-            for property in constraint.properties {
-                if let index = mapping.attributes.firstIndex(where: { $0.property == property }) {
-                    guard let value = predicateValue(row.attributes[index], mapping.attributes[index].attributeType) else { break }
-                    format.append("%K == %@")
-                    arguments += [property, value]
-                } else if let index = mapping.toOnes.firstIndex(where: { $0.property == property }), let gid = row.toOnes[index],
-                          let destination = try target(gid, destination: mapping.toOnes[index].destination, objects: [:]) {
-                    format.append("%K == %@")
-                    arguments += [property, destination]
-                } else {
-                    break
+    /// The local objects that rows the store does not know already are, by one of their
+    /// entities' uniqueness constraints (an object the store made with the same constrained
+    /// values, not yet exported). A constraint of one attribute is matched for the whole batch
+    /// with one fetch per few hundred values; others a row at a time.
+    private func matchByConstraints(_ rows: [ZoneRow]) throws -> [UUID: ManagedObject] {
+        var matches: [UUID: ManagedObject] = [:]
+        // (constraint entity, property) → the rows' values
+        var single: [String: (entity: String, property: String, rows: [(gid: UUID, value: RowValue, argument: Any)])] = [:]
+        for row in rows {
+            guard let mapping = schema.entities[row.entity] else { continue }
+            for constraint in mapping.uniqueness {
+                if constraint.properties.count == 1, let index = mapping.attributes.firstIndex(where: { $0.property == constraint.properties[0] }) {
+                    guard let argument = predicateValue(row.attributes[index], mapping.attributes[index].attributeType) else { continue }
+                    single["\(constraint.entity).\(constraint.properties[0])", default: (constraint.entity, constraint.properties[0], [])]
+                        .rows.append((row.gid, row.attributes[index], argument))
+                } else if matches[row.gid] == nil, let match = try matchOne(row, mapping: mapping, constraint: constraint) {
+                    matches[row.gid] = match
                 }
             }
-            guard format.count == constraint.properties.count else { continue }
-            let request = FetchRequest<ManagedObject>(entityName: constraint.entity)
-            request.predicate = try FetchPredicate(format: format.joined(separator: " AND "), argumentArray: arguments)
-            request.fetchLimit = 1
-            if let match = try context.fetch(request).first, let key = match.objectID.primaryKey {
-                // The zone's object is this one: its ID maps here from now on.
-                identity.map(row.gid, to: LocalObject(entity: match.entity.name, key: key))
-                return match
+        }
+        for (_, group) in single.sorted(by: { $0.key < $1.key }) {
+            var found: [RowValue: ManagedObject] = [:]
+            for start in stride(from: 0, to: group.rows.count, by: 500) {
+                let part = group.rows[start..<min(start + 500, group.rows.count)]
+                let request = FetchRequest<ManagedObject>(entityName: group.entity)
+                request.predicate = try FetchPredicate(format: "%K IN %@", argumentArray: [group.property, part.map(\.argument)])
+                for object in try context.fetch(request) {
+                    found[try object.storedValue(forKey: group.property)] = object
+                }
+            }
+            guard !found.isEmpty else { continue }
+            for row in group.rows where matches[row.gid] == nil {
+                if let object = found[row.value] { matches[row.gid] = object }
             }
         }
-        return entity.managedObjectClass.init(entity: entity, insertInto: context)
+        return matches
+    }
+
+    /// The local object matching `row` by `constraint` (several properties, or a to-one), if any.
+    private func matchOne(_ row: ZoneRow, mapping: EntityMapping, constraint: (entity: String, properties: [String])) throws -> ManagedObject? {
+        var format: [String] = []
+        var arguments: [Any?] = []
+        for property in constraint.properties {
+            if let index = mapping.attributes.firstIndex(where: { $0.property == property }) {
+                guard let value = predicateValue(row.attributes[index], mapping.attributes[index].attributeType) else { return nil }
+                format.append("%K == %@")
+                arguments += [property, value]
+            } else if let index = mapping.toOnes.firstIndex(where: { $0.property == property }), let gid = row.toOnes[index],
+                      let destination = try target(gid, destination: mapping.toOnes[index].destination, objects: [:]) {
+                format.append("%K == %@")
+                arguments += [property, destination]
+            } else {
+                return nil
+            }
+        }
+        let request = FetchRequest<ManagedObject>(entityName: constraint.entity)
+        request.predicate = try FetchPredicate(format: format.joined(separator: " AND "), argumentArray: arguments)
+        request.fetchLimit = 1
+        return try context.fetch(request).first
     }
 
     /// Sets the properties of `row` that `wanted` names (nil: all) and `skip` does not.

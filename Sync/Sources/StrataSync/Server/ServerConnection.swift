@@ -51,12 +51,45 @@ final class ServerConnection: Sendable {
     /// Runs `query` and collects its rows; `step` names what it was for, in the error.
     @discardableResult
     func rows(_ query: PostgresQuery, _ step: @autoclosure () -> String) async throws -> [PostgresRow] {
+        let connection = self.connection, logger = self.logger
         do {
-            var rows: [PostgresRow] = []
-            for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
-            return rows
+            return try await withDeadline(step()) {
+                var rows: [PostgresRow] = []
+                for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+                return rows
+            }
         } catch {
             throw failure(step(), error)
+        }
+    }
+
+    /// Runs `operation`, or closes the connection and throws when the server has not answered
+    /// within the settings' `statementTimeout` (a server that stopped without the connection
+    /// noticing would otherwise keep the engine waiting for ever). The operation runs in a task
+    /// of its own that is not waited for after the deadline: a query postgres-nio never completes
+    /// (seen when the server is killed during a statement) must not hold the engine.
+    private func withDeadline<T: Sendable>(_ step: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = settings.statementTimeout
+        let failure = SyncError(.server, "\(settings.serverName), zone \(settings.zone): \(step): no answer within \(timeout) s; the connection was closed")
+        let connection = self.connection
+        let answer = Answer<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                answer.wait(with: continuation)
+                let work = Task {
+                    do { answer.give(.success(try await operation())) } catch { answer.give(.failure(error)) }
+                }
+                let timer = Task {
+                    try? await Task.sleep(for: .seconds(timeout))
+                    if answer.give(.failure(failure)) {
+                        work.cancel()
+                        try? await connection.close()
+                    }
+                }
+                answer.onAnswer { timer.cancel() }
+            }
+        } onCancel: {
+            answer.give(.failure(CancellationError()))
         }
     }
 
@@ -81,9 +114,12 @@ final class ServerConnection: Sendable {
 
     /// `COPY table (columns) FROM STDIN` with `data` (COPY text format, CopyText.swift).
     func copy(into table: String, columns: [String], data: ByteBuffer, _ step: @autoclosure () -> String) async throws {
+        let connection = self.connection, logger = self.logger
         do {
-            try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-                try await writer.write(data)
+            try await withDeadline(step()) {
+                try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                    try await writer.write(data)
+                }
             }
         } catch {
             throw failure(step(), error)
@@ -127,4 +163,52 @@ final class ServerConnection: Sendable {
         logger.logLevel = .critical
         return logger
     }()
+}
+
+/// The first of several answers to one question, handed to the continuation that waits for it.
+private final class Answer<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var result: Result<T, any Error>?
+        var done: (@Sendable () -> Void)?
+        var given = false
+    }
+    private let state = Mutex(State())
+
+    func wait(with continuation: CheckedContinuation<T, any Error>) {
+        let ready: Result<T, any Error>? = state.withLock { state in
+            if let result = state.result { state.result = nil; return result }
+            state.continuation = continuation
+            return nil
+        }
+        if let ready { continuation.resume(with: ready) }
+    }
+
+    /// Runs `done` once the answer is given (at once if it was).
+    func onAnswer(_ done: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.given { return true }
+            state.done = done
+            return false
+        }
+        if now { done() }
+    }
+
+    /// Gives the answer; false when one was given before (this one is dropped).
+    @discardableResult
+    func give(_ result: Result<T, any Error>) -> Bool {
+        let (continuation, done, first): (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?, Bool) = state.withLock { state in
+            guard !state.given else { return (nil, nil, false) }
+            state.given = true
+            let continuation = state.continuation
+            state.continuation = nil
+            if continuation == nil { state.result = result }
+            let done = state.done
+            state.done = nil
+            return (continuation, done, true)
+        }
+        continuation?.resume(with: result)
+        done?()
+        return first
+    }
 }

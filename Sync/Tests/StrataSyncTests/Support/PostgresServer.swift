@@ -30,7 +30,7 @@ final class PostgresServer: @unchecked Sendable {
             let server = try PostgresServer()
             try server.start()
             sharedServer = server
-            atexit { PostgresServer.sharedServer?.stop() }
+            atexit { PostgresServer.sharedServer?.stopAndRemove() }
             return server
         }
     }
@@ -46,6 +46,7 @@ final class PostgresServer: @unchecked Sendable {
     init() throws {
         binaries = try Self.findBinaries()
         runAs = geteuid() == 0 ? "postgres" : nil
+        Self.stopOrphans(binaries: binaries, runAs: runAs)
         let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("strata-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
         directory = base
@@ -64,11 +65,32 @@ final class PostgresServer: @unchecked Sendable {
 
     private var dataPath: String { directory.appendingPathComponent("data").path }
 
+    /// Stops and removes the clusters of test processes that are gone (killed before their
+    /// `atexit` ran): `strata-pg-<pid>-…` directories whose pid no longer runs.
+    private static func stopOrphans(binaries: URL, runAs: String?) {
+        let temporary = NSTemporaryDirectory()
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary) else { return }
+        for name in names where name.hasPrefix("strata-pg-") {
+            let parts = name.split(separator: "-")
+            guard parts.count >= 4, let pid = Int32(parts[2]), pid != getpid(), Glibc.kill(pid, 0) != 0 else { continue }
+            let path = (temporary as NSString).appendingPathComponent(name)
+            let stop = "\(binaries.path)/pg_ctl -D '\(path)/data' -m immediate -w -t 30 stop > /dev/null 2>&1"
+            shell(runAs.map { "runuser -u \($0) -- sh -c \(quote(stop))" } ?? stop)
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
     func start() throws {
         let options = "-p \(port) -k '\(directory.path)' -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
         guard run("\(binaries.path)/pg_ctl -D '\(dataPath)' -o \"\(options)\" -l '\(directory.path)/server.log' -w -t 60 start", log: "pg_ctl.log") == 0 else {
             throw SetupError("the PostgreSQL server did not start; see \(directory.path)/server.log")
         }
+    }
+
+    /// Stops the server and removes its directory.
+    func stopAndRemove() {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
     }
 
     /// Stops the server (fast shutdown: connections are cut).

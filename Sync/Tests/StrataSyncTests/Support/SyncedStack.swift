@@ -17,6 +17,7 @@ struct SyncedStack {
         let description = PersistentStoreDescription(url: url)
         let options = SyncContainerOptions(url: server.url(), zone: zone)
         options.pollInterval = 0.5
+        options.statementTimeout = 5
         configure(options)
         description.syncContainerOptions = options
         container.persistentStoreDescriptions = [description]
