@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "storectl", targets: ["storectl"]),
         .executable(name: "quakes", targets: ["quakes"]),
+        // The example's library, for `quakes-sync` (Sync package): the same command, store shared.
+        .library(name: "QuakesExample", targets: ["QuakesExample"]),
         .plugin(name: "StrataCodegen", targets: ["StrataCodegen"]),
     ],
     targets: [
@@ -37,13 +39,13 @@ let package = Package(
         .executableTarget(name: "strata-codegen", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore"]),
         .plugin(name: "StrataCodegen", capability: .buildTool(), dependencies: ["strata-codegen"]),
         .executableTarget(name: "storectl", dependencies: wholeProduct + ["StrataCodeGeneration"]),
-        .executableTarget(
-            name: "quakes",
+        .target(
+            name: "QuakesExample",
             dependencies: wholeProduct,
-            path: "Sources/quakes",
             resources: [.copy("Resources/sample-feed.geojson"), .copy("Earthquakes.xcdatamodeld")],
             plugins: [.plugin(name: "StrataCodegen")]
         ),
+        .executableTarget(name: "quakes", dependencies: ["QuakesExample"] + wholeProduct),
         .executableTarget(
             name: "strata-demo",
             dependencies: ["StrataStorage"],
@@ -66,7 +68,7 @@ let package = Package(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage", "_StrataTestSupport", "strata-test-helper"]
         ),
-        .testTarget(name: "StrataTests", dependencies: wholeProduct + ["_StrataTestSupport", "strata-test-helper", "quakes"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "StrataTests", dependencies: wholeProduct + ["_StrataTestSupport", "strata-test-helper", "quakes", "QuakesExample"], resources: [.copy("Fixtures")]),
         .testTarget(name: "storectlTests", dependencies: wholeProduct + ["storectl", "_StrataTestSupport"]),
         .testTarget(name: "StrataCodeGenerationTests", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore", "strata-codegen", "_StrataTestSupport"]),
     ]

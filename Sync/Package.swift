@@ -13,6 +13,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "StrataSync", targets: ["StrataSync"]),
+        // The Earthquakes example with its store shared: `quakes` plus `--sync URL [--zone NAME]`.
+        .executable(name: "quakes-sync", targets: ["quakes-sync"]),
     ],
     dependencies: [
         .package(path: ".."),
@@ -25,6 +27,10 @@ let package = Package(
                 .product(name: "Strata", package: product),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
+        ),
+        .executableTarget(
+            name: "quakes-sync",
+            dependencies: ["StrataSync", .product(name: "QuakesExample", package: product), .product(name: "Strata", package: product)]
         ),
         // Test-only: the test model and random workload, shared with the helper process.
         .target(
@@ -40,7 +46,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataSyncTests",
-            dependencies: ["StrataSync", "StrataSyncTestSupport", "strata-sync-helper",
+            dependencies: ["StrataSync", "StrataSyncTestSupport", "strata-sync-helper", "quakes-sync",
                            .product(name: "Strata", package: product),
                            .product(name: "PostgresNIO", package: "postgres-nio")]
         ),

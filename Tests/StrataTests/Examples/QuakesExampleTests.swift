@@ -104,7 +104,7 @@ final class QuakesExampleTests: XCTestCase {
 
     func testTheShippedSampleHasAtLeast5000QuakesInTheUSGSFormat() throws {
         let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources/quakes/Resources/sample-feed.geojson")
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources/QuakesExample/Resources/sample-feed.geojson")
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: sample)) as? [String: Any])
         XCTAssertEqual(object["type"] as? String, "FeatureCollection")
         let features = try XCTUnwrap(object["features"] as? [[String: Any]])

@@ -6,7 +6,7 @@
 import Foundation
 import XCTest
 import _StrataTestSupport
-@testable import quakes
+@testable import QuakesExample
 
 final class QuakesFeedTests: XCTestCase {
     /// The oracle: the whole document through JSONSerialization, each feature read as the feed

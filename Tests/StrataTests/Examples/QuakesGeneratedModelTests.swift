@@ -7,7 +7,7 @@
 import Foundation
 import XCTest
 import Strata
-@testable import quakes
+@testable import QuakesExample
 import _StrataTestSupport
 
 /// The Quake class as written by hand (the model-from-classes path).
@@ -43,7 +43,7 @@ final class QuakesGeneratedModelTests: XCTestCase {
     func testTheGeneratedModelHasTheShapeOfTheHandWrittenOne() throws {
         let generated = try QuakeModel.make()
         let handWritten = try handWrittenModel()
-        XCTAssertTrue(generated.entitiesByName["Quake"]?.managedObjectClass == quakes.Quake.self)
+        XCTAssertTrue(generated.entitiesByName["Quake"]?.managedObjectClass == QuakesExample.Quake.self)
         XCTAssertEqual(generated.entityVersionHashesByName, handWritten.entityVersionHashesByName)
         let generatedQuake = try XCTUnwrap(generated.entitiesByName["Quake"]), handQuake = try XCTUnwrap(handWritten.entitiesByName["Quake"])
         for (name, attribute) in handQuake.attributesByName {
@@ -113,7 +113,7 @@ final class QuakesGeneratedModelTests: XCTestCase {
     func testTheSameStepsThroughEitherClassLeaveTheSameStore() throws {
         for seed: UInt64 in [1, 2, 3] {
             let script = steps(seed: seed, count: 300)
-            let generated = try contents(model: try QuakeModel.make(), steps: script, quakes.Quake.self) { quake, step in
+            let generated = try contents(model: try QuakeModel.make(), steps: script, QuakesExample.Quake.self) { quake, step in
                 guard case let .upsert(code, magnitude, depth, time, tsunami, url) = step else { return }
                 quake.code = code; quake.magnitude = magnitude; quake.depth = depth
                 quake.time = Date(timeIntervalSinceReferenceDate: time); quake.tsunami = tsunami; quake.url = url

@@ -1,5 +1,5 @@
-// HelperProcess: strata-sync-helper in a process of its own (a machine of its own), started,
-// waited for, or killed with SIGKILL.
+// HelperProcess: strata-sync-helper (or another of the package's executables, quakes-sync) in a
+// process of its own (a machine of its own), started, waited for, or killed with SIGKILL.
 
 import Foundation
 
@@ -12,10 +12,9 @@ final class HelperProcess: @unchecked Sendable {
     private var collected = Data()
     private let reader: Thread
 
-    static var executable: URL { Bundle.main.bundleURL.appendingPathComponent("strata-sync-helper") }
-
-    init(_ arguments: [String]) throws {
-        process.executableURL = Self.executable
+    init(_ arguments: [String], executable: String = "strata-sync-helper", environment: [String: String] = [:]) throws {
+        process.executableURL = Bundle.main.bundleURL.appendingPathComponent(executable)
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.arguments = arguments
         process.standardOutput = pipe
         process.standardError = pipe

@@ -1,15 +1,28 @@
-// quakes: the Earthquakes example: a USGS earthquake feed imported into a .native store, then
-// queried. `swift run quakes --help` for the options.
+// QuakesCommand: the Earthquakes example's command line: a USGS earthquake feed imported into a
+// .native store, then queried. `swift run quakes --help` for the options. The `quakes` executable
+// runs it as it is; `quakes-sync` (in the Sync package, which may depend on postgres-nio where this
+// package may not) runs it with a `QuakesSharing` that shares the store through PostgreSQL.
 //
 // Owns: the command line (options, usage, exit codes: 0 done, 1 bad input or store error, 2 bad
 // arguments), choosing the feed (the shipped sample, or --feed PATH), the store location (the
-// container's default, or --store PATH) and the progress lines. Errors are one line on stderr.
+// container's default, or --store PATH), when the sharing exchanges changes, and the progress
+// lines. Errors are one line on stderr. Never talks to a server itself (the sharing does).
 
 import Foundation
 import Strata
 
-@main
-enum QuakesCommand {
+/// What shares the example's store with other machines: `quakes-sync` passes StrataSync's.
+public protocol QuakesSharing {
+    /// The options it took from the command line, for the usage text ("--sync URL [--zone NAME]").
+    var usage: String { get }
+    /// The container for the store (one that shares it), with `description` prepared for sharing.
+    func makeContainer(name: String, model: ManagedObjectModel, description: PersistentStoreDescription) throws -> PersistentContainer
+    /// Sends every change saved so far and applies every change the other stores shared; returns a
+    /// line for the progress output. Called once the store is loaded and again after the import.
+    func exchange(_ container: PersistentContainer) async throws -> String
+}
+
+public enum QuakesCommand {
     static let usage = """
     usage: quakes [--feed PATH] [--store PATH] [--type native|binary|xml] [--batch N] [--objects]
            quakes --generate N [--seed S] > feed.geojson
@@ -25,8 +38,9 @@ enum QuakesCommand {
     synthetic feed instead.
     """
 
-    static func main() async {
-        var arguments = Array(CommandLine.arguments.dropFirst())
+    /// Runs the command with `arguments` (without the program name); exits the process on an error.
+    public static func main(arguments: [String], sharing: (any QuakesSharing)? = nil) async {
+        var arguments = arguments
         func value(_ name: String) -> String? {
             guard let index = arguments.firstIndex(of: name) else { return nil }
             guard index + 1 < arguments.count else { fail("\(name) needs a value", status: 2) }
@@ -35,8 +49,14 @@ enum QuakesCommand {
             return value
         }
         if arguments.contains("--help") || arguments.contains("-h") {
-            print(usage)
+            print(sharing.map { usage.replacingOccurrences(of: "usage: quakes ", with: "usage: quakes-sync \($0.usage) ") } ?? usage)
             return
+        }
+        if sharing == nil, arguments.contains("--sync") {
+            fail("""
+                --sync shares the store through PostgreSQL with StrataSync, a package of its own (it depends on \
+                postgres-nio, this one on nothing): swift run --package-path Sync quakes-sync --sync postgres://USER@HOST/DB [--zone NAME] …
+                """, status: 2)
         }
         let feedPath = value("--feed"), storePath = value("--store"), generate = value("--generate"), seed = value("--seed")
         let typeName = value("--type") ?? "native"
@@ -72,13 +92,14 @@ enum QuakesCommand {
         default: fail("--type takes native, binary or xml, not \(typeName)", status: 2)
         }
         do {
-            try await run(feedPath: feedPath, storePath: storePath, type: type, batchSize: batchSize, objects: objects)
+            try await run(feedPath: feedPath, storePath: storePath, type: type, batchSize: batchSize, objects: objects, sharing: sharing)
         } catch {
             fail("\(error)")
         }
     }
 
-    static func run(feedPath: String?, storePath: String?, type: StoreType = .native, batchSize: Int, objects: Bool) async throws {
+    static func run(feedPath: String?, storePath: String?, type: StoreType = .native, batchSize: Int, objects: Bool,
+                    sharing: (any QuakesSharing)? = nil) async throws {
         let feed: Feed
         if let feedPath {
             feed = try Feed(contentsOf: feedPath)
@@ -89,32 +110,35 @@ enum QuakesCommand {
             }
             feed = try Feed(data: data, source: "the sample feed")
         }
-        let container = PersistentContainer(name: "Earthquakes", managedObjectModel: try QuakeModel.make())
-        if let storePath {
-            container.persistentStoreDescriptions = [PersistentStoreDescription(url: URL(fileURLWithPath: storePath))]
-        } else if type != .native {
-            container.persistentStoreDescriptions = [PersistentStoreDescription(
-                url: PersistentContainer.defaultDirectoryURL().appendingPathComponent("Earthquakes.\(type.rawValue.lowercased())"))]
-        }
+        let model = try QuakeModel.make()
+        let defaultDirectory = PersistentContainer.defaultDirectoryURL()
+        let fileName = type == .native ? "Earthquakes.strata" : "Earthquakes.\(type.rawValue.lowercased())"
+        let description = PersistentStoreDescription(url: storePath.map { URL(fileURLWithPath: $0) } ?? defaultDirectory.appendingPathComponent(fileName))
+        description.type = type
         let tracksHistory = type == .native
-        for description in container.persistentStoreDescriptions {
-            description.type = type
-            // Persistent history (.native only): the view context picks up the importer's
-            // transactions from it.
-            if tracksHistory { description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey) }
-        }
+        // Persistent history (.native only): the view context picks up the importer's
+        // transactions from it.
+        if tracksHistory { description.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey) }
+        let container = try sharing?.makeContainer(name: "Earthquakes", model: model, description: description)
+            ?? PersistentContainer(name: "Earthquakes", managedObjectModel: model)
+        container.persistentStoreDescriptions = [description]
         try await container.loadPersistentStores()
         let viewContext = container.viewContext
         viewContext.transactionAuthor = "app"
         let lastToken = tracksHistory ? container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil) : nil
-        let store = container.persistentStoreDescriptions.first?.url?.path ?? "?"
+        let store = description.url?.path ?? "?"
+        // What the other stores of the zone already hold comes first, so the feed's quakes update
+        // the ones they shared instead of meeting them later as duplicates.
+        if let sharing { note(try await sharing.exchange(container)) }
         note("importing \(feed.quakes.count) quakes from \(feedPath ?? "the sample feed") into \(store)" + (objects ? " object by object" : " by batch insert requests"))
         let summary = try await Importer.run(feed, into: container, batchSize: batchSize, objects: objects) { done, total in
             note("  \(done)/\(total) (\(done * 100 / max(total, 1))%)")
         }
         print("imported \(feed.quakes.count) quakes in \(String(format: "%.2f", summary.seconds)) s: \(summary.inserted) new, \(summary.updated) updated" + (summary.skipped > 0 ? ", \(summary.skipped) skipped (no code)" : ""))
+        if let sharing { note(try await sharing.exchange(container)) }
         if tracksHistory {
-            let (merged, _) = try await HistoryMerge.mergeNewTransactions(into: viewContext, after: lastToken)
+            // A shared store's history is what its changes are sent from: nothing is purged.
+            let (merged, _) = try await HistoryMerge.mergeNewTransactions(into: viewContext, after: lastToken, purge: sharing == nil)
             print("the view context merged \(merged.changes) changes from \(merged.transactions) transaction\(merged.transactions == 1 ? "" : "s") of persistent history")
         }
         print(try await Report.make(from: container))
