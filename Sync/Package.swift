@@ -46,7 +46,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataSyncTests",
-            dependencies: ["StrataSync", "StrataSyncTestSupport", "strata-sync-helper", "quakes-sync",
+            dependencies: ["StrataSync", "StrataSyncTestSupport", "strata-sync-helper", "quakes-sync", .product(name: "storectl", package: product),
                            .product(name: "Strata", package: product),
                            .product(name: "PostgresNIO", package: "postgres-nio")]
         ),

@@ -3,7 +3,7 @@
 // Owns: the verb table, usage text and the exit-code contract: 0 success, 1 the store has
 // problems or cannot be opened, 2 bad arguments. Errors are one line on stderr, never a trace.
 // One verb per file (DumpCommand.swift, CheckCommand.swift, StatsCommand.swift, ExplainCommand.swift,
-// HistoryCommand.swift, ConvertCommand.swift, CodegenCommand.swift).
+// HistoryCommand.swift, ConvertCommand.swift, CodegenCommand.swift, SyncStatusCommand.swift).
 
 import Foundation
 import StrataStorage
@@ -21,7 +21,7 @@ protocol Command: Sendable {
 
 enum StoreCtl {
     static let commands: [any Command.Type] = [DumpCommand.self, CheckCommand.self, StatsCommand.self, ExplainCommand.self, HistoryCommand.self,
-                                               ConvertCommand.self, CodegenCommand.self]
+                                               ConvertCommand.self, CodegenCommand.self, SyncStatusCommand.self]
 
     static var usage: String {
         var text = "usage: storectl <command> PATH [options]\n\ncommands:\n"

@@ -63,6 +63,21 @@ final class QuakesSyncTests: XCTestCase {
         XCTAssertEqual(third.status, 0, third.output)
         XCTAssertTrue(third.output.contains("\(union.count) quakes in the store"), third.output)
 
+        // storectl sync-status: each store exported all it made, and maps the other's quakes.
+        for (store, made) in [(storeA, 200), (storeB, union.count - 200)] {
+            let status = try HelperProcess(["sync-status", store, "--json"], executable: "storectl")
+            let (code, output) = await status.wait()
+            XCTAssertEqual(code, 0, output)
+            let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], output)
+            let zones = try XCTUnwrap(report["zones"] as? [[String: Any]], output)
+            XCTAssertEqual(zones.count, 1, output)
+            XCTAssertEqual(zones.first?["zone"] as? String, zone)
+            XCTAssertEqual(zones.first?["pendingTransactions"] as? Int, 0, output)
+            XCTAssertEqual(zones.first?["initialExchangeDone"] as? Bool, true, output)
+            XCTAssertGreaterThan(zones.first?["exportedGeneration"] as? Int ?? 0, 0, output)
+            XCTAssertEqual(report["objectsFromOtherStores"] as? Int, union.count - made, output)
+        }
+
         let table = "\"\(zone)\".\"Quake\""
         let counts = try server.psql("SELECT count(*) || ' ' || count(DISTINCT code) || ' ' || count(*) FILTER (WHERE magnitude = 9.1) FROM \(table)")
         XCTAssertEqual(counts, "\(union.count) \(union.count) 0", "rows, distinct codes, and B's magnitudes A put back")

@@ -36,6 +36,7 @@ extension SyncEngine {
             switch outcome {
             case .exported, .alreadyExported:
                 exportedThrough = work.lastGeneration
+                sentSinceRecorded = true
                 retired = []
             case .duplicates(let duplicates):
                 for duplicate in duplicates where !matchedKeys.insert(duplicate.localKey).inserted {
@@ -73,6 +74,28 @@ extension SyncEngine {
         retired += retiring
     }
 
+    /// Keeps the store's copy of its positions current after a cycle (what `storectl sync-status`
+    /// reads): one commit of the state alone (no history, no notifications) when the cycle
+    /// sent changes (not after one that only passed over imports, or the engine's own commits
+    /// would wake it for ever).
+    func recordPositions() async throws {
+        guard let local, sentSinceRecorded, recorded.exportedGeneration != exportedThrough || recorded.importedThrough != state.importedThrough else { return }
+        var updated = state
+        updated.exportedGeneration = exportedThrough
+        updated.importAuthor = settings.importAuthor
+        let next = updated, zone = settings.zone
+        try await local.run { local in
+            do {
+                try local.context.save(sideWrites: [try next.write(zone: zone, store: local.storeIdentifier)])
+            } catch {
+                throw SyncError(.localStore, "store \(local.storeIdentifier): recording the positions of zone \(zone) failed: \(error)", underlying: error)
+            }
+        }
+        state = next
+        recorded = next
+        sentSinceRecorded = false
+    }
+
     func importPending() async throws {
         guard let local, let server, let schema else { return }
         let identity = local.identity
@@ -90,6 +113,7 @@ extension SyncEngine {
             var updated = state
             updated.importedThrough = batch.through
             updated.exportedGeneration = exportedThrough
+            updated.importAuthor = settings.importAuthor
             let next = updated, zone = settings.zone, exported = exportedThrough
             let apply = { try await local.run { try $0.apply(batch, state: next, zone: zone, exportedThrough: exported) } }
             if reported {
@@ -99,6 +123,7 @@ extension SyncEngine {
                 _ = try await activity(.import, apply)
             }
             state = next
+            recorded = next
         }
     }
 }

@@ -18,6 +18,7 @@ extension SyncEngine {
             let zoneID = try await SchemaInstaller(schema: schema).install(on: server)
             let local = try self.local ?? LocalSide(coordinator: coordinator, store: store, schema: schema, settings: settings)
             var state = try SyncState.read(zone: settings.zone, coordinator: coordinator, store: store)
+            recorded = state
             if state.zoneID != zoneID {
                 state = SyncState()
                 state.zoneID = zoneID
@@ -101,6 +102,7 @@ extension SyncEngine {
         updated.importedThrough = max(state.importedThrough, head)
         updated.snapshotImported = true
         updated.exportedGeneration = exportedThrough
+        updated.importAuthor = settings.importAuthor
         let next = updated, zone = settings.zone
         try await local.run { local in
             do {
@@ -110,6 +112,7 @@ extension SyncEngine {
             }
         }
         state = next
+        recorded = next
     }
 
     private func applySnapshot(_ batch: ImportBatch, final: Bool) async throws {

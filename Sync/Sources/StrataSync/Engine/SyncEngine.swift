@@ -30,6 +30,10 @@ actor SyncEngine {
     var lock: StoreSyncLock?
     /// The store's sync state as last committed (or about to be, with the next import).
     var state = SyncState()
+    /// The state as the store holds it (its last commit): `recordPositions()` writes when it lags.
+    var recorded = SyncState()
+    /// Whether an export sent changes since the state was last written.
+    var sentSinceRecorded = false
     /// The newest local generation the zone holds, or that holds only imports.
     var exportedThrough: UInt64 = 0
     /// Global IDs a batch must delete: zone rows of objects that turned out to be another
@@ -128,6 +132,7 @@ actor SyncEngine {
                 if !setUp { try await setup() }
                 try await exportPending()
                 try await importPending()
+                try await recordPositions()
                 endCycle(cycle, error: nil)
                 backoff = 0.1
                 guard await wakeIterator.next() != nil else { break }

@@ -22,6 +22,8 @@ struct SyncState: Codable, Equatable, Sendable {
     var snapshotExported = false
     /// Whether the zone's snapshot has been imported.
     var snapshotImported = false
+    /// The author of the store's imports (their history transactions are never exported).
+    var importAuthor: String?
     /// When the state was written.
     var updated = Date(timeIntervalSince1970: 0)
 
