@@ -14,6 +14,9 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        // The sync suite: StrataSync, its throwaway PostgreSQL cluster, and postgres-nio alone (COPY) as the peer.
+        .package(path: "../Sync"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -31,6 +34,9 @@ let package = Package(
                 .product(name: "Strata", package: product),
                 "CSQLite", "CLMDB",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "StrataSync", package: "Sync"),
+                .product(name: "StrataSyncTestSupport", package: "Sync"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
     ]

@@ -15,6 +15,9 @@ let package = Package(
         .library(name: "StrataSync", targets: ["StrataSync"]),
         // The Earthquakes example with its store shared: `quakes` plus `--sync URL [--zone NAME]`.
         .executable(name: "quakes-sync", targets: ["quakes-sync"]),
+        // Test support, not API: the test model and workload, and a throwaway PostgreSQL cluster,
+        // for the benchmarks package (strata-bench sync).
+        .library(name: "StrataSyncTestSupport", targets: ["StrataSyncTestSupport"]),
     ],
     dependencies: [
         .package(path: ".."),

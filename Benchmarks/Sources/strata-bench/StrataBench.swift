@@ -8,6 +8,8 @@
 //   swift run -c release --package-path Benchmarks strata-bench batch [--records N] [--json] [--dir PATH] [--repeat R]
 //       [--systems strata,sqlite,grdb]
 //   swift run -c release --package-path Benchmarks strata-bench results [--records N] [--json] [--dir PATH]
+//   swift run -c release --package-path Benchmarks strata-bench sync [--records N] [--json] [--dir PATH] [--repeat R]
+//       (StrataSync against postgres-nio on a PostgreSQL cluster it starts; records default 100,000)
 //
 // With --repeat R every phase (objects: every system's whole run, the systems taking turns) runs R
 // times and the table shows the median of each workload.
@@ -28,7 +30,7 @@ enum StrataBench {
     static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let suite = arguments.first, !suite.hasPrefix("-") else {
-            fail("usage: strata-bench engine|fetch|objects|batch|results|atomic [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
+            fail("usage: strata-bench engine|fetch|objects|batch|results|atomic|sync [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
         }
         arguments.removeFirst()
         var records = 1_000_000
@@ -55,7 +57,7 @@ enum StrataBench {
             }
             index += 1
         }
-        guard ["engine", "fetch", "objects", "batch", "results", "atomic"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch, results, atomic)") }
+        guard ["engine", "fetch", "objects", "batch", "results", "atomic", "sync"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch, results, atomic, sync)") }
         if suite == "fetch" {
             // In one process: the in-memory store against SQLite :memory: (no files, no fsync).
             if !json { FileHandle.standardError.write(Data("running fetch suite (\(records) records)…\n".utf8)) }
@@ -67,6 +69,11 @@ enum StrataBench {
             return
         }
         if directory.hasSuffix("/") { directory.removeLast() }
+        if suite == "sync" {
+            if child != nil { SyncPhases.run(phase: phase, records: records, directory: directory) }
+            SyncSuite.runParent(records: records, directory: directory, repeats: repeats, json: json)
+            return
+        }
         if suite == "atomic" {
             // In one process: the .binary store against JSONEncoder/JSONDecoder on Codable structs.
             if !json { FileHandle.standardError.write(Data("running atomic suite…\n".utf8)) }

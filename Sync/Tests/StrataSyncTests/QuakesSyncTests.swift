@@ -3,6 +3,7 @@
 // each code once, and so does the zone's Quake table.
 
 import Foundation
+import StrataSyncTestSupport
 import XCTest
 
 final class QuakesSyncTests: XCTestCase {

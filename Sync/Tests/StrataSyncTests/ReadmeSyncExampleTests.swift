@@ -5,6 +5,7 @@ import Foundation
 import Strata
 import StrataSync
 import Synchronization
+import StrataSyncTestSupport
 import XCTest
 
 final class ReadmeQuake: ManagedObject {

@@ -4,6 +4,7 @@
 import Foundation
 import Strata
 import StrataSync
+import StrataSyncTestSupport
 import XCTest
 
 final class SyncBasicsTests: XCTestCase {

@@ -1,5 +1,6 @@
-// PostgresServer: a throwaway PostgreSQL cluster for the sync tests: initdb in a temporary
-// directory, pg_ctl on a free loopback port with password authentication, stopped at exit.
+// PostgresServer: a throwaway PostgreSQL cluster for the sync tests and the sync benchmark
+// (strata-bench sync): initdb in a temporary directory, pg_ctl on a free loopback port with
+// password authentication, stopped at exit.
 //
 // Owns: finding the server's programs (STRATA_PG_BIN, else Debian's /usr/lib/postgresql/*/bin,
 // else PATH), running them as the `postgres` user when the tests run as root (initdb refuses
@@ -12,19 +13,20 @@ import Foundation
 import Glibc
 #endif
 
-final class PostgresServer: @unchecked Sendable {
+public final class PostgresServer: @unchecked Sendable {
     // @unchecked Sendable: every property is immutable; start/stop/restart are called by one
     // test at a time (the shared server is started once, under `startLock`).
-    let directory: URL
-    let port: Int
-    let user = "strata"
-    let password = "strata-sync-test"
-    let database = "postgres"
+    public let directory: URL
+    public let port: Int
+    public let user = "strata"
+    public let password = "strata-sync-test"
+    public let database = "postgres"
     private let binaries: URL
     private let runAs: String?
+    private let durable: Bool
 
     /// The server every test of this process shares (started on first use).
-    static func shared() throws -> PostgresServer {
+    public static func shared() throws -> PostgresServer {
         try startLock.withLock {
             if let running = sharedServer { return running }
             let server = try PostgresServer()
@@ -38,12 +40,15 @@ final class PostgresServer: @unchecked Sendable {
     private static let startLock = NSLock()
 
     /// A URL for the server (with or without the password).
-    func url(password given: String? = nil, withPassword: Bool = true) -> URL {
+    public func url(password given: String? = nil, withPassword: Bool = true) -> URL {
         let secret = withPassword ? ":\(given ?? password)" : ""
         return URL(string: "postgres://\(user)\(secret)@127.0.0.1:\(port)/\(database)")!
     }
 
-    init() throws {
+    /// A new cluster (not started). `durable: false` runs it with `fsync=off` (tests: nothing
+    /// there outlives the run); `true` keeps PostgreSQL's default durability (benchmarks).
+    public init(durable: Bool = false) throws {
+        self.durable = durable
         binaries = try Self.findBinaries()
         runAs = geteuid() == 0 ? "postgres" : nil
         Self.stopOrphans(binaries: binaries, runAs: runAs)
@@ -80,36 +85,36 @@ final class PostgresServer: @unchecked Sendable {
         }
     }
 
-    func start() throws {
-        let options = "-p \(port) -k '\(directory.path)' -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
+    public func start() throws {
+        let options = "-p \(port) -k '\(directory.path)' -c listen_addresses=127.0.0.1 -c max_connections=300" + (durable ? "" : " -c fsync=off")
         guard run("\(binaries.path)/pg_ctl -D '\(dataPath)' -o \"\(options)\" -l '\(directory.path)/server.log' -w -t 60 start", log: "pg_ctl.log") == 0 else {
             throw SetupError("the PostgreSQL server did not start; see \(directory.path)/server.log")
         }
     }
 
     /// Stops the server and removes its directory.
-    func stopAndRemove() {
+    public func stopAndRemove() {
         stop()
         try? FileManager.default.removeItem(at: directory)
     }
 
     /// Stops the server (fast shutdown: connections are cut).
-    func stop() {
+    public func stop() {
         _ = run("\(binaries.path)/pg_ctl -D '\(dataPath)' -m fast -w -t 60 stop", log: "pg_ctl.log")
     }
 
     /// Stops the server at once, as a crash would (immediate shutdown: no checkpoint).
-    func kill() {
+    public func kill() {
         _ = run("\(binaries.path)/pg_ctl -D '\(dataPath)' -m immediate -w -t 60 stop", log: "pg_ctl.log")
     }
 
-    func restart() throws {
+    public func restart() throws {
         stop()
         try start()
     }
 
     /// Runs `psql` with `sql`; returns its output.
-    func psql(_ sql: String) throws -> String {
+    public func psql(_ sql: String) throws -> String {
         let out = directory.appendingPathComponent("psql-\(UInt32.random(in: 0...UInt32.max)).out")
         let script = directory.appendingPathComponent("psql-\(UInt32.random(in: 0...UInt32.max)).sql")
         try sql.write(to: script, atomically: true, encoding: .utf8)
@@ -129,13 +134,13 @@ final class PostgresServer: @unchecked Sendable {
 
     /// Runs `command` with bash after closing every descriptor above 2.
     @discardableResult
-    static func shell(_ command: String) -> Int32 {
+    public static func shell(_ command: String) -> Int32 {
         let script = "for fd in /proc/$$/fd/*; do n=${fd##*/}; if [ \"$n\" -gt 2 ] 2>/dev/null; then eval \"exec $n>&-\" 2>/dev/null; fi; done; \(command)"
         let status = system("/bin/bash -c \(quote(script))")
         return status == -1 ? -1 : (status >> 8) & 0xFF
     }
 
-    static func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+    public static func quote(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
     private static func findBinaries() throws -> URL {
         let manager = FileManager.default
@@ -172,8 +177,8 @@ final class PostgresServer: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    struct SetupError: Error, CustomStringConvertible {
-        let description: String
+    public struct SetupError: Error, CustomStringConvertible {
+        public let description: String
         init(_ description: String) { self.description = description }
     }
 }
