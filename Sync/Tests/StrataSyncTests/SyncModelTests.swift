@@ -156,7 +156,7 @@ final class SyncModelTests: XCTestCase {
         }
         let settings = try SyncContainerOptions(url: URL(string: "postgres://u@localhost/d")!, zone: zone).settings()
         let schema = try ZoneSchema(model: container.managedObjectModel, zone: zone)
-        let local = try LocalSide(coordinator: container.persistentStoreCoordinator, store: store, schema: schema, settings: settings)
+        let local = try LocalSide(coordinator: container.persistentStoreCoordinator, store: store, schema: schema, settings: settings, ownCommits: OwnCommits())
         let mapping = try schema.mapping("Item")
         func row(_ gid: UUID, code: String) -> ZoneRow {
             ZoneRow(gid: gid, entity: "Item", origin: UUID(), originKey: 1,

@@ -22,7 +22,12 @@ final class LocalSide: @unchecked Sendable {
     /// The store's UUID (its identifier parsed), the `_origin` of the objects it makes.
     let storeUUID: UUID
 
-    init(coordinator: PersistentStoreCoordinator, store: any PersistentStore, schema: ZoneSchema, settings: SyncSettings) throws {
+    /// Marks the commits made by `run`'s work as the engine's own (they do not wake it).
+    let ownCommits: OwnCommits
+
+    init(coordinator: PersistentStoreCoordinator, store: any PersistentStore, schema: ZoneSchema, settings: SyncSettings,
+         ownCommits: OwnCommits) throws {
+        self.ownCommits = ownCommits
         self.coordinator = coordinator
         self.store = store
         self.schema = schema
@@ -43,7 +48,7 @@ final class LocalSide: @unchecked Sendable {
     func run<T: Sendable>(_ body: @escaping @Sendable (LocalSide) throws -> T) async throws -> T {
         try await context.perform(schedule: .enqueued) { [self] in
             defer { context.reset() }
-            return try body(self)
+            return try ownCommits.whileCommitting { try body(self) }
         }
     }
 

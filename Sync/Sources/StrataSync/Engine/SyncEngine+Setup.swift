@@ -16,7 +16,8 @@ extension SyncEngine {
             if lock == nil { lock = try StoreSyncLock(storePath: storeURL.path) }
             let schema = try ZoneSchema(model: coordinator.managedObjectModel, zone: settings.zone)
             let zoneID = try await SchemaInstaller(schema: schema).install(on: server)
-            let local = try self.local ?? LocalSide(coordinator: coordinator, store: store, schema: schema, settings: settings)
+            let local = try self.local ?? LocalSide(coordinator: coordinator, store: store, schema: schema, settings: settings,
+                                                           ownCommits: ownCommits)
             var state = try SyncState.read(zone: settings.zone, coordinator: coordinator, store: store)
             recorded = state
             if state.zoneID != zoneID {
@@ -47,15 +48,24 @@ extension SyncEngine {
         defer { self.sender = sender }
         let generation = try await local.run { $0.latestGeneration() }
         let ids = try await local.run { try $0.allObjectIDs() }
-        let limit = settings.batchSize
+        // Snapshot batches are inserts only, mostly COPYed straight into the zone's tables: larger
+        // batches than the log's spend fewer round trips and commits per object.
+        let limit = max(settings.batchSize, 10_000)
         var start = 0
         var matched: Set<Int64> = []
-        repeat {
+        // The next batch is read from the store while the current one is sent.
+        func read(from start: Int) -> Task<ExportWork, any Error> {
             let chunk = Array(ids[start..<min(start + limit, ids.count)])
+            return Task { try await local.run { try $0.snapshotWork(chunk) } }
+        }
+        var next = read(from: 0)
+        repeat {
             let isLast = start + limit >= ids.count
-            var work = try await local.run { try $0.snapshotWork(chunk) }
+            var work = try await next.value
+            if !isLast { next = read(from: start + limit) }
             work.lastGeneration = isLast ? generation : 0
-            switch try await sender.sendCatchingDuplicates(work) {
+            let outcome = try await sender.sendCatchingDuplicates(work)
+            switch outcome {
             case .exported, .alreadyExported:
                 start += limit
             case .duplicates(let duplicates):
@@ -75,6 +85,8 @@ extension SyncEngine {
                     }
                     local.identity.finishBatch(committed: true)
                 }
+                // The same objects again, now with the zone's identities for the matched ones.
+                next = read(from: start)
             }
         } while start < ids.count
         exportedThrough = max(exportedThrough, generation)
@@ -138,11 +150,15 @@ extension LocalSide {
     /// The objects of `ids` as inserts (a snapshot export batch).
     func snapshotWork(_ ids: [ManagedObjectID]) throws -> ExportWork {
         var entries: [ExportEntry] = []
+        entries.reserveCapacity(ids.count)
+        var properties: [String: [String]] = [:]
         for id in ids {
             guard let local = localObject(id), let mapping = schema.entities[id.entity.name],
                   let object = try? context.existingObject(with: id) else { continue }
+            let changed = properties[mapping.name] ?? allProperties(of: mapping)
+            properties[mapping.name] = changed
             entries.append(ExportEntry(gid: try identity.global(for: local), entity: mapping.name, kind: .insert,
-                                       changed: allProperties(of: mapping), localKey: local.key,
+                                       changed: changed, localKey: local.key,
                                        values: try readValues(of: object, mapping: mapping)))
         }
         return ExportWork(lastGeneration: 0, entries: entries, author: nil)

@@ -40,6 +40,7 @@ actor SyncEngine {
     /// object of the zone (ExportSender's duplicates of an update).
     var retired: [(gid: UUID, entity: String, key: Int64)] = []
 
+    let ownCommits = OwnCommits()
     private var runTask: Task<Void, Never>?
     private var helperTasks: [Task<Void, Never>] = []
     private var commitObserver: UUID?
@@ -66,7 +67,9 @@ actor SyncEngine {
     private func begin() {
         guard runTask == nil, !stopped else { return }
         let wake = self.wake
-        commitObserver = coordinator.addCommitObserver { wake.yield() }
+        let own = ownCommits
+        // Every commit but the engine's own (its imports wake it for nothing).
+        commitObserver = coordinator.addCommitObserver { if !own.isOwnCommit { wake.yield() } }
         runTask = Task { await self.run() }
         helperTasks.append(Task { [settings] in
             // The poll: changes other processes saved into the file, a missed notification.
@@ -119,6 +122,11 @@ actor SyncEngine {
 
     // MARK: The loop
 
+    /// The least time between the end of a cycle and the start of the next one that local
+    /// commits ask for (measured: with none, a burst of one-object saves ran at 0.6-0.75x of the
+    /// speed without sync on two cores shared with the server; with 50 ms, 0.8-1.0x).
+    static let cycleGap = Duration.milliseconds(50)
+
     private func run() async {
         var backoff = 0.1
         var wakeIterator = wakes.makeAsyncIterator()
@@ -134,8 +142,13 @@ actor SyncEngine {
                 try await importPending()
                 try await recordPositions()
                 endCycle(cycle, error: nil)
+                let ended = ContinuousClock.now
                 backoff = 0.1
                 guard await wakeIterator.next() != nil else { break }
+                // Saves in quick succession share a cycle: the next one starts no sooner than
+                // `cycleGap` after this one ended (at once when the engine was idle longer, or
+                // for syncNow()), so a burst of saves is not slowed by a cycle per save.
+                if !urgent, ContinuousClock.now - ended < Self.cycleGap { try? await Task.sleep(until: ended + Self.cycleGap) }
             } catch {
                 if Task.isCancelled { break }
                 let failure = error as? SyncError ?? SyncError(.server, "\(error)", underlying: error)

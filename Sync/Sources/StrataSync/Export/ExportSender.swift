@@ -10,8 +10,15 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import Strata
+import Synchronization
 
 struct ExportSender {
+    /// Whether inserts may take the bulk path (`copyInsertsDirectly`); ExportPathTests turns it
+    /// off to compare the two paths.
+    static let allowsDirectCopy = Atomic<Bool>(true)
+    /// Tables written by the bulk path so far in this process (what the tests check it by).
+    static let directCopies = Atomic<Int>(0)
+
     let server: ServerConnection
     let schema: ZoneSchema
     let store: UUID
@@ -50,7 +57,8 @@ struct ExportSender {
             let exported = try await sender.exportedGeneration()
             if exported >= work.lastGeneration && work.lastGeneration > 0 { return .alreadyExported(generation: exported) }
             let seq = lastSeq + 1
-            let staged = try await sender.stageRows(work)
+            let direct = try await sender.copyInsertsDirectly(work, seq: seq)
+            let staged = try await sender.stageRows(work, skipping: direct)
             let duplicates = try await sender.findDuplicates(in: staged)
             if !duplicates.isEmpty { throw DuplicatesFound(duplicates: duplicates) }
             // Rows the batch changed as a side effect (references released, members moved,
@@ -97,48 +105,130 @@ struct ExportSender {
         }
     }
 
-    /// COPYs the inserts and updates into the staging tables; returns the tables staged.
-    private func stageRows(_ work: ExportWork) async throws -> Set<String> {
+    /// The inserts and updates of `work` by table, in table order.
+    private func rowsByTable(_ work: ExportWork) -> [(table: EntityTable, entries: [ExportEntry])] {
         var byTable: [String: [ExportEntry]] = [:]
         for entry in work.entries where entry.values != nil {
             guard let mapping = schema.entities[entry.entity] else { continue }
             byTable[mapping.table, default: []].append(entry)
         }
-        for (name, entries) in byTable.sorted(by: { $0.key < $1.key }) {
-            guard let table = schema.table(named: name) else { continue }
+        return byTable.sorted { $0.key < $1.key }.compactMap { name, entries in schema.table(named: name).map { ($0, entries) } }
+    }
+
+    /// Where each column of a table comes from for one entity (worked out once per batch, not per row).
+    private enum ColumnSource: Sendable { case attribute(Int), toOne(Int), absent }
+
+    private func columnSources(of mapping: EntityMapping, columns: [String]) -> [ColumnSource] {
+        columns.map { column in
+            if let index = mapping.attributes.firstIndex(where: { $0.column == column }) { return .attribute(index) }
+            if let index = mapping.toOnes.firstIndex(where: { $0.column == column }) { return .toOne(index) }
+            return .absent
+        }
+    }
+
+    /// Each entity's mapping and column sources, for the rows of one table.
+    private func plans(for entries: [ExportEntry], columns: [String]) throws -> [String: (mapping: EntityMapping, sources: [ColumnSource])] {
+        var plans: [String: (mapping: EntityMapping, sources: [ColumnSource])] = [:]
+        for entry in entries where plans[entry.entity] == nil {
+            let mapping = try schema.mapping(entry.entity)
+            plans[entry.entity] = (mapping, columnSources(of: mapping, columns: columns))
+        }
+        return plans
+    }
+
+    /// Writes the table's columns of `entry` (staging form, or the zone's own with `timestamps`).
+    private static func writeColumns(of entry: ExportEntry, mapping: EntityMapping, sources: [ColumnSource], timestamps: Bool,
+                              into text: inout CopyText) throws {
+        let values = entry.values!
+        for source in sources {
+            switch source {
+            case .attribute(let index):
+                let attribute = mapping.attributes[index]
+                try ColumnValues.write(values.attributes[index], attribute.attributeType, into: &text, timestamps: timestamps,
+                                       objectIDs: { _ in nil }, "\(entry.entity).\(attribute.property) of \(entry.gid)")
+            case .toOne(let index):
+                if let gid = values.toOnes[index] { text.uuid(gid) } else { text.null() }
+            case .absent:
+                text.null()
+            }
+        }
+    }
+
+    /// The bulk path of a table whose batch rows are all inserts and which has no reference columns:
+    /// its rows are COPYed straight into the zone's table (no staging, no merge statements), under a
+    /// savepoint. When the zone already holds one of them (by global ID: a batch sent again after a
+    /// crash, or by a uniqueness constraint: a duplicate) the COPY fails as a whole, is rolled back
+    /// to the savepoint, and the table takes the general path (staging, duplicates, merge), which
+    /// decides every such case; both paths leave the same rows (ExportPathTests). Returns the
+    /// tables written this way.
+    private func copyInsertsDirectly(_ work: ExportWork, seq: Int64) async throws -> Set<String> {
+        var done: Set<String> = []
+        guard Self.allowsDirectCopy.load(ordering: .relaxed) else { return done }
+        for (table, entries) in rowsByTable(work) {
+            guard entries.count >= 2, table.referenceColumns.isEmpty, table.exclusiveColumns.isEmpty,
+                  entries.allSatisfy({ $0.kind == .insert }) else { continue }
             let columns = table.columns.keys.sorted()
-            var text = CopyText()
-            for entry in entries {
-                let mapping = try schema.mapping(entry.entity)
-                let values = entry.values!
+            let plans = try plans(for: entries, columns: columns)
+            let store = self.store
+            try await server.run("SAVEPOINT strata_direct", "copying the rows of \(table.table): savepoint")
+            do {
+                try await server.run("SET LOCAL search_path TO \(SQL.quote(zone))", "choosing zone \(zone)")
+                try await server.copy(into: table.table, columns: ["_gid", "_entity", "_origin", "_origin_key", "_seq"] + columns,
+                                      rows: entries.count, "copying the rows of \(table.table)") { index, text in
+                    let entry = entries[index], plan = plans[entry.entity]!
+                    text.uuid(entry.gid)
+                    try text.text(entry.entity, "entity name")
+                    text.uuid(store)
+                    text.integer(entry.localKey)
+                    text.integer(seq)
+                    try Self.writeColumns(of: entry, mapping: plan.mapping, sources: plan.sources, timestamps: true, into: &text)
+                    text.endRow()
+                }
+                try await server.run("RELEASE SAVEPOINT strata_direct", "copying the rows of \(table.table): release")
+                done.insert(table.table)
+                Self.directCopies.add(1, ordering: .relaxed)
+            } catch where ServerConnection.sqlState(error) == "23505" {
+                // unique_violation: the general path finds and settles what the zone already has.
+                try await server.run("ROLLBACK TO SAVEPOINT strata_direct", "copying the rows of \(table.table): rollback")
+            }
+        }
+        return done
+    }
+
+    /// COPYs the inserts and updates into the staging tables (but those of `skipping`, written
+    /// already); returns the tables staged.
+    private func stageRows(_ work: ExportWork, skipping: Set<String>) async throws -> Set<String> {
+        var staged: Set<String> = []
+        for (table, entries) in rowsByTable(work) where !skipping.contains(table.table) {
+            let columns = table.columns.keys.sorted()
+            let plans = try plans(for: entries, columns: columns)
+            let store = self.store
+            try await server.copy(into: stage(table.table), columns: ["_gid", "_entity", "_origin", "_origin_key", "_insert", "_changed", "_local"] + columns,
+                                  rows: entries.count, "sending the rows of \(table.table)") { index, text in
+                let entry = entries[index], plan = plans[entry.entity]!
                 text.uuid(entry.gid)
                 try text.text(entry.entity, "entity name")
                 text.uuid(store)
                 text.integer(entry.localKey)
                 text.boolean(entry.kind == .insert)
-                try text.textArray(entry.changed.compactMap { columnName(of: $0, in: mapping) }, "changed properties")
-                text.integer(entry.localKey)
-                for column in columns {
-                    if let index = mapping.attributes.firstIndex(where: { $0.column == column }) {
-                        let attribute = mapping.attributes[index]
-                        try ColumnValues.write(values.attributes[index], attribute.attributeType, into: &text,
-                                               objectIDs: { _ in nil }, "\(entry.entity).\(attribute.property) of \(entry.gid)")
-                    } else if let index = mapping.toOnes.firstIndex(where: { $0.column == column }) {
-                        if let gid = values.toOnes[index] { text.uuid(gid) } else { text.null() }
-                    } else {
-                        text.null()
-                    }
+                // Every column of an insert is written: its list of changed columns is not read.
+                if entry.kind == .insert {
+                    text.null()
+                } else {
+                    try text.textArray(entry.changed.compactMap { plan.mapping.attribute($0)?.column ?? plan.mapping.toOne($0)?.column }, "changed properties")
                 }
+                text.integer(entry.localKey)
+                try Self.writeColumns(of: entry, mapping: plan.mapping, sources: plan.sources, timestamps: false, into: &text)
                 text.endRow()
             }
-            try await server.copy(into: stage(name), columns: ["_gid", "_entity", "_origin", "_origin_key", "_insert", "_changed", "_local"] + columns,
-                                  data: text.buffer, "sending the rows of \(name)")
+            if entries.count >= 500 {
+                // A temporary table has no statistics until analysed: without them the merge
+                // statements below scan the zone's table instead of looking rows up by key.
+                try await server.run("ANALYZE pg_temp.\(SQL.quote(stage(table.table)))", "analysing the staged rows of \(table.table)")
+            }
+            staged.insert(table.table)
         }
-        return Set(byTable.keys)
-    }
-
-    private func columnName(of property: String, in mapping: EntityMapping) -> String? {
-        mapping.attribute(property)?.column ?? mapping.toOne(property)?.column
+        return staged
     }
 
     /// Staged rows whose constrained values equal another object's of the zone.
@@ -313,22 +403,23 @@ struct ExportSender {
 
     private func writeLog(_ work: ExportWork, sideEffects: [SideEffect], seq: Int64) async throws {
         guard !work.entries.isEmpty else { return }
-        var text = CopyText()
         let effects = sideEffects.map { ExportEntry(gid: $0.gid, entity: $0.entity, kind: .update, changed: [$0.property], localKey: 0, values: nil) }
-        for (position, entry) in (work.entries + effects).enumerated() {
+        let all = work.entries + effects
+        let store = self.store, generation = Int64(work.lastGeneration), author = work.author
+        try await server.run("SET LOCAL search_path TO \(SQL.quote(zone))", "choosing zone \(zone)")
+        try await server.copy(into: "strata_log", columns: ["seq", "position", "store", "generation", "author", "gid", "entity", "kind", "changed"],
+                              rows: all.count, "sending the change log") { position, text in
+            let entry = all[position]
             text.integer(seq)
             text.integer(Int64(position))
             text.uuid(store)
-            text.integer(Int64(work.lastGeneration))
-            if let author = work.author { try text.text(author, "the transaction author") } else { text.null() }
+            text.integer(generation)
+            if let author { try text.text(author, "the transaction author") } else { text.null() }
             text.uuid(entry.gid)
             try text.text(entry.entity, "entity name")
             text.integer(Int64(entry.kind.rawValue))
             if entry.kind == .update { try text.textArray(entry.changed, "changed properties") } else { text.null() }
             text.endRow()
         }
-        try await server.run("SET LOCAL search_path TO \(SQL.quote(zone))", "choosing zone \(zone)")
-        try await server.copy(into: "strata_log", columns: ["seq", "position", "store", "generation", "author", "gid", "entity", "kind", "changed"],
-                              data: text.buffer, "sending the change log")
     }
 }

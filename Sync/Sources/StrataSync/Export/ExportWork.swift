@@ -75,6 +75,7 @@ extension LocalSide {
         }
         var entries: [ExportEntry] = []
         entries.reserveCapacity(order.count)
+        var properties: [String: [String]] = [:]
         for id in order {
             guard let change = pending[id], let local = localObject(id), let mapping = schema.entities[id.entity.name] else { continue }
             let gid = try identity.global(for: local)
@@ -86,7 +87,9 @@ extension LocalSide {
                 // Gone since (a later transaction deletes it): its delete follows.
                 guard let object = try? context.existingObject(with: id) else { continue }
                 let values = try readValues(of: object, mapping: mapping)
-                let changed = change.kind == .insert ? allProperties(of: mapping) : change.changed.sorted()
+                let all = properties[mapping.name] ?? allProperties(of: mapping)
+                properties[mapping.name] = all
+                let changed = change.kind == .insert ? all : change.changed.sorted()
                 entries.append(ExportEntry(gid: gid, entity: mapping.name, kind: change.kind, changed: changed,
                                            localKey: local.key, values: values))
             }

@@ -178,10 +178,15 @@ extension LocalSide {
         return try context.fetch(request).first
     }
 
-    /// Sets the properties of `row` that `wanted` names (nil: all) and `skip` does not.
+    /// Sets the properties of `row` that `wanted` names (nil: all) and `skip` does not. The object
+    /// may be of another entity of the row's family (one its uniqueness constraint matched): only
+    /// the properties its entity has are set.
     private func apply(_ row: ZoneRow, mapping: EntityMapping, to object: ManagedObject, wanted: Set<String>?,
                        skip: (String) -> Bool, objects: [UUID: ManagedObject]) throws {
-        func applies(_ property: String) -> Bool { (wanted?.contains(property) ?? true) && !skip(property) }
+        let own = object.entity.name == row.entity ? nil : object.entity.propertiesByName
+        func applies(_ property: String) -> Bool {
+            (wanted?.contains(property) ?? true) && (own.map { $0[property] != nil } ?? true) && !skip(property)
+        }
         for (index, attribute) in mapping.attributes.enumerated() where applies(attribute.property) {
             var value = row.attributes[index]
             if attribute.attributeType == .objectID {

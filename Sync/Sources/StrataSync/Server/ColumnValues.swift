@@ -32,9 +32,15 @@ enum ColumnValues {
         }
     }
 
-    /// Writes `value` of an attribute of `type` as COPY text; `what` names it in errors.
-    static func write(_ value: RowValue, _ type: AttributeDescription.AttributeType, into text: inout CopyText,
+    /// Writes `value` of an attribute of `type` as COPY text; `what` names it in errors. Dates are
+    /// microseconds since 1970 for a staging column, or timestamptz text for the zone's own column
+    /// (`timestamps`).
+    static func write(_ value: RowValue, _ type: AttributeDescription.AttributeType, into text: inout CopyText, timestamps: Bool = false,
                       objectIDs: (ManagedObjectID) throws -> UUID?, _ what: @autoclosure () -> String) throws {
+        if timestamps, case .date(let date) = value {
+            try text.timestamp(date, what())
+            return
+        }
         switch value {
         case .null: text.null()
         case .integer(let n): text.integer(n)

@@ -20,6 +20,13 @@ struct CopyText {
 
     var isEmpty: Bool { rows == 0 && fieldsInRow == 0 }
 
+    /// Forgets the rows written (keeping the buffer's memory), after they were sent.
+    mutating func removeAll() {
+        buffer.clear()
+        rows = 0
+        fieldsInRow = 0
+    }
+
     mutating func endRow() {
         buffer.writeInteger(UInt8(ascii: "\n"))
         fieldsInRow = 0
@@ -38,7 +45,39 @@ struct CopyText {
 
     mutating func integer(_ value: Int64) {
         separate()
-        buffer.writeString(String(value))
+        writeDigits(value)
+    }
+
+    /// The decimal digits of `value`, without a String.
+    private mutating func writeDigits(_ value: Int64) {
+        if value < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes: room for 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { bytes in
+            repeat {
+                bytes[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[(24 - count)...]))
+        }
+    }
+
+    /// `width` digits of `value` (0 ≤ value < 10^width), zero-padded.
+    private mutating func writePadded(_ value: Int64, width: Int) {
+        var divisor: Int64 = 1
+        for _ in 1..<width { divisor *= 10 }
+        if value >= divisor * 10 {
+            writeDigits(value)
+            return
+        }
+        var rest = value
+        while divisor > 0 {
+            buffer.writeInteger(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     mutating func boolean(_ value: Bool) {
@@ -64,13 +103,57 @@ struct CopyText {
 
     mutating func uuid(_ value: UUID) {
         separate()
-        buffer.writeString(value.uuidString)
+        let digits: StaticString = "0123456789abcdef"
+        withUnsafeBytes(of: value.uuid) { bytes in
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { buffer.writeInteger(UInt8(ascii: "-")) }
+                buffer.writeInteger(digits.utf8Start[Int(byte >> 4)])
+                buffer.writeInteger(digits.utf8Start[Int(byte & 0x0F)])
+            }
+        }
     }
 
     /// Microseconds since 1970 (the staging column is a bigint); refuses dates PostgreSQL's
     /// timestamptz cannot hold (before 4713 BC, after 294276 AD).
     mutating func date(_ value: Date, _ what: @autoclosure () -> String) throws {
         integer(try Self.microseconds(value, what()))
+    }
+
+    /// timestamptz text in UTC (`2026-11-29 05:00:00.123456+00`, `… BC` before year 1), for a
+    /// zone column written without staging: the same microsecond the staging form carries.
+    mutating func timestamp(_ value: Date, _ what: @autoclosure () -> String) throws {
+        let micros = try Self.microseconds(value, what())
+        separate()
+        let perDay: Int64 = 86_400_000_000
+        var days = micros / perDay
+        var timeOfDay = micros % perDay
+        if timeOfDay < 0 { timeOfDay += perDay; days -= 1 }
+        // Civil date from days since 1970-01-01 (proleptic Gregorian; year 0 is 1 BC).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        writePadded(year > 0 ? year : 1 - year, width: 4)
+        buffer.writeInteger(UInt8(ascii: "-"))
+        writePadded(month, width: 2)
+        buffer.writeInteger(UInt8(ascii: "-"))
+        writePadded(day, width: 2)
+        buffer.writeInteger(UInt8(ascii: " "))
+        let seconds = timeOfDay / 1_000_000
+        writePadded(seconds / 3600, width: 2)
+        buffer.writeInteger(UInt8(ascii: ":"))
+        writePadded(seconds / 60 % 60, width: 2)
+        buffer.writeInteger(UInt8(ascii: ":"))
+        writePadded(seconds % 60, width: 2)
+        buffer.writeInteger(UInt8(ascii: "."))
+        writePadded(timeOfDay % 1_000_000, width: 6)
+        buffer.writeStaticString("+00")
+        if year <= 0 { buffer.writeStaticString(" BC") }
     }
 
     static func microseconds(_ date: Date, _ what: @autoclosure () -> String) throws -> Int64 {
@@ -101,7 +184,8 @@ struct CopyText {
             if index > 0 { buffer.writeInteger(UInt8(ascii: ",")) }
             buffer.writeInteger(UInt8(ascii: "\""))
             // Inside an array element: `"` and `\` take a backslash, which COPY escapes again.
-            let element = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            let plain = !value.utf8.contains { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }
+            let element = plain ? value : value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             try writeEscaped(element, what())
             buffer.writeInteger(UInt8(ascii: "\""))
         }

@@ -126,6 +126,31 @@ final class ServerConnection: Sendable {
         }
     }
 
+    /// `COPY table (columns) FROM STDIN` of `count` rows made while they are sent: `row(i, &text)`
+    /// writes row `i`, and the text goes out in pieces of about 256 KB, so the server stores one
+    /// piece while the next is made.
+    func copy(into table: String, columns: [String], rows count: Int, _ step: @autoclosure () -> String,
+              row: @escaping @Sendable (Int, inout CopyText) throws -> Void) async throws {
+        let connection = self.connection, logger = self.logger
+        do {
+            try await withDeadline(step()) {
+                try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+                    var text = CopyText(capacity: 320 << 10)
+                    for index in 0..<count {
+                        try row(index, &text)
+                        if text.buffer.readableBytes >= 256 << 10 {
+                            try await writer.write(text.buffer)
+                            text.removeAll()
+                        }
+                    }
+                    if !text.isEmpty { try await writer.write(text.buffer) }
+                }
+            }
+        } catch {
+            throw failure(step(), error)
+        }
+    }
+
     func close() async {
         try? await connection.close()
     }
