@@ -37,6 +37,7 @@ extension SyncEngine {
             case .exported, .alreadyExported:
                 exportedThrough = work.lastGeneration
                 sentSinceRecorded = true
+                sentInCycle = true
                 retired = []
             case .duplicates(let duplicates):
                 for duplicate in duplicates where !matchedKeys.insert(duplicate.localKey).inserted {

@@ -34,6 +34,8 @@ actor SyncEngine {
     var recorded = SyncState()
     /// Whether an export sent changes since the state was last written.
     var sentSinceRecorded = false
+    /// Whether the current cycle sent changes.
+    var sentInCycle = false
     /// The newest local generation the zone holds, or that holds only imports.
     var exportedThrough: UInt64 = 0
     /// Global IDs a batch must delete: zone rows of objects that turned out to be another
@@ -142,13 +144,15 @@ actor SyncEngine {
                 try await importPending()
                 try await recordPositions()
                 endCycle(cycle, error: nil)
-                let ended = ContinuousClock.now
+                let ended = ContinuousClock.now, sent = sentInCycle
+                sentInCycle = false
                 backoff = 0.1
                 guard await wakeIterator.next() != nil else { break }
-                // Saves in quick succession share a cycle: the next one starts no sooner than
-                // `cycleGap` after this one ended (at once when the engine was idle longer, or
-                // for syncNow()), so a burst of saves is not slowed by a cycle per save.
-                if !urgent, ContinuousClock.now - ended < Self.cycleGap { try? await Task.sleep(until: ended + Self.cycleGap) }
+                // Saves in quick succession share a cycle: after a cycle that sent changes, the
+                // next one starts no sooner than `cycleGap` after it ended (at once when the
+                // engine was idle longer, or for syncNow()), so a burst of saves is not slowed
+                // by a cycle per save; a lone save is sent at once.
+                if sent, !urgent, ContinuousClock.now - ended < Self.cycleGap { try? await Task.sleep(until: ended + Self.cycleGap) }
             } catch {
                 if Task.isCancelled { break }
                 let failure = error as? SyncError ?? SyncError(.server, "\(error)", underlying: error)
