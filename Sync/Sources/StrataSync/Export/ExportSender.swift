@@ -364,24 +364,29 @@ struct ExportSender {
         var sideEffects: [SideEffect] = []
         for link in schema.links {
             var owners: [UUID] = []
-            var text = CopyText()
+            var rows: [(owner: UUID, member: UUID, position: Int64?)] = []
             for entry in work.entries {
                 guard let values = entry.values, let mapping = schema.entities[entry.entity],
                       let index = mapping.links.firstIndex(where: { $0.table == link.table }),
                       entry.kind == .insert || entry.changed.contains(link.property) else { continue }
                 owners.append(entry.gid)
                 for (position, member) in values.links[index].enumerated() {
-                    text.uuid(entry.gid)
-                    text.uuid(member)
-                    if link.isOrdered { text.integer(Int64(position)) } else { text.null() }
-                    text.endRow()
+                    rows.append((entry.gid, member, link.isOrdered ? Int64(position) : nil))
                 }
             }
             guard !owners.isEmpty else { continue }
             try await server.rows("DELETE FROM \(unescaped: q(link.table)) WHERE _owner = ANY(\(owners))", "replacing links of \(link.table)")
-            if !text.isEmpty {
+            if !rows.isEmpty {
                 try await server.run("SET LOCAL search_path TO \(SQL.quote(zone))", "choosing zone \(zone)")
-                try await server.copy(into: link.table, columns: ["_owner", "_member", "_position"], data: text.buffer, "sending links of \(link.table)")
+                let sending = rows
+                try await server.copy(into: link.table, columns: ["_owner", "_member", "_position"], rows: sending.count,
+                                      "sending links of \(link.table)") { index, text in
+                    let row = sending[index]
+                    text.uuid(row.owner)
+                    text.uuid(row.member)
+                    if let position = row.position { text.integer(position) } else { text.null() }
+                    text.endRow()
+                }
                 if let destination = schema.entities[link.destination]?.table {
                     // Links to objects the zone no longer has are dropped.
                     try await server.rows("""

@@ -112,20 +112,6 @@ final class ServerConnection: Sendable {
         }
     }
 
-    /// `COPY table (columns) FROM STDIN` with `data` (COPY text format, CopyText.swift).
-    func copy(into table: String, columns: [String], data: ByteBuffer, _ step: @autoclosure () -> String) async throws {
-        let connection = self.connection, logger = self.logger
-        do {
-            try await withDeadline(step()) {
-                try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
-                    try await writer.write(data)
-                }
-            }
-        } catch {
-            throw failure(step(), error)
-        }
-    }
-
     /// `COPY table (columns) FROM STDIN` of `count` rows made while they are sent: `row(i, &text)`
     /// writes row `i`, and the text goes out in pieces of about 256 KB, so the server stores one
     /// piece while the next is made.
