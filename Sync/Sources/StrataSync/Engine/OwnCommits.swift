@@ -1,9 +1,11 @@
-// OwnCommits: which thread is committing for the sync engine right now, so that the engine's own
-// commits (imports, recorded positions and identities) do not wake it again.
+// OwnCommits: what the sync engine did itself, so that it does not wake itself: which thread is
+// committing for it right now (its imports, recorded positions and identities), and the log
+// positions of its latest exports (the zone's NOTIFY of them comes back to it).
 //
-// Owns: one word, the committing thread's identity while the engine's context runs its work.
-// Never suppresses another thread's commit: the commit observer runs on the committing thread,
-// and only a commit on the engine's own thread, inside its work, is recognised as its own.
+// Owns: the committing thread's identity while the engine's context runs its work, and the last
+// few exported positions. Never suppresses another thread's commit (the commit observer runs on
+// the committing thread, and only a commit on the engine's own thread, inside its work, is its
+// own) nor another store's notification (only the exact positions this store exported).
 
 import Foundation
 import Synchronization
@@ -13,6 +15,7 @@ import Glibc
 
 final class OwnCommits: Sendable {
     private let thread = Atomic<UInt>(0)
+    private let exported = Mutex<[Int64]>([])
 
     private static var currentThread: UInt {
         #if canImport(Glibc)
@@ -31,4 +34,19 @@ final class OwnCommits: Sendable {
 
     /// Whether the commit being observed (on the current thread) is the engine's own.
     var isOwnCommit: Bool { thread.load(ordering: .acquiring) == Self.currentThread }
+
+    /// Notes that the engine's export committed at log position `seq`.
+    func exported(_ seq: Int64) {
+        exported.withLock { positions in
+            positions.append(seq)
+            if positions.count > 16 { positions.removeFirst(positions.count - 16) }
+        }
+    }
+
+    /// Whether a zone notification's payload is one of the engine's own latest exports (the
+    /// same cycle imports what came before it).
+    func isOwnExport(_ payload: String) -> Bool {
+        guard let seq = Int64(payload) else { return false }
+        return exported.withLock { $0.contains(seq) }
+    }
 }

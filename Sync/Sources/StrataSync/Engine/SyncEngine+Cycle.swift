@@ -33,6 +33,7 @@ extension SyncEngine {
                 reported = true
                 outcome = try await activity(.export) { try await sender.sendCatchingDuplicates(work) }
             }
+            if case .exported(let seq) = outcome { ownCommits.exported(seq) }
             switch outcome {
             case .exported, .alreadyExported:
                 exportedThrough = work.lastGeneration

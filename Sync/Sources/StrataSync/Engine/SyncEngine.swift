@@ -80,7 +80,7 @@ actor SyncEngine {
                 wake.yield()
             }
         })
-        helperTasks.append(Task { [settings] in await Self.listen(settings, wake: wake) })
+        helperTasks.append(Task { [settings] in await Self.listen(settings, wake: wake, own: own) })
     }
 
     /// Stops the engine and waits until its cycle has ended.
@@ -222,7 +222,7 @@ actor SyncEngine {
 
     /// Listens on the zone's channel, ringing `wake` for every notification and after every
     /// (re)connection; reconnects with back-off until cancelled.
-    private static func listen(_ settings: SyncSettings, wake: AsyncStream<Void>.Continuation) async {
+    private static func listen(_ settings: SyncSettings, wake: AsyncStream<Void>.Continuation, own: OwnCommits) async {
         var backoff = 0.1
         while !Task.isCancelled {
             do {
@@ -232,7 +232,7 @@ actor SyncEngine {
                 wake.yield()
                 try await withTaskCancellationHandler {
                     try await server.connection.listen(on: SQL.channel(settings.zone)) { notifications in
-                        for try await _ in notifications { wake.yield() }
+                        for try await notification in notifications where !own.isOwnExport(notification.payload) { wake.yield() }
                     }
                 } onCancel: {
                     Task { await server.close() }

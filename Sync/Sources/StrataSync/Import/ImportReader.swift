@@ -71,7 +71,7 @@ struct ImportReader {
             var order: [UUID] = []
             let log = try await server.rows("""
                 SELECT store, gid, entity, kind, changed FROM \(unescaped: q("strata_log"))
-                WHERE seq > \(position) AND seq <= \(through) ORDER BY seq, position
+                WHERE seq > \(position) AND seq <= \(through) AND store <> \(store) ORDER BY seq, position
                 """, "reading the change log")
             for row in log {
                 let (origin, gid, entity, kind, changed) = try row.decode((UUID, UUID, String, Int16, [String]?).self)
