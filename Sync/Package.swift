@@ -49,7 +49,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataSyncTests",
-            dependencies: ["StrataSync", "StrataSyncTestSupport", "strata-sync-helper", "quakes-sync", .product(name: "storectl", package: product),
+            dependencies: ["StrataSync", "StrataSyncTestSupport", "strata-sync-helper", "quakes-sync", .product(name: "storectl", package: product), .product(name: "quakes", package: product),
                            .product(name: "Strata", package: product),
                            .product(name: "PostgresNIO", package: "postgres-nio")]
         ),

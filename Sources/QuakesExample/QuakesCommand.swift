@@ -53,6 +53,9 @@ public enum QuakesCommand {
             return
         }
         if sharing == nil, arguments.contains("--sync") {
+            // Sharing lives in quakes-sync (the Sync package may depend on postgres-nio, this one
+            // on nothing). Built by the Sync package, it sits beside this executable: it takes over.
+            handOverToQuakesSync(arguments)
             fail("""
                 --sync shares the store through PostgreSQL with StrataSync, a package of its own (it depends on \
                 postgres-nio, this one on nothing): swift run --package-path Sync quakes-sync --sync postgres://USER@HOST/DB [--zone NAME] …
@@ -142,6 +145,17 @@ public enum QuakesCommand {
             print("the view context merged \(merged.changes) changes from \(merged.transactions) transaction\(merged.transactions == 1 ? "" : "s") of persistent history")
         }
         print(try await Report.make(from: container))
+    }
+
+    /// Replaces this process with `quakes-sync` from this executable's directory, with the same
+    /// arguments; returns only when there is none there (or it cannot be run).
+    static func handOverToQuakesSync(_ arguments: [String]) {
+        let executable = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])).resolvingSymlinksInPath()
+        let sibling = executable.deletingLastPathComponent().appendingPathComponent("quakes-sync").path
+        guard FileManager.default.isExecutableFile(atPath: sibling) else { return }
+        let argv = ([sibling] + arguments).map { strdup($0) } + [nil]
+        execv(sibling, argv)
+        for pointer in argv { free(pointer) }
     }
 
     static func note(_ text: String) {

@@ -92,6 +92,20 @@ final class QuakesSyncTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: directory.appendingPathComponent("quakes-sync/Earthquakes.strata").path))
     }
 
+    func testQuakesWithSyncHandsOverToQuakesSync() async throws {
+        // Built by this package, `quakes` sits beside `quakes-sync`: `quakes --sync` is quakes-sync.
+        let server = try PostgresServer.shared()
+        let (directory, zone) = try testPlace()
+        let store = directory.appendingPathComponent("handed.strata").path
+        let process = try HelperProcess(["--sync", server.url().absoluteString, "--zone", zone, "--store", store], executable: "quakes",
+                                        environment: ["XDG_DATA_HOME": directory.path])
+        let (status, output) = await process.wait()
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains("synced with zone \(zone)"), output)
+        XCTAssertTrue(output.contains("5000 quakes in the store"), output)
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM \"\(zone)\".\"Quake\""), "5000")
+    }
+
     func testBadArgumentsAndAnUnreachableServerAreClearErrors() async throws {
         let (directory, _) = try testPlace()
         let missing = try await quakesSync(["--feed", "x"], home: directory)

@@ -98,6 +98,9 @@ final class QuakesExampleTests: XCTestCase {
         XCTAssertTrue(shape.error.contains("has no numeric \"time\""), shape.error)
         let missing = try run(["--feed", directory.appendingPathComponent("missing.geojson").path, "--store", store], status: 1)
         XCTAssertTrue(missing.error.contains("cannot read"), missing.error)
+        // Built by this package (no quakes-sync beside it), --sync says where sharing lives.
+        let sync = try run(["--sync", "postgres://localhost/db", "--store", store], status: 2)
+        XCTAssertTrue(sync.error.contains("quakes-sync --sync"), sync.error)
         let usage = try run(["--nonsense"], status: 2)
         XCTAssertTrue(usage.error.contains("unknown argument --nonsense"), usage.error)
     }
