@@ -77,25 +77,32 @@ extension SyncEngine {
     }
 
     /// Keeps the store's copy of its positions current after a cycle (what `storectl sync-status`
-    /// reads): one commit of the state alone (no history, no notifications) when the cycle
-    /// sent changes (not after one that only passed over imports, or the engine's own commits
-    /// would wake it for ever).
+    /// reads): one commit of the state alone (no history, no notifications) when the cycle sent
+    /// changes and no import commit recorded them.
     func recordPositions() async throws {
-        guard let local, sentSinceRecorded, recorded.exportedGeneration != exportedThrough || recorded.importedThrough != state.importedThrough else { return }
+        guard sentSinceRecorded, recorded.exportedGeneration != exportedThrough || recorded.importedThrough != state.importedThrough else { return }
         var updated = state
         updated.exportedGeneration = exportedThrough
-        updated.importAuthor = settings.importAuthor
-        let next = updated, zone = settings.zone
+        try await commitState(updated, "recording the positions")
+        sentSinceRecorded = false
+    }
+
+    /// Commits `next` (with the import author) as the store's sync state, in a commit of its own,
+    /// and makes it the engine's.
+    func commitState(_ next: SyncState, _ what: String) async throws {
+        guard let local else { return }
+        var next = next
+        next.importAuthor = settings.importAuthor
+        let committing = next, zone = settings.zone
         try await local.run { local in
             do {
-                try local.context.save(sideWrites: [try next.write(zone: zone, store: local.storeIdentifier)])
+                try local.context.save(sideWrites: [try committing.write(zone: zone, store: local.storeIdentifier)])
             } catch {
-                throw SyncError(.localStore, "store \(local.storeIdentifier): recording the positions of zone \(zone) failed: \(error)", underlying: error)
+                throw SyncError(.localStore, "store \(local.storeIdentifier): \(what) of zone \(zone) failed: \(error)", underlying: error)
             }
         }
-        state = next
-        recorded = next
-        sentSinceRecorded = false
+        state = committing
+        recorded = committing
     }
 
     func importPending() async throws {

@@ -114,17 +114,7 @@ extension SyncEngine {
         updated.importedThrough = max(state.importedThrough, head)
         updated.snapshotImported = true
         updated.exportedGeneration = exportedThrough
-        updated.importAuthor = settings.importAuthor
-        let next = updated, zone = settings.zone
-        try await local.run { local in
-            do {
-                try local.context.save(sideWrites: [try next.write(zone: zone, store: local.storeIdentifier)])
-            } catch {
-                throw SyncError(.localStore, "store \(local.storeIdentifier): recording the sync state of zone \(zone) failed: \(error)", underlying: error)
-            }
-        }
-        state = next
-        recorded = next
+        try await commitState(updated, "recording the sync state")
     }
 
     private func applySnapshot(_ batch: ImportBatch, final: Bool) async throws {
