@@ -76,11 +76,14 @@ extension SyncEngine {
         retired += retiring
     }
 
-    /// Keeps the store's copy of its positions current after a cycle (what `storectl sync-status`
-    /// reads): one commit of the state alone (no history, no notifications) when the cycle sent
-    /// changes and no import commit recorded them.
-    func recordPositions() async throws {
-        guard sentSinceRecorded, recorded.exportedGeneration != exportedThrough || recorded.importedThrough != state.importedThrough else { return }
+    /// Keeps the store's copy of its positions current (what `storectl sync-status` reads): a
+    /// commit of the state alone (no history, no notifications) when exports sent changes no
+    /// import commit recorded; at most every `recordingInterval` while saves keep coming (each is
+    /// a durable commit beside the app's), at once when `now` (syncNow(), stop()). The server's
+    /// member row is the authority; a lagging copy only makes a status report older.
+    func recordPositions(now: Bool) async throws {
+        guard sentSinceRecorded, recorded.exportedGeneration != exportedThrough || recorded.importedThrough != state.importedThrough,
+              now || ContinuousClock.now - recordedAt >= Self.recordingInterval else { return }
         var updated = state
         updated.exportedGeneration = exportedThrough
         try await commitState(updated, "recording the positions")
@@ -103,6 +106,7 @@ extension SyncEngine {
         }
         state = committing
         recorded = committing
+        recordedAt = ContinuousClock.now
     }
 
     func importPending() async throws {

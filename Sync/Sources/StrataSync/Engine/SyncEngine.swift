@@ -32,8 +32,9 @@ actor SyncEngine {
     var state = SyncState()
     /// The state as the store holds it (its last commit): `recordPositions()` writes when it lags.
     var recorded = SyncState()
-    /// Whether an export sent changes since the state was last written.
+    /// Whether an export sent changes since the state was last written, and when it was.
     var sentSinceRecorded = false
+    var recordedAt = ContinuousClock.now
     /// Whether the current cycle sent changes.
     var sentInCycle = false
     /// The newest local generation the zone holds, or that holds only imports.
@@ -93,6 +94,8 @@ actor SyncEngine {
         wake.finish()
         await runTask?.value
         for task in helperTasks { await task.value }
+        // The positions of the last exchanges, for status readers (the server has them anyway).
+        try? await recordPositions(now: true)
         helperTasks = []
         await dropConnection()
         lock = nil
@@ -128,6 +131,8 @@ actor SyncEngine {
     /// that local commits ask for: a burst of saves is sent in batches of about this much work
     /// instead of a cycle per save (strata-bench sync, "one-object saves").
     static let cycleGap = Duration.milliseconds(50)
+    /// The least time between two commits of the recorded positions alone (recordPositions).
+    static let recordingInterval = Duration.seconds(2)
 
     private func run() async {
         var backoff = 0.1
@@ -143,7 +148,8 @@ actor SyncEngine {
                 if !setUp { try await setup() }
                 try await exportPending()
                 try await importPending()
-                try await recordPositions()
+                // A syncNow() waiting for this cycle sees the positions recorded when it returns.
+                try await recordPositions(now: waiters.contains { $0.cycle <= cycle })
                 endCycle(cycle, error: nil)
                 let ended = ContinuousClock.now, sent = sentInCycle
                 backoff = 0.1
