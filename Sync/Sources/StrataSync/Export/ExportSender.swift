@@ -57,8 +57,9 @@ struct ExportSender {
             let exported = try await sender.exportedGeneration()
             if exported >= work.lastGeneration && work.lastGeneration > 0 { return .alreadyExported(generation: exported) }
             let seq = lastSeq + 1
-            let direct = try await sender.copyInsertsDirectly(work, seq: seq)
-            let staged = try await sender.stageRows(work, skipping: direct)
+            let rows = sender.rowsByTable(work)
+            let direct = try await sender.copyInsertsDirectly(rows, seq: seq)
+            let staged = try await sender.stageRows(rows, skipping: direct)
             let duplicates = try await sender.findDuplicates(in: staged)
             if !duplicates.isEmpty { throw DuplicatesFound(duplicates: duplicates) }
             // Rows the batch changed as a side effect (references released, members moved,
@@ -160,10 +161,10 @@ struct ExportSender {
     /// to the savepoint, and the table takes the general path (staging, duplicates, merge), which
     /// decides every such case; both paths leave the same rows (ExportPathTests). Returns the
     /// tables written this way.
-    private func copyInsertsDirectly(_ work: ExportWork, seq: Int64) async throws -> Set<String> {
+    private func copyInsertsDirectly(_ rows: [(table: EntityTable, entries: [ExportEntry])], seq: Int64) async throws -> Set<String> {
         var done: Set<String> = []
         guard Self.allowsDirectCopy.load(ordering: .relaxed) else { return done }
-        for (table, entries) in rowsByTable(work) {
+        for (table, entries) in rows {
             guard entries.count >= 2, table.referenceColumns.isEmpty, table.exclusiveColumns.isEmpty,
                   entries.allSatisfy({ $0.kind == .insert }) else { continue }
             let columns = table.columns.keys.sorted()
@@ -197,9 +198,9 @@ struct ExportSender {
 
     /// COPYs the inserts and updates into the staging tables (but those of `skipping`, written
     /// already); returns the tables staged.
-    private func stageRows(_ work: ExportWork, skipping: Set<String>) async throws -> Set<String> {
+    private func stageRows(_ rows: [(table: EntityTable, entries: [ExportEntry])], skipping: Set<String>) async throws -> Set<String> {
         var staged: Set<String> = []
-        for (table, entries) in rowsByTable(work) where !skipping.contains(table.table) {
+        for (table, entries) in rows where !skipping.contains(table.table) {
             let columns = table.columns.keys.sorted()
             let plans = try plans(for: entries, columns: columns)
             let store = self.store
