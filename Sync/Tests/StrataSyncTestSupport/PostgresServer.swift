@@ -87,6 +87,7 @@ public final class PostgresServer: @unchecked Sendable {
 
     public func start() throws {
         let options = "-p \(port) -k '\(directory.path)' -c listen_addresses=127.0.0.1 -c max_connections=300" + (durable ? "" : " -c fsync=off")
+            + (ProcessInfo.processInfo.environment["STRATA_PG_OPTIONS"].map { " " + $0 } ?? "")
         guard run("\(binaries.path)/pg_ctl -D '\(dataPath)' -o \"\(options)\" -l '\(directory.path)/server.log' -w -t 60 start", log: "pg_ctl.log") == 0 else {
             throw SetupError("the PostgreSQL server did not start; see \(directory.path)/server.log")
         }

@@ -43,6 +43,13 @@ final class OwnCommits: Sendable {
         }
     }
 
+    /// Whether every position of `range` is one of the engine's latest exports.
+    func exportedAll(_ range: ClosedRange<Int64>) -> Bool {
+        exported.withLock { positions in
+            range.count <= positions.count && range.allSatisfy { positions.contains($0) }
+        }
+    }
+
     /// Whether a zone notification's payload is one of the engine's own latest exports (the
     /// same cycle imports what came before it).
     func isOwnExport(_ payload: String) -> Bool {

@@ -17,7 +17,11 @@ extension SyncEngine {
         let limit = settings.batchSize
         var reported = false
         var matchedKeys: Set<Int64> = []
-        while true {
+        // A cycle sends what was committed when it began: saves that keep coming meanwhile are
+        // the next cycle's (after `cycleGap`), so a burst travels in a few large batches, not
+        // in a batch per save or two caught while the previous one was sent.
+        let target = try await local.run { $0.latestGeneration() }
+        while exportedThrough < target || !retired.isEmpty {
             let after = exportedThrough
             guard var work = try await local.run({ try $0.collectExport(after: after, limit: limit) }) else { break }
             work.entries = retired.map { ExportEntry(gid: $0.gid, entity: $0.entity, kind: .delete, changed: [], localKey: $0.key, values: nil) } + work.entries
@@ -112,8 +116,9 @@ extension SyncEngine {
     func importPending() async throws {
         guard let local, let server, let schema else { return }
         let identity = local.identity
-        let reader = ImportReader(server: server, schema: schema, store: local.storeUUID, batchSize: settings.batchSize,
+        var reader = ImportReader(server: server, schema: schema, store: local.storeUUID, batchSize: settings.batchSize,
                                   knows: { gid in try identity.knowsWithoutPending(gid) })
+        reader.onlyOwnExports = { [ownCommits] in ownCommits.exportedAll($0) }
         var reported = false
         while true {
             let position = state.importedThrough

@@ -165,7 +165,7 @@ struct ExportSender {
         var done: Set<String> = []
         guard Self.allowsDirectCopy.load(ordering: .relaxed) else { return done }
         for (table, entries) in rows {
-            guard entries.count >= 2, table.referenceColumns.isEmpty, table.exclusiveColumns.isEmpty,
+            guard table.referenceColumns.isEmpty, table.exclusiveColumns.isEmpty,
                   entries.allSatisfy({ $0.kind == .insert }) else { continue }
             let columns = table.columns.keys.sorted()
             let plans = try plans(for: entries, columns: columns)
@@ -200,6 +200,7 @@ struct ExportSender {
     /// already); returns the tables staged.
     private func stageRows(_ rows: [(table: EntityTable, entries: [ExportEntry])], skipping: Set<String>) async throws -> Set<String> {
         var staged: Set<String> = []
+        var lookupJoins = false
         for (table, entries) in rows where !skipping.contains(table.table) {
             let columns = table.columns.keys.sorted()
             let plans = try plans(for: entries, columns: columns)
@@ -224,10 +225,16 @@ struct ExportSender {
                                       timestamps: false, into: &text)
                 text.endRow()
             }
+            // A temporary table has no statistics until analysed, and the planner then guesses
+            // hundreds of rows: the merge statements below would hash the whole zone table for
+            // a few staged rows, a cost growing with the zone. A large batch is analysed; a
+            // small one (analysing it would cost more than the merge) is joined by key lookups.
             if entries.count >= 500 {
-                // A temporary table has no statistics until analysed: without them the merge
-                // statements below scan the zone's table instead of looking rows up by key.
                 try await server.run("ANALYZE pg_temp.\(SQL.quote(stage(table.table)))", "analysing the staged rows of \(table.table)")
+            } else if !lookupJoins {
+                try await server.run("SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)",
+                                     "joining the staged rows by key")
+                lookupJoins = true
             }
             staged.insert(table.table)
         }
