@@ -192,6 +192,12 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
         var needsChanges = resultType != .transactionsOnly && resultType != .statusOnly
         if resultType == .count && !countsChanges { needsChanges = false }
         if filter?.changes != nil { needsChanges = true }
+        // A fetch limit without predicates needs no more than offset + limit transactions of any
+        // one store: the stores stop reading there instead of reading the rest of their history.
+        var storeLimit = 0
+        if let filter, filter.transactions == nil, filter.changes == nil, filter.limit > 0 {
+            storeLimit = max(filter.offset, 0) + filter.limit
+        }
         var result: [PersistentHistoryTransaction] = []
         for store in stores {
             let start: StoreHistoryQuery.Start
@@ -205,7 +211,7 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
                 }
             default: start = .beginning
             }
-            result += try store.fetchHistory(StoreHistoryQuery(start: start, includesChanges: needsChanges))
+            result += try store.fetchHistory(StoreHistoryQuery(start: start, includesChanges: needsChanges, limit: storeLimit))
         }
         guard let filter else { return result }
         let changePredicate = filter.changes, limit = filter.limit, offset = filter.offset

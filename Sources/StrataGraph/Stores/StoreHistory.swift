@@ -20,10 +20,13 @@ public struct StoreHistoryQuery: Sendable {
     public var start: Start
     /// Whether each transaction's changes are read too.
     public var includesChanges: Bool
+    /// At most this many transactions, the oldest first (0: every one): a store stops reading there.
+    public var limit: Int
 
-    public init(start: Start, includesChanges: Bool) {
+    public init(start: Start, includesChanges: Bool, limit: Int = 0) {
         self.start = start
         self.includesChanges = includesChanges
+        self.limit = limit
     }
 }
 

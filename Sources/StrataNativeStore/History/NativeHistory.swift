@@ -168,6 +168,7 @@ enum NativeHistory {
                 let header = try decodeHeader(value, generation: generation, path: store.file.path)
                 if case .afterDate(let date) = query.start, header.timestamp <= date { return true }
                 result.append(header)
+                if query.limit > 0, result.count >= query.limit { return false }
             } catch {
                 failure = error
                 return false

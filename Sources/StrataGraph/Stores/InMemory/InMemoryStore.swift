@@ -146,7 +146,10 @@ final class InMemoryStore: RowStore {
     }
 
     func fetchHistory(_ query: StoreHistoryQuery) throws -> [PersistentHistoryTransaction] {
-        let recorded = data.withLock { Array(data.historyUnlocked(query.start)) }
+        let recorded = data.withLock {
+            let after = data.historyUnlocked(query.start)
+            return Array(query.limit > 0 ? after.prefix(query.limit) : after)
+        }
         return recorded.map { transaction in
             var copy = transaction
             if query.includesChanges {

@@ -85,11 +85,16 @@ final class LocalSide: @unchecked Sendable {
         let changes: [(id: ManagedObjectID, type: PersistentHistoryChangeType, properties: [String])]
     }
 
-    /// The store's transactions after `generation`, oldest first.
-    func history(after generation: UInt64) throws -> [HistoryEntry] {
+    /// The store's transactions after `generation`, oldest first; at most `limit` (0: all),
+    /// and the store reads no further (a backlog is read a batch at a time, not whole per batch).
+    func history(after generation: UInt64, limit: Int = 0) throws -> [HistoryEntry] {
         let token = generation == 0 ? nil : PersistentHistoryToken(storeIdentifier: storeIdentifier, generation: generation)
         let request = PersistentHistoryChangeRequest.fetchHistory(after: token)
         request.affectedStores = [store]
+        if limit > 0, let fetch = PersistentHistoryTransaction.fetchRequest {
+            fetch.fetchLimit = limit
+            request.fetchRequest = fetch
+        }
         guard let result = try context.execute(request) as? PersistentHistoryResult,
               let transactions = result.result as? [PersistentHistoryTransaction] else { return [] }
         return transactions.map { transaction in

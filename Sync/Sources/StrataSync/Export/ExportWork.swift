@@ -43,7 +43,8 @@ extension LocalSide {
     /// The next batch after `generation`: at most about `limit` changes (whole transactions), or
     /// nil when the history holds nothing after it. A batch of imports only has no entries.
     func collectExport(after generation: UInt64, limit: Int) throws -> ExportWork? {
-        let transactions = try history(after: generation)
+        // Each transaction has a change or more, so `limit` transactions hold enough for a batch.
+        let transactions = try history(after: generation, limit: limit)
         guard !transactions.isEmpty else { return nil }
         var order: [ManagedObjectID] = []
         var pending: [ManagedObjectID: (kind: ExportEntry.Kind, changed: Set<String>)] = [:]
