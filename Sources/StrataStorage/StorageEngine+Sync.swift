@@ -113,7 +113,8 @@ extension StorageEngine {
         // Reads pin the new generation from now on; the previous one's shared pin must not keep
         // the next commit from reusing the pages this one freed.
         dropLatestPin()
-        // Other processes' watchers wake on the header write; this engine's on a poke.
+        // Watchers (this engine's and other processes') wake on the header write; this engine's
+        // is poked as well where it does not watch the file.
         commitWatcher.load()?.poke()
     }
 

@@ -65,6 +65,12 @@ final class FileChangeMonitor: Sendable {
         for fd in [wakeRead, wakeWrite, inotify] where fd >= 0 { _ = Glibc.close(fd) }
     }
 
+    /// Whether a change of the file made by this process wakes the waiter by itself (the watch
+    /// is on the file now): its writer need not call `wake()` as well.
+    var seesOwnWrites: Bool {
+        inotify >= 0 && watch.withLock { $0.descriptor >= 0 && !$0.stale }
+    }
+
     /// Makes the current or next `wait` return.
     func wake() {
         guard wakeWrite >= 0 else { return }
@@ -85,15 +91,20 @@ final class FileChangeMonitor: Sendable {
         // poll ignores entries with a negative descriptor.
         if poll(&fds, nfds_t(fds.count), milliseconds) < 0, errno != EINTR {
             usleep(10_000)   // never spin on an unexpected failure
+            fds[0].revents = Int16(POLLIN)
+            fds[1].revents = Int16(POLLIN)
         }
-        drainPipe()
-        drainEvents()
+        // Only what poll found ready is read (a commit's round costs two reads, not four).
+        if fds[0].revents != 0 { drainPipe() }
+        if fds[1].revents != 0 { drainEvents() }
     }
 
     private func drainPipe() {
         guard wakeRead >= 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while buffer.withUnsafeMutableBytes({ Glibc.read(wakeRead, $0.baseAddress!, $0.count) }) > 0 {}
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
+            // A read that fills the buffer may have left more.
+            while Glibc.read(wakeRead, buffer.baseAddress!, buffer.count) == buffer.count {}
+        }
     }
 
     /// Reads every queued inotify event; notes when the watch must be added again.
@@ -101,24 +112,27 @@ final class FileChangeMonitor: Sendable {
         guard inotify >= 0 else { return }
         // Aligned for `inotify_event`; large enough for any single event (names are empty here).
         let capacity = 4096
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment)
-        defer { buffer.deallocate() }
-        while true {
-            let count = Glibc.read(inotify, buffer, capacity)
-            if count <= 0 { return }   // EAGAIN: drained
-            var offset = 0
-            while offset + MemoryLayout<inotify_event>.size <= count {
-                let descriptor = buffer.load(fromByteOffset: offset, as: Int32.self)
-                let mask = buffer.load(fromByteOffset: offset + 4, as: UInt32.self)
-                let nameLength = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
-                if mask & FileChangeMonitor.replacing != 0 {
-                    watch.withLock { w in
-                        w.stale = true
-                        // IN_IGNORED: the kernel removed this watch.
-                        if mask & UInt32(IN_IGNORED) != 0, w.descriptor == descriptor { w.descriptor = -1 }
+        withUnsafeTemporaryAllocation(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment) { raw in
+            let buffer = raw.baseAddress!
+            while true {
+                let count = Glibc.read(inotify, buffer, capacity)
+                if count <= 0 { return }   // EAGAIN: drained
+                var offset = 0
+                while offset + MemoryLayout<inotify_event>.size <= count {
+                    let descriptor = buffer.load(fromByteOffset: offset, as: Int32.self)
+                    let mask = buffer.load(fromByteOffset: offset + 4, as: UInt32.self)
+                    let nameLength = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
+                    if mask & FileChangeMonitor.replacing != 0 {
+                        watch.withLock { w in
+                            w.stale = true
+                            // IN_IGNORED: the kernel removed this watch.
+                            if mask & UInt32(IN_IGNORED) != 0, w.descriptor == descriptor { w.descriptor = -1 }
+                        }
                     }
+                    offset += MemoryLayout<inotify_event>.size + nameLength
                 }
-                offset += MemoryLayout<inotify_event>.size + nameLength
+                // A read that left room for another event took every event queued.
+                if count + MemoryLayout<inotify_event>.size + Int(NAME_MAX) + 1 <= capacity { return }
             }
         }
     }
@@ -177,6 +191,10 @@ final class FileChangeMonitor: Sendable {
         watch.withLock { $0.source }?.cancel()
         #endif
     }
+
+    /// Whether a change of the file made by this process wakes the waiter by itself: not
+    /// relied on here (a dispatch source's events are not ordered with the write that made them).
+    var seesOwnWrites: Bool { false }
 
     /// Makes the current or next `wait` return.
     func wake() { signal.signal() }

@@ -4,9 +4,10 @@
 // Owns: one engine's observations, the one thread that calls their handlers, and its life: it
 // starts with the first live observation and stops when the last one is cancelled or released,
 // or when the engine closes. The thread sleeps in a FileChangeMonitor on the shared file (no CPU
-// while idle; FORMAT.md §14.1), which another process's commit changes and this engine's own
-// commits wake through `poke()`. On waking it consumes every pending wake-up first, then reads
-// the latest generation, so a commit landing during a round always causes another round.
+// while idle; FORMAT.md §14.1), which every commit's header write changes (this engine's own
+// commits also `poke()` it where the file is not watched). On waking it consumes every pending
+// wake-up first, then reads the latest generation, so a commit landing during a round always
+// causes another round.
 // Must never call a handler with a lock held (its own or the engine's), never release a handler
 // under its lock (a captured object's deinit may cancel), never keep the engine alive (it
 // holds it weakly) and never wait for its thread (a handler may cancel or close from inside).
@@ -119,8 +120,9 @@ final class CommitWatcher: Sendable {
             thread.name = "Strata commit watcher"
             thread.start()
         }
-        // A commit between reading `delivered` and registering gets its round.
-        poke()
+        // A commit between reading `delivered` and registering gets its round (its file event
+        // may have been consumed before this observer was there).
+        state.withLock { $0.run?.monitor }?.wake()
         return added.id
     }
 
@@ -136,9 +138,12 @@ final class CommitWatcher: Sendable {
         withExtendedLifetime(removed) {}   // the handler is released here, outside the lock
     }
 
-    /// Wakes the thread, if one runs: this engine just published a commit.
+    /// Wakes the thread, if one runs: this engine just published a commit. When the thread
+    /// watches the shared file, the commit's header write has woken it already (inotify reports
+    /// this process's writes too), and nothing more is done.
     func poke() {
-        state.withLock { $0.run?.monitor }?.wake()
+        guard let monitor = state.withLock({ $0.run?.monitor }), !monitor.seesOwnWrites else { return }
+        monitor.wake()
     }
 
     /// The engine is closing: no call begins from now on, and the thread stops.
@@ -164,8 +169,16 @@ final class CommitWatcher: Sendable {
             run.monitor.wait(timeout: retry)
             guard isCurrent(run) else { return }
             retry = deliver(run) ? nil : min((retry ?? 0.025) * 2, 1)
+            // Commits in quick succession share a round: the next wait starts `roundGap` after
+            // this round, so a burst of thousands of commits a second costs a round per gap,
+            // not a wake-up of this thread (and of the committing thread's kernel) per commit.
+            // A commit after a quiet spell is delivered at once.
+            if retry == nil { usleep(Self.roundGap) }
         }
     }
+
+    /// The least time between two rounds, in microseconds (strata-bench sync, "one-object saves").
+    static let roundGap: UInt32 = 1_000
 
     private func isCurrent(_ run: Run) -> Bool {
         state.withLock { $0.run?.id == run.id }

@@ -4,7 +4,7 @@ import XCTest
 import _StrataTestSupport
 
 /// `StorageEngine.observeCommits`: own and other processes' commits are delivered, coalesced
-/// calls end at the latest generation, cancel, release and close stop the calls (also from
+/// calls end at the latest generation, a burst of commits shares rounds, cancel, release and close stop the calls (also from
 /// inside a handler), the engine is not kept alive, cross-process latency is low, and an idle
 /// watcher costs no CPU.
 final class CommitWatcherTests: XCTestCase {
@@ -76,6 +76,25 @@ final class CommitWatcherTests: XCTestCase {
         XCTAssertLessThan(slow.generations.count, commits)
         print("coalescing: slow handler \(slow.generations.count) calls, fast \(fast.generations.count) for \(commits) commits")
         observations.forEach { $0.cancel() }
+        engine.close()
+    }
+
+    /// Commits in quick succession share rounds: a round per `CommitWatcher.roundGap` at most,
+    /// not a wake-up per commit; the latest generation still arrives.
+    func testABurstOfCommitsSharesRounds() throws {
+        let engine = try StorageEngine(path: path)
+        let calls = Deliveries()
+        let observation = engine.observeCommits { calls.record($0) }
+        let commits = 400
+        let start = Date()
+        for i in 0..<commits { try engine.write { tx in try tx.openTree("t").put(key(UInt64(i)), [1]) } }
+        let elapsed = Date().timeIntervalSince(start)
+        XCTAssertTrue(calls.wait(for: Generation(UInt64(commits))), "delivered: \(calls.generations)")
+        let rounds = calls.generations.count
+        let bound = Int(elapsed * 1_000_000 / Double(CommitWatcher.roundGap)) + 3
+        XCTAssertLessThanOrEqual(rounds, bound, "\(commits) commits in \(elapsed) s took \(rounds) rounds")
+        XCTAssertEqual(calls.generations, calls.generations.sorted())
+        observation.cancel()
         engine.close()
     }
 
