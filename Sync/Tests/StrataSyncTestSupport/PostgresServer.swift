@@ -7,6 +7,8 @@
 // root), and starting, stopping and restarting the server. Programs run through system(3) with
 // every inherited descriptor closed first: Foundation's Process waits forever on a descriptor the
 // server inherits, and a server holding a test's store file would keep its locks.
+// STRATA_PG_OPTIONS adds server options when investigating, e.g. "-c logging_collector=on
+// -c log_directory=/tmp/pglogs -c log_min_duration_statement=0" logs every statement's time.
 
 import Foundation
 #if canImport(Glibc)
