@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "StrataGraph", dependencies: ["StrataCore"]),
         .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage"]),
         .target(name: "StrataAtomicStores", dependencies: ["StrataGraph", "StrataCore"]),
+        // Core Data's SQLite stores, read in pure Swift (the file format first; issue 50).
+        .target(name: "StrataSQLiteStore", dependencies: ["StrataCore"]),
         .target(name: "Strata", dependencies: ["StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataStorage"]),
         // Managed object classes from Xcode models: the generator, the tool the build plugin
         // runs, and the plugin (`plugins: [.plugin(name: "StrataCodegen", package: "strata")]`).
@@ -70,6 +72,7 @@ let package = Package(
         ),
         .testTarget(name: "StrataTests", dependencies: wholeProduct + ["_StrataTestSupport", "strata-test-helper", "quakes", "QuakesExample"], resources: [.copy("Fixtures")]),
         .testTarget(name: "storectlTests", dependencies: wholeProduct + ["storectl", "_StrataTestSupport"]),
+        .testTarget(name: "StrataSQLiteStoreTests", dependencies: ["StrataSQLiteStore", "StrataCore", "_StrataTestSupport"]),
         .testTarget(name: "StrataCodeGenerationTests", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore", "strata-codegen", "_StrataTestSupport"]),
     ]
 )
