@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "StrataCodeGeneration", dependencies: ["StrataGraph", "StrataCore"]),
         .executableTarget(name: "strata-codegen", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore"]),
         .plugin(name: "StrataCodegen", capability: .buildTool(), dependencies: ["strata-codegen"]),
-        .executableTarget(name: "storectl", dependencies: wholeProduct + ["StrataCodeGeneration"]),
+        .executableTarget(name: "storectl", dependencies: wholeProduct + ["StrataCodeGeneration", "StrataSQLiteStore"]),
         .target(
             name: "QuakesExample",
             dependencies: wholeProduct,
@@ -57,7 +57,7 @@ let package = Package(
         // Test-only helpers shared by every test target (fault-injecting files, oracles, seeds).
         .target(
             name: "_StrataTestSupport",
-            dependencies: ["StrataStorage"],
+            dependencies: ["StrataStorage", "StrataSQLiteStore"],
             path: "Tests/_StrataTestSupport"
         ),
         // A second process for the multi-process tests.

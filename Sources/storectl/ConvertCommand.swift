@@ -40,6 +40,7 @@ enum ConvertCommand: Command {
         case .xml:
             sourceType = .xml
             model = try ManagedObjectModel.modelOfXMLStore(at: sourceURL)
+        case .sqlite: throw StrataError(.incompatibleFormat, "\(source) is a SQLite file (a Core Data store); storectl dump describes it, converting it is not supported yet")
         case nil: throw StrataError(.incompatibleFormat, "\(source) is not a store Strata knows (.native, .binary or .xml)")
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)

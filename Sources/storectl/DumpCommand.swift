@@ -1,7 +1,8 @@
 // DumpCommand: `storectl dump PATH [--pages] [--wal] [--tree NAME] [--json]`.
 //
 // Owns: rendering a StoreDump as text (header, trees, free pages, WAL transactions, reader
-// slots, pages) or JSON; a .binary store's file goes to AtomicStoreDump. Must never modify the store.
+// slots, pages) or JSON; a .binary or .xml store's file goes to AtomicStoreDump, a SQLite file
+// (a Core Data store) to SQLiteDump. Must never modify the store.
 
 import Foundation
 import StrataStorage
@@ -9,7 +10,7 @@ import StrataAtomicStores
 
 enum DumpCommand: Command {
     static let name = "dump"
-    static let summary = "show the format: header copies, trees, free pages, WAL frames by generation, readers; --pages lists every page, --tree NAME its pages and cells; for a .binary or .xml store its entities, object counts and (--objects, --json) objects"
+    static let summary = "show the format: header copies, trees, free pages, WAL frames by generation, readers; --pages lists every page, --tree NAME its pages and cells; for a .binary or .xml store its entities, object counts and (--objects, --json) objects; for a SQLite file (a Core Data store) its header, -wal log, tables with row counts, entities and metadata keys"
     static let usage = "dump PATH [--pages] [--wal] [--tree NAME] [--objects] [--json]"
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -23,6 +24,9 @@ enum DumpCommand: Command {
         switch try StoreCtl.fileKind(path) {
         case .binary: return try AtomicStoreDump.run(path: path, kind: .binary, objects: objects, json: json)
         case .xml: return try AtomicStoreDump.run(path: path, kind: .xml, objects: objects, json: json)
+        case .sqlite:
+            if objects { throw ArgumentError(message: "--objects lists the objects of .binary and .xml stores; a SQLite file's tables are listed with their row counts") }
+            return try SQLiteDump.run(path: path, json: json)
         case .native, nil: break
         }
         if objects { throw ArgumentError(message: "--objects lists the objects of .binary and .xml stores; for a .native store use --tree NAME") }

@@ -7,13 +7,14 @@
 import Foundation
 
 package enum FileKind: String {
-    case native = ".native", binary = ".binary", xml = ".xml"
+    case native = ".native", binary = ".binary", xml = ".xml", sqlite = ".sqlite"
 
     /// The kind of a file whose first bytes are `bytes`, if it is one Strata writes.
     package static func of(_ bytes: some Collection<UInt8>) -> FileKind? {
         let head = Array(bytes.prefix(256))
         if head.starts(with: Array("STRATAdb".utf8)) { return .native }
         if head.starts(with: Array("STRATABN".utf8)) { return .binary }
+        if head.starts(with: Array("SQLite format 3\u{0}".utf8)) { return .sqlite }
         let text = String(decoding: head.drop { $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }, as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         if text.hasPrefix("<?xml") || text.hasPrefix("<database") || text.hasPrefix("<!DOCTYPE database") { return .xml }

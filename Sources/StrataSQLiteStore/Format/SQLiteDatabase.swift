@@ -89,6 +89,11 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
+    /// The number of rows of table `name` (its leaf pages are read, its records are not).
+    public func rowCount(inTable name: String) throws -> Int {
+        try scan(name).rowCount()
+    }
+
     /// The values of the row of table `name` with `rowid`, or nil when there is none.
     public func row(_ rowid: Int64, inTable name: String) throws -> [SQLiteValue]? {
         guard let record = try scan(name).row(rowid) else { return nil }

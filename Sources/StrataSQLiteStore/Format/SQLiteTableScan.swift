@@ -50,6 +50,27 @@ struct SQLiteTableScan {
         }
     }
 
+    /// The number of rows: the cells of the leaf pages, counted without reading a record.
+    func rowCount() throws -> Int {
+        var count = 0
+        var stack: [(page: SQLiteBTreePage, next: Int)] = [(try page(root, depth: 0), 0)]
+        while let top = stack.last {
+            if top.page.kind == .leafTable {
+                count += top.page.cellCount
+                stack.removeLast()
+                continue
+            }
+            guard top.next <= top.page.cellCount else {
+                stack.removeLast()
+                continue
+            }
+            let child = top.next < top.page.cellCount ? try top.page.interiorTableCell(top.next).child : top.page.rightChild
+            stack[stack.count - 1].next += 1
+            stack.append((try page(child, depth: stack.count), 0))
+        }
+        return count
+    }
+
     /// The record of the row with `rowid`, or nil when the table has none.
     func row(_ rowid: Int64) throws -> [UInt8]? {
         var page = try self.page(root, depth: 0)

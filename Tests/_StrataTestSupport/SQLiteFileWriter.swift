@@ -4,27 +4,37 @@
 // log frames with SQLite's cumulative checksums in either byte order.
 //
 // Owns: laying out pages the way the format allows (cells packed from the page's end, pointers
-// after the header, the payload split rule). Test support only: it writes what the tests
-// describe, with no free pages and no indexes, and never reads.
+// after the header, the payload split rule, the log checksum), written here again from the
+// format's description rather than shared with the reader, so that each checks the other. Test
+// support only: it writes what the tests describe, with no free pages and no indexes, and never reads.
 
 import Foundation
-@testable import StrataSQLiteStore
+import StrataSQLiteStore
 
-struct SQLiteTestTable {
-    var name: String
-    var rows: [(rowid: Int64, values: [SQLiteValue])]
-    var sql: String { "CREATE TABLE \(name) (c0, c1, c2)" }
+public struct SQLiteTestTable {
+    public var name: String
+    public var rows: [(rowid: Int64, values: [SQLiteValue])]
+    /// The `CREATE TABLE` statement (three untyped columns unless given).
+    public var sql: String
+
+    public init(name: String, rows: [(rowid: Int64, values: [SQLiteValue])], sql: String? = nil) {
+        self.name = name
+        self.rows = rows
+        self.sql = sql ?? "CREATE TABLE \(name) (c0, c1, c2)"
+    }
 }
 
-struct SQLiteFileWriter {
-    var pageSize = 4096
-    var reservedBytes = 0
+public struct SQLiteFileWriter {
+    public var pageSize = 4096
+    public var reservedBytes = 0
     /// 1: UTF-8, 2: UTF-16le, 3: UTF-16be.
-    var encoding: UInt32 = 1
+    public var encoding: UInt32 = 1
     var usable: Int { pageSize - reservedBytes }
 
+    public init() {}
+
     /// The pages of a database holding `tables` (index 0 is page 1).
-    func pages(_ tables: [SQLiteTestTable], changeCounter: UInt32 = 1) -> [[UInt8]] {
+    public func pages(_ tables: [SQLiteTestTable], changeCounter: UInt32 = 1) -> [[UInt8]] {
         var pages: [[UInt8]] = [[UInt8](repeating: 0, count: pageSize)]   // page 1, filled last
         var schemaRows: [(rowid: Int64, values: [SQLiteValue])] = []
         for (index, table) in tables.enumerated() {
@@ -36,13 +46,13 @@ struct SQLiteFileWriter {
         return pages
     }
 
-    func write(_ pages: [[UInt8]], to path: String) throws {
+    public func write(_ pages: [[UInt8]], to path: String) throws {
         try Data(pages.joined()).write(to: URL(fileURLWithPath: path))
     }
 
     // MARK: Records
 
-    func record(_ values: [SQLiteValue]) -> [UInt8] {
+    public func record(_ values: [SQLiteValue]) -> [UInt8] {
         var header: [UInt8] = [], body: [UInt8] = []
         for value in values {
             switch value {
@@ -83,7 +93,7 @@ struct SQLiteFileWriter {
         return varint(Int64(size)) + header + body
     }
 
-    func varint(_ value: Int64) -> [UInt8] {
+    public func varint(_ value: Int64) -> [UInt8] {
         let v = UInt64(bitPattern: value)
         if v > 0x00FF_FFFF_FFFF_FFFF {
             // Nine bytes: eight of seven bits, then a whole byte.
@@ -107,7 +117,7 @@ struct SQLiteFileWriter {
         // Leaf cells: payload size, rowid, local payload, overflow pointer.
         var level: [(cell: [UInt8], key: Int64)] = rows.map { row in
             let payload = record(row.values)
-            let local = SQLiteBTreePage.localSize(payload.count, usableSize: usable, table: true)
+            let local = localSize(payload.count)
             var cell = varint(Int64(payload.count)) + varint(row.rowid) + payload[0..<local]
             if local < payload.count { cell += be32(writeOverflow(Array(payload[local...]), into: &pages)) }
             return (cell, row.rowid)
@@ -213,6 +223,33 @@ struct SQLiteFileWriter {
         page.replaceSubrange(96..<100, with: be32(3_045_000))
     }
 
+    /// How much of a table row's payload stays on its leaf page ("Cell Payload Overflow Pages").
+    func localSize(_ size: Int) -> Int {
+        let u = usable, maxLocal = u - 35, minLocal = (u - 12) * 32 / 255 - 23
+        if size <= maxLocal { return size }
+        let k = minLocal + (size - minLocal) % (u - 4)
+        return k <= maxLocal ? k : minLocal
+    }
+
+    /// The log's checksum: s0 += x0 + s1, s1 += x1 + s0 over pairs of 32-bit words.
+    struct LogChecksum {
+        let bigEndian: Bool
+        var s0: UInt32 = 0, s1: UInt32 = 0
+
+        mutating func add(_ bytes: ArraySlice<UInt8>) {
+            var i = bytes.startIndex
+            while i + 8 <= bytes.endIndex {
+                let words = [i, i + 4].map { at -> UInt32 in
+                    let b = bytes[at..<(at + 4)].map(UInt32.init)
+                    return bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
+                }
+                s0 = s0 &+ words[0] &+ s1
+                s1 = s1 &+ words[1] &+ s0
+                i += 8
+            }
+        }
+    }
+
     func be32(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)] }
 
     // MARK: Write-ahead log
@@ -220,10 +257,10 @@ struct SQLiteFileWriter {
     /// A log holding `versions` as transactions after `base`: each version's pages that differ
     /// from the one before, the last frame of each a commit frame. `bigEndian` picks the checksum
     /// byte order (the magic number says which).
-    func wal(base: [[UInt8]], versions: [[[UInt8]]], bigEndian: Bool, salts: (UInt32, UInt32) = (0x1234_5678, 0x9ABC_DEF0)) -> [UInt8] {
+    public func wal(base: [[UInt8]], versions: [[[UInt8]]], bigEndian: Bool, salts: (UInt32, UInt32) = (0x1234_5678, 0x9ABC_DEF0)) -> [UInt8] {
         var out = be32(bigEndian ? 0x377F_0683 : 0x377F_0682) + be32(3_007_000) + be32(UInt32(pageSize)) + be32(0)
         out += be32(salts.0) + be32(salts.1)
-        var sum = SQLiteWALIndex.Checksum(bigEndian: bigEndian)
+        var sum = LogChecksum(bigEndian: bigEndian)
         sum.add(out[0..<24])
         out += be32(sum.s0) + be32(sum.s1)
         var previous = base

@@ -1,0 +1,122 @@
+// SQLiteDumpTests: `storectl dump` on SQLite files: a Core Data-shaped store written from the
+// format's description (Z_PRIMARYKEY, Z_METADATA with a binary property list, Z_MODELCACHE, entity
+// tables, a join table, history tables) is described with the row counts, entities and metadata
+// keys it was written with, also when its newest rows are only in the -wal log; a SQLite file
+// that is not a Core Data store is described as a database; `convert` refuses SQLite files clearly.
+
+import Foundation
+import StrataSQLiteStore
+import XCTest
+import _StrataTestSupport
+
+final class SQLiteDumpTests: XCTestCase {
+    private struct Dump: Decodable {
+        struct Table: Decodable { let name: String; let rows: Int }
+        struct Entity: Decodable, Equatable { let number: Int64; let name: String; let superEntity: Int64; let maxPrimaryKey: Int64 }
+        struct CoreData: Decodable {
+            let storeUUID: String?
+            let metadataKeys: [String]
+            let modelVersionHashes: Int
+            let modelCacheBytes: Int?
+            let history: Bool
+            let entities: [Entity]
+            let entityTables: [String]
+            let joinTables: [String]
+        }
+        let pages: UInt32
+        let walCommits: Int
+        let tables: [Table]
+        let coreData: CoreData?
+    }
+
+    private let uuid = UUID().uuidString
+
+    /// A Core Data-shaped store: `quakes` rows in ZQUAKE.
+    private func coreDataTables(quakes: Int) throws -> [SQLiteTestTable] {
+        let hashes: [String: Any] = ["Quake": Data(repeating: 1, count: 32), "Region": Data(repeating: 2, count: 32)]
+        let plist = try PropertyListSerialization.data(fromPropertyList: [
+            "NSStoreUUID": uuid, "NSStoreType": "SQLite", "NSStoreModelVersionHashes": hashes,
+            "NSPersistenceFrameworkVersion": 1_338, "appKey": "value", "appFlag": true,
+        ] as [String: Any], format: .binary, options: 0)
+        return [
+            SQLiteTestTable(name: "Z_PRIMARYKEY", rows: [(1, [.integer(1), .text("Quake"), .integer(0), .integer(Int64(quakes))]),
+                                                         (2, [.integer(2), .text("Region"), .integer(0), .integer(2)])],
+                            sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"),
+            SQLiteTestTable(name: "Z_METADATA", rows: [(1, [.integer(1), .text(uuid), .blob(Array(plist))])],
+                            sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)"),
+            SQLiteTestTable(name: "Z_MODELCACHE", rows: [(1, [.blob([UInt8](repeating: 7, count: 100))])], sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)"),
+            SQLiteTestTable(name: "ZQUAKE", rows: (1...Int64(max(quakes, 1))).prefix(quakes).map { ($0, [.null, .integer(1), .integer(1), .text("q\($0)")]) },
+                            sql: "CREATE TABLE ZQUAKE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCODE VARCHAR)"),
+            SQLiteTestTable(name: "ZREGION", rows: [(1, [.null, .integer(2), .integer(1), .text("north")]), (2, [.null, .integer(2), .integer(1), .text("south")])],
+                            sql: "CREATE TABLE ZREGION (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR)"),
+            SQLiteTestTable(name: "Z_1REGIONS", rows: [(1, [.integer(1), .integer(1)])], sql: "CREATE TABLE Z_1REGIONS (Z_1QUAKES INTEGER, Z_2REGIONS INTEGER)"),
+            SQLiteTestTable(name: "ATRANSACTION", rows: [], sql: "CREATE TABLE ATRANSACTION (Z_PK INTEGER PRIMARY KEY, ZAUTHOR INTEGER)"),
+            SQLiteTestTable(name: "ACHANGE", rows: [], sql: "CREATE TABLE ACHANGE (Z_PK INTEGER PRIMARY KEY, ZCHANGETYPE INTEGER)"),
+        ]
+    }
+
+    private func dump(_ path: String) throws -> Dump {
+        let result = try storectl(["dump", path, "--json"])
+        XCTAssertEqual(result.status, 0, result.error)
+        return try JSONDecoder().decode(Dump.self, from: Data(result.output.utf8))
+    }
+
+    func testACoreDataStoreIsDescribedAsItWasWritten() throws {
+        let path = temporaryStorePath("coredata") + ".sqlite"
+        var writer = SQLiteFileWriter()
+        writer.pageSize = 1024
+        let first = try coreDataTables(quakes: 300)
+        let pages = writer.pages(first)
+        try writer.write(pages, to: path)
+        var found = try dump(path)
+        XCTAssertEqual(found.pages, UInt32(pages.count))
+        XCTAssertEqual(found.walCommits, 0)
+        XCTAssertEqual(found.tables.map(\.name), first.map(\.name))
+        XCTAssertEqual(found.tables.map(\.rows), first.map(\.rows.count))
+        let coreData = try XCTUnwrap(found.coreData)
+        XCTAssertEqual(coreData.storeUUID, uuid)
+        XCTAssertEqual(coreData.metadataKeys, ["NSPersistenceFrameworkVersion", "NSStoreModelVersionHashes", "NSStoreType", "NSStoreUUID", "appFlag", "appKey"])
+        XCTAssertEqual(coreData.modelVersionHashes, 2)
+        XCTAssertEqual(coreData.modelCacheBytes, 100)
+        XCTAssertTrue(coreData.history)
+        XCTAssertEqual(coreData.entities, [.init(number: 1, name: "Quake", superEntity: 0, maxPrimaryKey: 300), .init(number: 2, name: "Region", superEntity: 0, maxPrimaryKey: 2)])
+        XCTAssertEqual(coreData.entityTables, ["ZQUAKE", "ZREGION"])
+        XCTAssertEqual(coreData.joinTables, ["Z_1REGIONS"])
+
+        // The newest rows only in the -wal log: the dump counts them.
+        let second = try coreDataTables(quakes: 1_000)
+        try Data(writer.wal(base: pages, versions: [writer.pages(second, changeCounter: 2)], bigEndian: false)).write(to: URL(fileURLWithPath: path + "-wal"))
+        found = try dump(path)
+        XCTAssertEqual(found.walCommits, 1)
+        XCTAssertEqual(found.tables.first { $0.name == "ZQUAKE" }?.rows, 1_000)
+        XCTAssertEqual(found.coreData?.entities.first?.maxPrimaryKey, 1_000)
+
+        let text = try storectl(["dump", path])
+        XCTAssertEqual(text.status, 0, text.error)
+        for expected in ["Core Data SQLite store", "write-ahead log: 1 commits", "ZQUAKE", "Quake", "1000", "NSStoreUUID", "Z_1REGIONS"] {
+            XCTAssertTrue(text.output.contains(expected), "\(expected) missing from:\n\(text.output)")
+        }
+        let convert = try storectl(["convert", path, path + ".native", "--to", "native"])
+        XCTAssertNotEqual(convert.status, 0)
+        XCTAssertTrue(convert.error.contains("SQLite file"), convert.error)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + ".native"))
+    }
+
+    func testASQLiteDatabaseThatIsNotCoreData() throws {
+        let path = temporaryStorePath("plain") + ".db"
+        let writer = SQLiteFileWriter()
+        try writer.write(writer.pages([SQLiteTestTable(name: "notes", rows: [(1, [.text("a"), .null, .integer(3)])])]), to: path)
+        let found = try dump(path)
+        XCTAssertNil(found.coreData)
+        XCTAssertEqual(found.tables.map(\.rows), [1])
+        let text = try storectl(["dump", path])
+        XCTAssertTrue(text.output.hasPrefix("SQLite database"), text.output)
+        // A damaged file is an error naming it, not a crash.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[4096] = 99   // page 2 (the table's root) is no b-tree page
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let damaged = try storectl(["dump", path])
+        XCTAssertEqual(damaged.status, 1)
+        XCTAssertTrue(damaged.error.contains(path) && damaged.error.contains("page 2"), damaged.error)
+    }
+}
