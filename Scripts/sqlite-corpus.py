@@ -6,6 +6,8 @@
 # are only in the -wal log (copied while the writing connection is still open).
 #
 #   python3 Scripts/sqlite-corpus.py DIR [COUNT]
+#   python3 Scripts/sqlite-corpus.py --dump FILE...   (a FILE.json beside each existing database,
+#                                                     e.g. Core Data stores collected from elsewhere)
 import json, os, random, shutil, sqlite3, struct, sys
 
 def value(rng):
@@ -73,6 +75,13 @@ def make(directory, index, rng):
     with open(name + ".json", "w") as f: json.dump(expected, f)
 
 def main():
+    if sys.argv[1] == "--dump":
+        for path in sys.argv[2:]:
+            connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            with open(path + ".json", "w") as f: json.dump(dump(connection), f)
+            connection.close()
+        print(f"{len(sys.argv) - 2} dumps written")
+        return
     directory = sys.argv[1]
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 40
     os.makedirs(directory, exist_ok=True)

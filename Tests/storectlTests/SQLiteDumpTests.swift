@@ -31,11 +31,12 @@ final class SQLiteDumpTests: XCTestCase {
 
     private let uuid = UUID().uuidString
 
-    /// A Core Data-shaped store: `quakes` rows in ZQUAKE.
+    /// A Core Data-shaped store: `quakes` rows in ZQUAKE. As in Core Data's files, the store's
+    /// UUID is the Z_UUID column, not a key of the property list.
     private func coreDataTables(quakes: Int) throws -> [SQLiteTestTable] {
         let hashes: [String: Any] = ["Quake": Data(repeating: 1, count: 32), "Region": Data(repeating: 2, count: 32)]
         let plist = try PropertyListSerialization.data(fromPropertyList: [
-            "NSStoreUUID": uuid, "NSStoreType": "SQLite", "NSStoreModelVersionHashes": hashes,
+            "NSStoreType": "SQLite", "NSStoreModelVersionHashes": hashes,
             "NSPersistenceFrameworkVersion": 1_338, "appKey": "value", "appFlag": true,
         ] as [String: Any], format: .binary, options: 0)
         return [

@@ -60,13 +60,15 @@ public struct CoreDataSQLiteFile: Sendable {
         var version: Int64?
         try database.forEachRow(inTable: "Z_METADATA") { rowid, values in
             if case .integer(let v)? = values.first { version = v } else if values.first == .null { version = rowid }
+            // The store's UUID is Z_UUID (Core Data reports it as NSStoreUUID with the plist's keys).
+            if values.count >= 2, case .text(let uuid) = values[1] { metadata["NSStoreUUID"] = uuid }
             if values.count >= 3, case .blob(let plist) = values[2] {
                 do {
                     let object = try PropertyListSerialization.propertyList(from: Data(plist), options: [], format: nil)
                     guard let dictionary = object as? [String: Any] else {
                         throw StrataError(.corrupt, "\(database.path): Z_METADATA's property list is not a dictionary")
                     }
-                    metadata = dictionary.mapValues(Self.sendable)
+                    metadata.merge(dictionary.mapValues(Self.sendable)) { fromColumn, _ in fromColumn }
                 } catch let error as StrataError {
                     throw error
                 } catch {
