@@ -72,7 +72,7 @@ let package = Package(
         ),
         .testTarget(name: "StrataTests", dependencies: wholeProduct + ["_StrataTestSupport", "strata-test-helper", "quakes", "QuakesExample"], resources: [.copy("Fixtures")]),
         .testTarget(name: "storectlTests", dependencies: wholeProduct + ["storectl", "_StrataTestSupport"]),
-        .testTarget(name: "StrataSQLiteStoreTests", dependencies: ["StrataSQLiteStore", "StrataCore", "_StrataTestSupport"]),
+        .testTarget(name: "StrataSQLiteStoreTests", dependencies: ["StrataSQLiteStore", "StrataCore", "_StrataTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "StrataCodeGenerationTests", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore", "strata-codegen", "_StrataTestSupport"]),
     ]
 )

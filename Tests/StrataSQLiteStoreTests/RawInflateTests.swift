@@ -1,0 +1,162 @@
+// RawInflateTests: the DEFLATE decompressor (Core Data's model cache is raw DEFLATE). Streams
+// zlib made (Fixtures/deflate: every level, Huffman-only, run-length and fixed strategies,
+// stored blocks, the empty stream) decompress to their originals; random data compressed here
+// into stored and fixed-Huffman blocks with back-references (an encoder written from RFC 1951)
+// round-trips; damaged streams are errors naming the byte, never traps or wrong lengths.
+
+import Foundation
+import StrataCore
+@testable import StrataSQLiteStore
+import XCTest
+import _StrataTestSupport
+
+final class RawInflateTests: XCTestCase {
+    private func fixtures() throws -> [(name: String, compressed: [UInt8], expected: [UInt8])] {
+        let folder = try XCTUnwrap(Bundle.module.url(forResource: "Fixtures/deflate", withExtension: nil))
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".deflate") }.sorted()
+        return try names.map { name in
+            let base = folder.appendingPathComponent(String(name.dropLast(".deflate".count)))
+            return (name, [UInt8](try Data(contentsOf: base.appendingPathExtension("deflate"))), [UInt8](try Data(contentsOf: base.appendingPathExtension("expected"))))
+        }
+    }
+
+    func testStreamsZlibMadeDecompressToTheirOriginals() throws {
+        let all = try fixtures()
+        XCTAssertGreaterThanOrEqual(all.count, 11)
+        for fixture in all {
+            XCTAssertEqual(try RawInflate.inflate(fixture.compressed, what: fixture.name), fixture.expected, fixture.name)
+        }
+    }
+
+    func testStoredAndFixedBlocksMadeHereRoundTrip() throws {
+        let seed = ProcessInfo.processInfo.environment["STRATA_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+        var random = SeededRandom(seed: seed)
+        for round in 0..<60 {
+            let count = Int.random(in: 0...(round % 5 == 0 ? 100_000 : 3_000), using: &random)
+            let alphabet = UInt8.random(in: 1...255, using: &random)
+            let data = (0..<count).map { _ in UInt8.random(in: 0...alphabet, using: &random) }
+            var encoder = DeflateEncoder()
+            var start = 0
+            while start < data.count || start == 0 {
+                let end = min(data.count, start + Int.random(in: 1...70_000, using: &random))
+                let last = end == data.count
+                if Bool.random(using: &random) { encoder.stored(data[start..<end], last: last) } else { encoder.fixed(data[start..<end], history: data[..<start], last: last) }
+                start = end
+                if data.isEmpty { break }
+            }
+            XCTAssertEqual(try RawInflate.inflate(encoder.bytes, what: "round \(round)"), data, "seed \(seed), round \(round), \(count) bytes")
+        }
+    }
+
+    func testDamagedStreamsAreErrorsNeverTraps() throws {
+        let seed = ProcessInfo.processInfo.environment["STRATA_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+        var random = SeededRandom(seed: seed)
+        let all = try fixtures().filter { $0.compressed.count > 10 }
+        var errors = 0
+        for index in 0..<2_000 {
+            let fixture = all[index % all.count]
+            var bytes = fixture.compressed
+            if index % 3 == 0 {
+                bytes.removeLast(Int.random(in: 1..<bytes.count, using: &random))
+            } else {
+                for _ in 0..<Int.random(in: 1...4, using: &random) { bytes[Int.random(in: 0..<bytes.count, using: &random)] ^= UInt8.random(in: 1...255, using: &random) }
+            }
+            do {
+                _ = try RawInflate.inflate(bytes, limit: 1 << 20, what: "mutated \(fixture.name)")
+            } catch let error as StrataError {
+                XCTAssertEqual(error.code, .corrupt, "seed \(seed)")
+                XCTAssertTrue(error.message.contains("mutated \(fixture.name)"), "\(error)")
+                errors += 1
+            }
+        }
+        XCTAssertGreaterThan(errors, 500, "seed \(seed): raw DEFLATE has no checksum, so many damaged streams still decode")
+        // Output past the limit is refused, not produced.
+        let run = try XCTUnwrap(all.first { $0.name == "long-run.deflate" })
+        XCTAssertThrowsError(try RawInflate.inflate(run.compressed, limit: 1_000, what: "limited"))
+    }
+}
+
+/// A DEFLATE encoder for the tests (RFC 1951): stored blocks, and fixed-Huffman blocks with
+/// greedy back-references found through the last position of each 3-byte prefix.
+struct DeflateEncoder {
+    private(set) var bytes: [UInt8] = []
+    private var bitBuffer = 0
+    private var bitCount = 0
+
+    private mutating func put(_ value: Int, _ count: Int) {
+        bitBuffer |= value << bitCount
+        bitCount += count
+        while bitCount >= 8 {
+            bytes.append(UInt8(bitBuffer & 0xFF))
+            bitBuffer >>= 8
+            bitCount -= 8
+        }
+    }
+
+    /// A Huffman code goes out most significant bit first.
+    private mutating func putCode(_ code: Int, _ length: Int) {
+        var reversed = 0
+        for bit in 0..<length where code & (1 << bit) != 0 { reversed |= 1 << (length - 1 - bit) }
+        put(reversed, length)
+    }
+
+    private mutating func align() {
+        if bitCount > 0 { put(0, 8 - bitCount) }
+    }
+
+    mutating func stored(_ data: ArraySlice<UInt8>, last: Bool) {
+        var start = data.startIndex
+        repeat {
+            let end = min(data.endIndex, start + 65_535)
+            put(last && end == data.endIndex ? 1 : 0, 1)
+            put(0, 2)
+            align()
+            let length = end - start
+            bytes += [UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8((~length >> 8) & 0xFF)]
+            bytes += data[start..<end]
+            start = end
+        } while start < data.endIndex
+    }
+
+    private mutating func literal(_ symbol: Int) {
+        switch symbol {
+        case 0..<144: putCode(0x30 + symbol, 8)
+        case 144..<256: putCode(0x190 + symbol - 144, 9)
+        case 256..<280: putCode(symbol - 256, 7)
+        default: putCode(0xC0 + symbol - 280, 8)
+        }
+    }
+
+    mutating func fixed(_ data: ArraySlice<UInt8>, history: ArraySlice<UInt8>, last: Bool) {
+        put(last ? 1 : 0, 1)
+        put(1, 2)
+        let all = Array(history) + Array(data)
+        var recent: [Int: Int] = [:]
+        func key(_ i: Int) -> Int { Int(all[i]) << 16 | Int(all[i + 1]) << 8 | Int(all[i + 2]) }
+        for j in max(0, history.count - 32_768)..<history.count where j + 2 < all.count { recent[key(j)] = j }
+        var i = history.count
+        while i < all.count {
+            if i + 2 < all.count, let candidate = recent[key(i)], i - candidate <= 32_768 {
+                var length = 0
+                while length < 258, i + length < all.count, all[candidate + length] == all[i + length] { length += 1 }
+                if length >= 3 {
+                    let code = RawInflate.lengthBase.lastIndex { $0 <= length }!
+                    literal(257 + code)
+                    put(length - RawInflate.lengthBase[code], RawInflate.lengthExtra[code])
+                    let distance = i - candidate
+                    let dcode = RawInflate.distanceBase.lastIndex { $0 <= distance }!
+                    putCode(dcode, 5)
+                    put(distance - RawInflate.distanceBase[dcode], RawInflate.distanceExtra[dcode])
+                    for j in i..<min(i + length, all.count - 2) { recent[key(j)] = j }
+                    i += length
+                    continue
+                }
+            }
+            if i + 2 < all.count { recent[key(i)] = i }
+            literal(Int(all[i]))
+            i += 1
+        }
+        literal(256)
+        if last { align() }
+    }
+}
