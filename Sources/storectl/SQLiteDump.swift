@@ -31,6 +31,9 @@ enum SQLiteDump {
         let metadataKeys: [String]
         let modelVersionHashes: Int
         let modelCacheBytes: Int?
+        /// The decompressed model (a keyed archive), or why it could not be read.
+        let modelArchiveBytes: Int?
+        let modelArchiveError: String?
         let history: Bool
         let entities: [Entity]
         let entityTables: [String]
@@ -66,10 +69,12 @@ enum SQLiteDump {
         var coreData: CoreData?
         if database.table("Z_PRIMARYKEY") != nil, database.table("Z_METADATA") != nil {
             let store = try CoreDataSQLiteFile(database)
+            var archiveBytes: Int?, archiveError: String?
+            do { archiveBytes = try store.modelArchive()?.count } catch { archiveError = "\(error)" }
             coreData = CoreData(
                 storeUUID: store.storeUUID, storeVersion: store.storeVersion, metadataKeys: store.metadata.keys.sorted(),
                 modelVersionHashes: (store.metadata["NSStoreModelVersionHashes"] as? [String: any Sendable])?.count ?? 0,
-                modelCacheBytes: store.modelCacheSize, history: store.hasHistory,
+                modelCacheBytes: store.modelCacheSize, modelArchiveBytes: archiveBytes, modelArchiveError: archiveError, history: store.hasHistory,
                 entities: store.entities.map { Entity(number: $0.number, name: $0.name, superEntity: $0.superEntity, maxPrimaryKey: $0.maxPrimaryKey) },
                 entityTables: store.entityTables, joinTables: store.joinTables)
         }
@@ -103,7 +108,7 @@ enum SQLiteDump {
         lines.append(tables.render())
         if !dump.indexes.isEmpty { lines.append("indexes: \(dump.indexes.joined(separator: ", "))") }
         if let coreData = dump.coreData {
-            lines.append("store UUID \(coreData.storeUUID ?? "(none)"), Z_VERSION \(coreData.storeVersion.map(String.init) ?? "(none)"), model version hashes for \(coreData.modelVersionHashes) entities, model cache \(coreData.modelCacheBytes.map { "\($0) bytes" } ?? "absent"), persistent history \(coreData.history ? "kept" : "not kept")")
+            lines.append("store UUID \(coreData.storeUUID ?? "(none)"), Z_VERSION \(coreData.storeVersion.map(String.init) ?? "(none)"), model version hashes for \(coreData.modelVersionHashes) entities, model cache \(coreData.modelCacheBytes.map { "\($0) bytes" } ?? "absent")\(coreData.modelArchiveBytes.map { " (a keyed archive of \($0) bytes)" } ?? "")\(coreData.modelArchiveError.map { " (unreadable: \($0))" } ?? ""), persistent history \(coreData.history ? "kept" : "not kept")")
             lines.append("metadata keys: \(coreData.metadataKeys.joined(separator: ", "))")
             var entities = TextTable(["Z_ENT", "entity", "super", "Z_MAX"])
             for entity in coreData.entities { entities.add(["\(entity.number)", entity.name, "\(entity.superEntity)", "\(entity.maxPrimaryKey)"]) }

@@ -18,6 +18,8 @@ final class SQLiteDumpTests: XCTestCase {
             let metadataKeys: [String]
             let modelVersionHashes: Int
             let modelCacheBytes: Int?
+            let modelArchiveBytes: Int?
+            let modelArchiveError: String?
             let history: Bool
             let entities: [Entity]
             let entityTables: [String]
@@ -30,6 +32,14 @@ final class SQLiteDumpTests: XCTestCase {
     }
 
     private let uuid = UUID().uuidString
+    /// A keyed archive standing in for the compiled model, and its DEFLATE-compressed form (as
+    /// Core Data keeps it in Z_MODELCACHE).
+    private let modelArchive = [UInt8](try! NSKeyedArchiver.archivedData(withRootObject: ["entities": ["Quake", "Region"], "version": 3] as NSDictionary, requiringSecureCoding: false))
+    private var modelCache: [UInt8] {
+        var encoder = DeflateEncoder()
+        encoder.fixed(modelArchive[...], history: [], last: true)
+        return encoder.bytes
+    }
 
     /// A Core Data-shaped store: `quakes` rows in ZQUAKE. As in Core Data's files, the store's
     /// UUID is the Z_UUID column, not a key of the property list.
@@ -45,7 +55,7 @@ final class SQLiteDumpTests: XCTestCase {
                             sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"),
             SQLiteTestTable(name: "Z_METADATA", rows: [(1, [.integer(1), .text(uuid), .blob(Array(plist))])],
                             sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)"),
-            SQLiteTestTable(name: "Z_MODELCACHE", rows: [(1, [.blob([UInt8](repeating: 7, count: 100))])], sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)"),
+            SQLiteTestTable(name: "Z_MODELCACHE", rows: [(1, [.blob(modelCache)])], sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)"),
             SQLiteTestTable(name: "ZQUAKE", rows: (1...Int64(max(quakes, 1))).prefix(quakes).map { ($0, [.null, .integer(1), .integer(1), .text("q\($0)")]) },
                             sql: "CREATE TABLE ZQUAKE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCODE VARCHAR)"),
             SQLiteTestTable(name: "ZREGION", rows: [(1, [.null, .integer(2), .integer(1), .text("north")]), (2, [.null, .integer(2), .integer(1), .text("south")])],
@@ -78,7 +88,9 @@ final class SQLiteDumpTests: XCTestCase {
         XCTAssertEqual(coreData.storeUUID, uuid)
         XCTAssertEqual(coreData.metadataKeys, ["NSPersistenceFrameworkVersion", "NSStoreModelVersionHashes", "NSStoreType", "NSStoreUUID", "appFlag", "appKey"])
         XCTAssertEqual(coreData.modelVersionHashes, 2)
-        XCTAssertEqual(coreData.modelCacheBytes, 100)
+        XCTAssertEqual(coreData.modelCacheBytes, modelCache.count)
+        XCTAssertEqual(coreData.modelArchiveBytes, modelArchive.count, coreData.modelArchiveError ?? "")
+        XCTAssertTrue(modelArchive.starts(with: Array("bplist00".utf8)))
         XCTAssertTrue(coreData.history)
         XCTAssertEqual(coreData.entities, [.init(number: 1, name: "Quake", superEntity: 0, maxPrimaryKey: 300), .init(number: 2, name: "Region", superEntity: 0, maxPrimaryKey: 2)])
         XCTAssertEqual(coreData.entityTables, ["ZQUAKE", "ZREGION"])

@@ -31,7 +31,10 @@ public struct CoreDataSQLiteFile: Sendable {
     /// `Z_METADATA.Z_VERSION` (Core Data's store format version).
     public let storeVersion: Int64?
     /// Bytes of the compiled model in `Z_MODELCACHE` (nil: the store carries none).
-    public let modelCacheSize: Int?
+    public var modelCacheSize: Int? { modelCache?.count }
+    /// `Z_MODELCACHE.Z_CONTENT` as stored (DEFLATE-compressed).
+    public let modelCache: [UInt8]?
+    let path: String
     /// Whether the store keeps persistent history (`ATRANSACTION` and `ACHANGE`).
     public let hasHistory: Bool
     /// The tables holding objects: `Z` and an upper-case name (not Core Data's `Z_` tables).
@@ -79,18 +82,39 @@ public struct CoreDataSQLiteFile: Sendable {
         }
         self.metadata = metadata
         storeVersion = version
-        var cacheSize: Int?
+        var cache: [UInt8]?
         if database.table("Z_MODELCACHE") != nil {
             try database.forEachRow(inTable: "Z_MODELCACHE") { _, values in
-                if case .blob(let bytes)? = values.first { cacheSize = bytes.count }
+                if case .blob(let bytes)? = values.first { cache = bytes }
                 return false
             }
         }
-        modelCacheSize = cacheSize
+        modelCache = cache
+        path = database.path
         hasHistory = database.table("ATRANSACTION") != nil && database.table("ACHANGE") != nil
         let tables = database.schema.filter { $0.type == "table" }.map(\.name)
         entityTables = tables.filter { $0.hasPrefix("Z") && !$0.hasPrefix("Z_") }
         joinTables = tables.filter { $0.hasPrefix("Z_") && $0.dropFirst(2).first?.isNumber == true }
+    }
+
+    /// The compiled model the store carries: `Z_MODELCACHE` decompressed (raw DEFLATE; a zlib
+    /// wrapper or no compression are accepted too), a keyed archive (a binary property list).
+    /// Nil when the store carries no model.
+    public func modelArchive() throws -> [UInt8]? {
+        guard let cache = modelCache else { return nil }
+        let what = "\(path): Z_MODELCACHE"
+        let archive: [UInt8]
+        if cache.starts(with: Array("bplist00".utf8)) {
+            archive = cache
+        } else if cache.count > 2, cache[0] & 0x0F == 8, (Int(cache[0]) << 8 | Int(cache[1])) % 31 == 0 {
+            archive = try RawInflate.inflate(Array(cache[2...]), what: what)   // a zlib header, then DEFLATE
+        } else {
+            archive = try RawInflate.inflate(cache, what: what)
+        }
+        guard archive.starts(with: Array("bplist00".utf8)) else {
+            throw StrataError(.corrupt, "\(what): the decompressed model is not a binary property list (a keyed archive)")
+        }
+        return archive
     }
 
     /// A property-list value as a Sendable one (the same Foundation types, containers rebuilt).
