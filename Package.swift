@@ -14,6 +14,8 @@ let package = Package(
     products: [
         .library(name: "StrataStorage", targets: ["StrataStorage"]),
         .library(name: "Strata", targets: ["Strata"]),
+        // Core Data's SQLite files read in pure Swift (the format so far; issue 50).
+        .library(name: "StrataSQLiteStore", targets: ["StrataSQLiteStore"]),
         .executable(name: "storectl", targets: ["storectl"]),
         .executable(name: "quakes", targets: ["quakes"]),
         // The example's library, for `quakes-sync` (Sync package): the same command, store shared.

@@ -32,6 +32,7 @@ let package = Package(
             dependencies: [
                 .product(name: "StrataStorage", package: product),
                 .product(name: "Strata", package: product),
+                .product(name: "StrataSQLiteStore", package: product),
                 "CSQLite", "CLMDB",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "StrataSync", package: "Sync"),

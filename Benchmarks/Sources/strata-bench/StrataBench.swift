@@ -9,6 +9,7 @@
 //       [--systems strata,sqlite,grdb]
 //   swift run -c release --package-path Benchmarks strata-bench results [--records N] [--json] [--dir PATH]
 //   swift run -c release --package-path Benchmarks strata-bench sync [--records N] [--json] [--dir PATH] [--repeat R]
+//   swift run -c release --package-path Benchmarks strata-bench sqlite-file [--records N] [--json] [--dir PATH] [--repeat R]
 //       (StrataSync against postgres-nio on a PostgreSQL cluster it starts; records default 100,000)
 //
 // With --repeat R every phase (objects: every system's whole run, the systems taking turns) runs R
@@ -30,7 +31,7 @@ enum StrataBench {
     static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let suite = arguments.first, !suite.hasPrefix("-") else {
-            fail("usage: strata-bench engine|fetch|objects|batch|results|atomic|sync [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
+            fail("usage: strata-bench engine|fetch|objects|batch|results|atomic|sync|sqlite-file [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
         }
         arguments.removeFirst()
         var records = 1_000_000
@@ -57,7 +58,7 @@ enum StrataBench {
             }
             index += 1
         }
-        guard ["engine", "fetch", "objects", "batch", "results", "atomic", "sync"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch, results, atomic, sync)") }
+        guard ["engine", "fetch", "objects", "batch", "results", "atomic", "sync", "sqlite-file"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch, results, atomic, sync, sqlite-file)") }
         if suite == "fetch" {
             // In one process: the in-memory store against SQLite :memory: (no files, no fsync).
             if !json { FileHandle.standardError.write(Data("running fetch suite (\(records) records)…\n".utf8)) }
@@ -72,6 +73,16 @@ enum StrataBench {
         if suite == "sync" {
             if child != nil { SyncPhases.run(phase: phase, records: records, directory: directory) }
             SyncSuite.runParent(records: records, directory: directory, repeats: repeats, json: json)
+            return
+        }
+        if suite == "sqlite-file" {
+            // In one process: Strata's SQLite file reader against SQLite's C library, same file.
+            if !json { FileHandle.standardError.write(Data("running sqlite-file suite (\(records) records)…\n".utf8)) }
+            do {
+                report(try SQLiteFileSuite.run(records: records, directory: directory, repeats: repeats), records: records, json: json)
+            } catch {
+                fail("sqlite-file suite: \(error)")
+            }
             return
         }
         if suite == "atomic" {

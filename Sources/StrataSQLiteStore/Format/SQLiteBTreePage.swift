@@ -65,8 +65,9 @@ struct SQLiteBTreePage {
         try bytes.u32(try cellStart(index))
     }
 
-    /// A table leaf cell: its rowid and payload (gathered from the overflow pages).
-    func leafTableCell(_ index: Int, pages: SQLitePages) throws -> (rowid: Int64, payload: [UInt8]) {
+    /// A table leaf cell: its rowid and payload (a slice of the page when it is all there, else
+    /// gathered from the overflow pages).
+    func leafTableCell(_ index: Int, pages: SQLitePages) throws -> (rowid: Int64, payload: ArraySlice<UInt8>) {
         let start = try cellStart(index)
         let (size, sizeLength) = try bytes.varint(start)
         let (rowid, rowidLength) = try bytes.varint(start + sizeLength)
@@ -80,7 +81,7 @@ struct SQLiteBTreePage {
     }
 
     /// An index cell's payload (leaf or interior).
-    func indexCellPayload(_ index: Int, pages: SQLitePages) throws -> [UInt8] {
+    func indexCellPayload(_ index: Int, pages: SQLitePages) throws -> ArraySlice<UInt8> {
         var at = try cellStart(index)
         if kind == .interiorIndex { at += 4 }
         let (size, sizeLength) = try bytes.varint(at)
@@ -88,17 +89,17 @@ struct SQLiteBTreePage {
     }
 
     /// The bytes of a payload of `size` bytes whose local part starts at `at`.
-    private func payload(size: Int64, at: Int, table: Bool, pages: SQLitePages, cell: Int) throws -> [UInt8] {
+    private func payload(size: Int64, at: Int, table: Bool, pages: SQLitePages, cell: Int) throws -> ArraySlice<UInt8> {
         let u = usableSize
         guard size >= 0, size <= Int64(pages.pageCount) * Int64(u) else {
             throw bytes.spot.corrupt("cell \(cell) has a payload of \(size) bytes, more than the database holds")
         }
         let total = Int(size)
         let local = Self.localSize(total, usableSize: u, table: table)
+        if local == total { return try bytes.slice(at, local) }
         var result = [UInt8]()
         result.reserveCapacity(total)
         result.append(contentsOf: try bytes.slice(at, local))
-        guard local < total else { return result }
         var next = try bytes.u32(at + local)
         // Each overflow page holds usable size - 4 bytes; a chain never needs more pages than that.
         var left = (total - local + u - 5) / (u - 4)
@@ -113,7 +114,7 @@ struct SQLiteBTreePage {
             result.append(contentsOf: try page.slice(4, take))
             next = try page.u32(0)
         }
-        return result
+        return result[...]
     }
 
     /// How many bytes of a `size`-byte payload stay on the page ("Cell Payload Overflow Pages").

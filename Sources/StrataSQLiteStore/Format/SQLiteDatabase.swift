@@ -51,7 +51,7 @@ public final class SQLiteDatabase: Sendable {
         let encoding = pages.header.textEncoding
         try scan.forEach { rowid, record in
             let spot = SQLiteSpot(file: path, page: 0, field: "sqlite_schema row \(rowid)")
-            let values = try SQLiteRecord.decode(record, encoding: encoding, spot)
+            let values = try SQLiteRecord.decode(record, encoding: encoding) { spot }
             guard values.count >= 5, case .text(let type) = values[0], case .text(let name) = values[1], case .text(let table) = values[2] else {
                 throw spot.corrupt("a schema row is not (type, name, tbl_name, rootpage, sql)")
             }
@@ -85,7 +85,7 @@ public final class SQLiteDatabase: Sendable {
     public func forEachRow(inTable name: String, _ body: (Int64, [SQLiteValue]) throws -> Bool) throws {
         let encoding = header.textEncoding, path = self.path
         try scan(name).forEach { rowid, record in
-            try body(rowid, try SQLiteRecord.decode(record, encoding: encoding, SQLiteSpot(file: path, page: 0, field: "row \(rowid) of \(name)")))
+            try body(rowid, try SQLiteRecord.decode(record, encoding: encoding) { SQLiteSpot(file: path, page: 0, field: "row \(rowid) of \(name)") })
         }
     }
 
@@ -97,6 +97,7 @@ public final class SQLiteDatabase: Sendable {
     /// The values of the row of table `name` with `rowid`, or nil when there is none.
     public func row(_ rowid: Int64, inTable name: String) throws -> [SQLiteValue]? {
         guard let record = try scan(name).row(rowid) else { return nil }
-        return try SQLiteRecord.decode(record, encoding: header.textEncoding, SQLiteSpot(file: path, page: 0, field: "row \(rowid) of \(name)"))
+        let path = self.path
+        return try SQLiteRecord.decode(record, encoding: header.textEncoding) { SQLiteSpot(file: path, page: 0, field: "row \(rowid) of \(name)") }
     }
 }

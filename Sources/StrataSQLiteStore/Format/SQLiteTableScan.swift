@@ -18,7 +18,7 @@ struct SQLiteTableScan {
     let table: String
 
     /// Calls `body` with each row's rowid and record bytes, in rowid order, until it returns false.
-    func forEach(_ body: (Int64, [UInt8]) throws -> Bool) throws {
+    func forEach(_ body: (Int64, ArraySlice<UInt8>) throws -> Bool) throws {
         var stack: [(page: SQLiteBTreePage, next: Int)] = [(try page(root, depth: 0), 0)]
         var last: Int64?
         while let top = stack.last {
@@ -72,7 +72,7 @@ struct SQLiteTableScan {
     }
 
     /// The record of the row with `rowid`, or nil when the table has none.
-    func row(_ rowid: Int64) throws -> [UInt8]? {
+    func row(_ rowid: Int64) throws -> ArraySlice<UInt8>? {
         var page = try self.page(root, depth: 0)
         var depth = 0
         while page.kind == .interiorTable {
