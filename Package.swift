@@ -73,7 +73,7 @@ let package = Package(
             dependencies: ["StrataStorage", "_StrataTestSupport", "strata-test-helper"]
         ),
         .testTarget(name: "StrataTests", dependencies: wholeProduct + ["_StrataTestSupport", "strata-test-helper", "quakes", "QuakesExample"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "storectlTests", dependencies: wholeProduct + ["storectl", "_StrataTestSupport"]),
+        .testTarget(name: "storectlTests", dependencies: wholeProduct + ["storectl", "strata-demo", "strata-codegen", "_StrataTestSupport"]),
         .testTarget(name: "StrataSQLiteStoreTests", dependencies: ["StrataSQLiteStore", "StrataCore", "_StrataTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "StrataCodeGenerationTests", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore", "strata-codegen", "_StrataTestSupport"]),
     ]

@@ -43,8 +43,13 @@ enum StoreCtl {
             printError("storectl: unknown command '\(verb)' (try: \(commands.map { $0.name }.joined(separator: ", ")))")
             return 2
         }
+        let rest = Array(raw.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") {
+            print("usage: storectl \(command.usage)\n  \(command.summary)")
+            return 0
+        }
         do {
-            let arguments = try Arguments(Array(raw.dropFirst()))
+            let arguments = try Arguments(rest)
             return try command.run(arguments)
         } catch let error as ArgumentError {
             printError("storectl \(verb): \(error.message)\nusage: storectl \(command.usage)")

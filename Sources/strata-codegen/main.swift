@@ -11,9 +11,14 @@
 import Foundation
 import StrataCodeGeneration
 
+let usage = "usage: strata-codegen MODEL(.xcdatamodeld|.xcdatamodel) OUTPUT.swift"
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: strata-codegen MODEL(.xcdatamodeld|.xcdatamodel) OUTPUT.swift\n".utf8))
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(usage)
+    exit(0)
+}
+guard arguments.count == 2, !arguments.contains(where: { $0.hasPrefix("-") }) else {
+    FileHandle.standardError.write(Data((usage + "\n").utf8))
     exit(2)
 }
 let modelURL = URL(fileURLWithPath: arguments[0])

@@ -2,7 +2,21 @@
 import Foundation
 import StrataStorage
 
-let path = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory() + "strata-demo.strata"
+let usage = "usage: strata-demo [PATH]   (a tour of the engine on a store at PATH, by default in the temporary directory; the store is replaced)"
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(usage)
+    exit(0)
+}
+if let option = arguments.first(where: { $0.hasPrefix("-") }) {
+    FileHandle.standardError.write(Data("strata-demo: unknown option \(option)\n\(usage)\n".utf8))
+    exit(2)
+}
+guard arguments.count <= 1 else {
+    FileHandle.standardError.write(Data("strata-demo: expected at most one PATH, got \(arguments.count)\n\(usage)\n".utf8))
+    exit(2)
+}
+let path = arguments.first ?? NSTemporaryDirectory() + "strata-demo.strata"
 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 let engine = try StorageEngine(path: path)
 let count = 100_000
