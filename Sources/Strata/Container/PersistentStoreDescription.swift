@@ -9,12 +9,12 @@ import Foundation
 ///
 /// ```swift
 /// let description = PersistentStoreDescription(url: URL(fileURLWithPath: "/dev/null"))
-/// description.type = .inMemory
-/// container.persistentStoreDescriptions = [description]
+/// container.persistentStoreDescriptions = [description]   // a store in memory, for tests
 /// ```
 public final class PersistentStoreDescription: CustomStringConvertible {
-    /// Where the store lives; `/dev/null` is an anonymous in-memory store, `/dev/null/<name>` a
-    /// named in-memory store shared in-process.
+    /// Where the store lives; `/dev/null` is an anonymous store in memory whatever the type (the
+    /// default `.native` too, as Core Data's SQLite store there is an in-memory database),
+    /// `/dev/null/<name>` a named one shared in-process.
     public var url: URL?
     /// The kind of store (default `.native`).
     public var type: StoreType = .native

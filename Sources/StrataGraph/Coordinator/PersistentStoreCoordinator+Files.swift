@@ -17,13 +17,13 @@ extension PersistentStoreCoordinator {
     /// let compatible = model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
     /// ```
     public class func metadataForPersistentStore(type: StoreType, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: any Sendable] {
-        try StoreTypeRegistry.factory(for: type).metadataForStore(at: url, options: stringKeyed(options ?? [:]))
+        try StoreTypeRegistry.factory(for: type, at: url).metadataForStore(at: url, options: stringKeyed(options ?? [:]))
     }
 
     /// Replaces the application part of the metadata of the store file at `url` (Strata's own
     /// keys are kept). A store added anywhere in this process sees the new metadata at once.
     public class func setMetadata(_ metadata: [String: any Sendable], type: StoreType, at url: URL, options: [AnyHashable: Any]? = nil) throws {
-        try StoreTypeRegistry.factory(for: type).setMetadata(metadata, forStoreAt: url, options: stringKeyed(options ?? [:]))
+        try StoreTypeRegistry.factory(for: type, at: url).setMetadata(metadata, forStoreAt: url, options: stringKeyed(options ?? [:]))
     }
 
     /// Moves every row of `store` into a new store of `type` at `url`, which replaces `store` in
@@ -70,6 +70,6 @@ extension PersistentStoreCoordinator {
     /// Removes the store at `url`: it leaves this coordinator if added, and its files are deleted.
     public func destroyPersistentStore(at url: URL, type: StoreType, options: [AnyHashable: Any]? = nil) throws {
         if let store = persistentStore(for: url) { try remove(store) }
-        try StoreTypeRegistry.factory(for: type).destroyStore(at: url, options: Self.stringKeyed(options ?? [:]))
+        try StoreTypeRegistry.factory(for: type, at: url).destroyStore(at: url, options: Self.stringKeyed(options ?? [:]))
     }
 }

@@ -76,7 +76,8 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     /// Adds a store of `type` at `url` holding the entities of `configuration` (nil: all).
     ///
     /// In-memory stores: `/dev/null` is private to this coordinator, `/dev/null/<name>` is shared
-    /// with every coordinator in the process that adds the same name. `options` has Core Data's
+    /// with every coordinator in the process that adds the same name. A store of any type placed
+    /// there lives in memory and reports its type (Core Data's test recipe). `options` has Core Data's
     /// type: `[String: Any]` dictionaries pass as they are; keys that are not strings are ignored.
     @discardableResult
     public func addPersistentStore(type: StoreType, configuration: String? = nil, at url: URL,
@@ -90,7 +91,7 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         if url.path != "/dev/null", let existing = persistentStore(for: url) {
             throw StrataError(.invalidArgument, "a store at \(url.path) is already added to this coordinator (\(existing.identifier))")
         }
-        let factory = try StoreTypeRegistry.factory(for: type)
+        let factory = try StoreTypeRegistry.factory(for: type, at: url)
         let store = try factory.openStore(StoreOpenRequest(url: url, configurationName: configuration, entities: entities,
                                                            model: managedObjectModel, options: options ?? [:]))
         if url.path != "/dev/null", let existing = persistentStore(for: url) {

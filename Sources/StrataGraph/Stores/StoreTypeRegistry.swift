@@ -106,6 +106,17 @@ enum StoreTypeRegistry {
         factories.withLock { Array($0.keys) }.sorted { $0.rawValue < $1.rawValue }
     }
 
+    /// The factory of a store of `type` at `url`. A place in `/dev/null` is in memory whatever the
+    /// type, as in Core Data's test recipe (a SQLite store there is an in-memory database): the
+    /// store reports `type` and never touches a file.
+    static func factory(for type: StoreType, at url: URL) throws -> any PersistentStoreFactory {
+        if type != .inMemory, InMemoryStoreFactory.isMemoryPlace(url) {
+            _ = try factory(for: type)   // an unknown type is still an error naming it
+            return InMemoryStoreFactory(type: type)
+        }
+        return try factory(for: type)
+    }
+
     /// The factory of `type`; an error naming the type when none is registered.
     static func factory(for type: StoreType) throws -> any PersistentStoreFactory {
         if let factory = factories.withLock({ $0[type] }) { return factory }

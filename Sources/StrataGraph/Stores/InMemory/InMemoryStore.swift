@@ -28,7 +28,9 @@ final class InMemoryStore: RowStore {
     private let writer: (any StoreContentsWriter)?
 
     /// Opens the store at `url`: `/dev/null` (or nil) is private, `/dev/null/<name>` is shared.
-    convenience init(url: URL?, configurationName: String?, entities: [EntityDescription], readOnly: Bool, recordsHistory: Bool = false) throws {
+    /// `type` is the type it reports (a store of a file type placed in `/dev/null` lives here).
+    convenience init(type: StoreType = .inMemory, url: URL?, configurationName: String?, entities: [EntityDescription], readOnly: Bool,
+                     recordsHistory: Bool = false) throws {
         let path = url?.path ?? "/dev/null"
         let data: MemoryStoreData
         if path == "/dev/null" || path.isEmpty {
@@ -38,7 +40,7 @@ final class InMemoryStore: RowStore {
         } else {
             throw StrataError(.invalidArgument, "an in-memory store's URL must be /dev/null or /dev/null/<name>; got \(path)")
         }
-        try self.init(type: .inMemory, url: url ?? URL(fileURLWithPath: "/dev/null"), configurationName: configurationName,
+        try self.init(type: type, url: url ?? URL(fileURLWithPath: "/dev/null"), configurationName: configurationName,
                       entities: entities, readOnly: readOnly, data: data, writer: nil, recordsHistory: recordsHistory)
     }
 
@@ -227,8 +229,16 @@ final class InMemoryStore: RowStore {
 /// Opens in-memory stores (`StoreType.inMemory`); they have no files, so replacing and destroying
 /// a store only concerns the stores added to coordinators.
 struct InMemoryStoreFactory: PersistentStoreFactory {
+    /// The type its stores report: `.inMemory`, or the file type of a store placed in `/dev/null`.
+    var type: StoreType = .inMemory
+
+    /// Whether `url` is a place in memory (`/dev/null`, `/dev/null/<name>`), not a file.
+    static func isMemoryPlace(_ url: URL) -> Bool {
+        url.path == "/dev/null" || url.path.hasPrefix("/dev/null/")
+    }
+
     func openStore(_ request: StoreOpenRequest) throws -> any RowStore {
-        try InMemoryStore(url: request.url, configurationName: request.configurationName, entities: request.entities,
+        try InMemoryStore(type: type, url: request.url, configurationName: request.configurationName, entities: request.entities,
                           readOnly: request.isReadOnly,
                           recordsHistory: StoreOptionValues.flag(request.options[PersistentHistoryTrackingKey]))
     }
