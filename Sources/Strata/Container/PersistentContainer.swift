@@ -95,16 +95,11 @@ open class PersistentContainer: @unchecked Sendable {
     /// queue and report from there.
     open func loadPersistentStores(completionHandler block: @escaping (PersistentStoreDescription, (any Error)?) -> Void) {
         for description in persistentStoreDescriptions {
-            if description.shouldAddStoreAsynchronously {
-                // The description and callback are handed to the background queue and not used
-                // by this thread afterwards.
-                let task = UncheckedSendableBox(value: AsynchronousAdd(description: description, report: block))
-                DispatchQueue.global().async {
-                    task.value.report(task.value.description, self.addStore(task.value.description))
-                }
-            } else {
-                block(description, addStore(description))
+            if let modelError {
+                block(description, modelError)
+                continue
             }
+            persistentStoreCoordinator.addPersistentStore(with: description, completionHandler: block)
         }
     }
 
@@ -117,16 +112,7 @@ open class PersistentContainer: @unchecked Sendable {
 
     private func addStore(_ description: PersistentStoreDescription) -> (any Error)? {
         if let modelError { return modelError }
-        guard let url = description.url else {
-            return StrataError(.invalidArgument, "store description of container \(name) has no URL")
-        }
-        do {
-            try persistentStoreCoordinator.addPersistentStore(type: description.type, configuration: description.configuration,
-                                                              at: url, options: description.coordinatorOptions)
-            return nil
-        } catch {
-            return error
-        }
+        return persistentStoreCoordinator.addStore(description)
     }
 
     /// A new private-queue context on the container's coordinator.
@@ -146,12 +132,6 @@ open class PersistentContainer: @unchecked Sendable {
     public func performBackgroundTask<T, E: Error>(_ block: sending @escaping (ManagedObjectContext) throws(E) -> T) async throws(E) -> T {
         let context = newBackgroundContext()
         return try await context.perform(schedule: .enqueued) { () throws(E) -> T in try block(context) }
-    }
-
-    /// A store to add off the calling thread and the callback to report to.
-    private struct AsynchronousAdd {
-        let description: PersistentStoreDescription
-        let report: (PersistentStoreDescription, (any Error)?) -> Void
     }
 
     static func findModel(named name: String, bundle: Bundle?) throws -> URL {
