@@ -305,3 +305,19 @@ struct ContextRowSource: PredicateRowSource {
         includesPendingChanges ? try context.visibleRow(for: id) : try context.loadSnapshot(for: id)
     }
 }
+
+extension FetchRequest where Result: FetchRequestResult {
+    /// Runs the request in the context whose perform block calls it (Core Data's `execute()`):
+    /// call it inside `perform` or `performAndWait`; elsewhere it is an error saying so.
+    /// ```swift
+    /// try context.performAndWait {
+    ///     let quakes = try Quake.fetchRequest().execute()
+    /// }
+    /// ```
+    public func execute() throws -> [Result] {
+        guard let context = PerformingContext.current else {
+            throw StrataError(.misuse, "FetchRequest.execute() fetches in the context whose perform block calls it, and none is running on this thread; call it inside perform or performAndWait, or use context.fetch(_:)")
+        }
+        return try context.fetch(self)
+    }
+}

@@ -234,7 +234,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         // The block is handed to the queue and never touched again by the caller.
         let box = UncheckedSendableBox(value: block)
         queue.async { [self] in
-            box.value()
+            PerformingContext.run(self) { box.value() }
             // As Core Data's perform: the block's changes are processed (objectsDidChange,
             // fetched results controllers) when it ends.
             if !changeTracker.hasNoPendingChanges || !observerReevaluations.isEmpty || !observedRefreshes.isEmpty { processPendingChanges() }
@@ -245,10 +245,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Runs `block` on the context's queue and waits for it; returns its value or rethrows.
     /// Runs at once when already on the queue (re-entrant).
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
-        if isOnContextQueue { return try block() }
+        if isOnContextQueue { return try PerformingContext.run(self, block) }
         return try queue.syncReturning {
             defer { sweepAfterBlock() }
-            return try block()
+            return try PerformingContext.run(self, block)
         }
     }
 
@@ -263,11 +263,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func perform<T, E: Error>(schedule: ScheduledTaskType = .immediate,
                                      _ block: @escaping () throws(E) -> T) async throws(E) -> T {
         if schedule == .immediate && isOnContextQueue {
-            return try block()
+            return try PerformingContext.run(self, block)
         }
         return try await queue.asyncReturning { [self] () throws(E) -> T in
             defer { sweepAfterBlock() }
-            return try block()
+            return try PerformingContext.run(self, block)
         }
     }
 }
