@@ -235,11 +235,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let box = UncheckedSendableBox(value: block)
         queue.async { [self] in
             PerformingContext.run(self) { box.value() }
-            // As Core Data's perform: the block's changes are processed (objectsDidChange,
-            // fetched results controllers) when it ends.
-            if !changeTracker.hasNoPendingChanges || !observerReevaluations.isEmpty || !observedRefreshes.isEmpty { processPendingChanges() }
-            sweepAfterBlock()
+            endOfEvent()
         }
+    }
+
+    /// The end of a block run as an event of the context's queue (`perform(_:)`, and the async
+    /// `perform` when it was enqueued): as Core Data's perform, the block's changes are processed
+    /// (objectsDidChange, fetched results controllers). `performAndWait` and a block run inline
+    /// leave that to the caller (`processPendingChanges()`, a save), as in Core Data.
+    private func endOfEvent() {
+        if !changeTracker.hasNoPendingChanges || !observerReevaluations.isEmpty || !observedRefreshes.isEmpty { processPendingChanges() }
+        sweepAfterBlock()
     }
 
     /// Runs `block` on the context's queue and waits for it; returns its value or rethrows.
@@ -256,7 +262,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     ///
     /// With `.immediate` (the default) the block runs at once when the caller is already on the
     /// context's queue (a main-queue context called from the main actor); otherwise, and always
-    /// with `.enqueued`, it runs after the work already queued. The function runs in the caller's
+    /// with `.enqueued`, it runs after the work already queued, as an event of the queue whose
+    /// changes are processed when it ends (as `perform(_:)`'s). The function runs in the caller's
     /// isolation (`nonisolated(nonsending)`), which is what lets it see that a main-actor caller is
     /// already on a main-queue context's queue.
     nonisolated(nonsending)
@@ -266,7 +273,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             return try PerformingContext.run(self, block)
         }
         return try await queue.asyncReturning { [self] () throws(E) -> T in
-            defer { sweepAfterBlock() }
+            defer { endOfEvent() }
             return try PerformingContext.run(self, block)
         }
     }

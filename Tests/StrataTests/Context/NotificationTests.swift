@@ -135,3 +135,43 @@ final class CapturedInfo: @unchecked Sendable {
     var changed: [String: Set<ManagedObject>] { lock.lock(); defer { lock.unlock() }; return _changed }
     var lastNote: Notification? { lock.lock(); defer { lock.unlock() }; return _last }
 }
+
+/// Which blocks end with the context's changes processed: a block `perform` queues (the
+/// fire-and-forget one and the async one, enqueued) posts objectsDidChange when it ends; a
+/// `performAndWait` block leaves its changes pending until processPendingChanges or a save, as in
+/// Core Data.
+final class EndOfBlockProcessingTests: XCTestCase {
+    func testQueuedBlocksProcessTheirChangesAndPerformAndWaitDoesNot() async throws {
+        let (_, context) = try TestModels.stack(TestModels.earthquakes())
+        let posted = Counter()
+        let token = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didChangeObjectsNotification, object: context, queue: nil) { _ in
+            posted.add()
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try await context.perform(schedule: .enqueued) { Quake(context: context).code = "async" }
+        XCTAssertEqual(posted.value, 1, "the async perform's block ended with its insert processed")
+        context.performAndWait { Quake(context: context).code = "waited" }
+        XCTAssertEqual(posted.value, 1, "performAndWait leaves its changes pending")
+        context.performAndWait { context.processPendingChanges() }
+        XCTAssertEqual(posted.value, 2)
+        let done = expectation(description: "queued")
+        queue(context) {
+            Quake(context: context).code = "queued"
+            done.fulfill()
+        }
+        await fulfillment(of: [done], timeout: 10)
+        try await context.perform(schedule: .enqueued) {}   // after the queued block's end
+        XCTAssertEqual(posted.value, 3, "perform(_:)'s block ended with its insert processed")
+    }
+
+    /// Core Data's fire-and-forget `perform(_:)` (an async caller would get the async one).
+    private func queue(_ context: ManagedObjectContext, _ block: @escaping () -> Void) { context.perform(block) }
+
+    private final class Counter: @unchecked Sendable {
+        // @unchecked Sendable: `count` is used under `lock` only.
+        private let lock = NSLock()
+        private var count = 0
+        func add() { lock.lock(); count += 1; lock.unlock() }
+        var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+    }
+}
