@@ -273,12 +273,20 @@ enum XMLStoreReader {
         let slotMaps = schema.entities.indices.map { position in
             Dictionary(zip(schema.entities[position].properties.map(\.name), binding.entities[position].slots), uniquingKeysWith: { a, _ in a })
         }
+        // A property the document's entity has and an object omits is nil (Core Data writes no
+        // element for nil); one the document does not know (a model version later, migrated)
+        // takes the model's default, as in the .binary store.
+        let startRows = binding.entities.map { bound in
+            var row = bound.entity.defaultRow
+            for slot in bound.slots.compactMap({ $0 }) { row[slot] = .null }
+            return row
+        }
         for object in document.objects {
             let position = entityPosition[object.type]!
             let bound = binding.entities[position]
             let slotOf = slotMaps[position]
             let entity = bound.entity
-            var values = [RowValue](repeating: .null, count: entity.slots.count)
+            var values = startRows[position]
             for slot in entity.slots.indices where entity.slots[slot] is RelationshipDescription {
                 if (entity.slots[slot] as! RelationshipDescription).isToMany { values[slot] = .objectIDs([]) }
             }

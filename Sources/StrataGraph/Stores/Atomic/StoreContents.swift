@@ -66,7 +66,11 @@ package enum AtomicRowStore {
         let readOnly = StoreOptionValues.flag(options[ReadOnlyPersistentStoreOption])
         var writesNow = false
         let data = try openFiles.withLock { table -> MemoryStoreData in
-            if let live = table[path]?.data { return live }
+            // Stores of one model share the rows; a store of another model version (while a store
+            // of the old one is still being released, say) reads the file, which every commit
+            // has written, and binds it to its own model: the file is the truth, as each Core Data
+            // coordinator loads an atomic store of its own.
+            if let live = table[path]?.data, live.withLock({ Self.sameLayouts(live.layouts, entities) }) { return live }
             let (contents, reshaped) = try load()
             let data = MemoryStoreData(identifier: contents?.metadata[StoreMetadataKey.storeUUID] as? String ?? UUID().uuidString)
             if let contents {
@@ -82,6 +86,11 @@ package enum AtomicRowStore {
                                       readOnly: readOnly, data: data, writer: writer)
         if writesNow && !readOnly { try store.writeWholeStore() }
         return store
+    }
+
+    /// Whether rows laid out as `layouts` (entity name to property names) fit `entities`.
+    private static func sameLayouts(_ layouts: [String: [String]], _ entities: [EntityDescription]) -> Bool {
+        entities.allSatisfy { entity in layouts[entity.name].map { $0 == entity.slots.map(\.name) } ?? true }
     }
 
     /// Whether a store of this process has the file at `url` open.
