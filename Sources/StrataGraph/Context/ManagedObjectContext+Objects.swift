@@ -299,7 +299,11 @@ extension ManagedObjectContext {
                 guard let inverse = relationship.inverseRelationship else { continue }
                 // A related object this context has not changed is read as stored first: an
                 // older copy may not refer back yet, and the stored row must let go.
-                for id in related { try? current(id, storeHasIt: true).unlinkInverse(inverse, from: object) }
+                for id in related {
+                    guard let target = try? current(id, storeHasIt: true) else { continue }
+                    noteIfOlder(target, inverse, than: object)
+                    try? target.unlinkInverse(inverse, from: object)
+                }
             case .cascadeDeleteRule:
                 for id in related {
                     let target = (try? current(id, storeHasIt: true)) ?? self.object(with: id)
@@ -308,6 +312,23 @@ extension ManagedObjectContext {
                 }
             }
         }
+    }
+
+    /// A related object with changes of its own is not read again from the store: when it does
+    /// not refer back to the deleted object although the deleted object (read later) refers to
+    /// it, its copy is older than the store's row, which may still list the deleted object. It
+    /// is written by the save then, whatever its own changes come to, so the store's version
+    /// check finds the newer row and the conflict is settled by the merge policy (whose repair
+    /// lets the deleted object go) instead of the row keeping a reference to nothing.
+    private func noteIfOlder(_ target: ManagedObject, _ inverse: RelationshipDescription, than deleted: ManagedObject) {
+        guard target.hasChanges, !target.state.isInserted, let slot = target.entity.slotIndex[inverse.name] else { return }
+        let refersBack: Bool
+        switch target.values[slot] {
+        case .objectID(let id): refersBack = id == deleted.objectID
+        case .objectIDs(let ids): refersBack = ids.contains(deleted.objectID)
+        default: refersBack = false
+        }
+        if !refersBack { staleByDeletes[target.objectID] = target }
     }
 
     /// Reverses a delete not yet saved (undo, re-insert).

@@ -11,6 +11,7 @@ extension ManagedObjectContext {
     /// objects get their last saved values back. Clears the undo stack.
     public func rollback() {
         assertOnQueue("rollback()")
+        staleByDeletes = [:]
         let updated = changeTracker.updated.objects, deleted = changeTracker.deleted.objects
         for object in changeTracker.inserted.objects {
             unregister(object)
@@ -44,6 +45,7 @@ extension ManagedObjectContext {
     /// Forgets every object: the context is as new. Objects it handed out must not be used again.
     public func reset() {
         assertOnQueue("reset()")
+        staleByDeletes = [:]
         // Many objects: every other reference the context holds goes first, the objects' last
         // ones (usually) last, in address order (see putInAddressOrder).
         var objects: [ManagedObject] = []

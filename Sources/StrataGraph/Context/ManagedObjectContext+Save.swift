@@ -164,6 +164,14 @@ extension ManagedObjectContext {
                                  base: object.committedRowBase)
             updated.append(object)
         }
+        // Objects a delete rule found older than the store's row are written too, even when
+        // their own changes cancelled out: the store's version check then finds the newer row.
+        for object in staleByDeletes.values.sorted(by: { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }) {
+            guard object.state == .loaded, object.managedObjectContext === self, !object.hasPersistentChangedValues else { continue }
+            rows.appendUpdate(StoreRow(id: object.objectID, version: object.rowVersion, values: persistentValues(of: object)),
+                                 base: object.committedRowBase)
+            updated.append(object)
+        }
         for object in order.deleted where !object.state.isInserted && !object.state.isMissing {
             rows.appendDelete(object.objectID, version: object.rowVersion, base: object.committedRowBase)
         }
@@ -327,6 +335,7 @@ extension ManagedObjectContext {
             }
         }
         changeTracker.removeAll()
+        staleByDeletes = [:]
         // The three lists are disjoint (an object has one state). An update whose row turned out
         // to be gone (a conflict resolved by `.rollback`) is not reported as saved.
         let savedUpdateOrder = updateOrder.contains(where: \.state.isDeleted) ? updateOrder.filter { !$0.state.isDeleted } : updateOrder

@@ -140,6 +140,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var isSaving = false
     /// Side writes the save in progress commits with its rows (ManagedObjectContext+SideWrites.swift).
     @exclusivity(unchecked) var pendingSideWrites: [StoreSideWrite] = []
+    /// Objects a delete rule found older than the deleted object's row (they did not refer back
+    /// to it, it refers to them): the next save writes them even if their own changes cancel
+    /// out, so the store's version check sees the newer row and the merge policy settles them
+    /// (ManagedObjectContext+Objects.swift, applyDeleteRules). Held strongly (a context keeps
+    /// unchanged objects weakly); emptied by save, rollback, reset.
+    @exclusivity(unchecked) var staleByDeletes: [ManagedObjectID: ManagedObject] = [:]
     /// Fetched property values by object and property name, until the object is refreshed
     /// (ManagedObjectContext+FetchedProperties.swift).
     @exclusivity(unchecked) var fetchedPropertyValues: [ManagedObjectID: [String: [ManagedObject]]] = [:]
