@@ -183,7 +183,8 @@ final class MergePolicyTests: XCTestCase {
                             if change.add { tags[change.tag].posts.insert(posts[change.post]) } else { tags[change.tag].posts.remove(posts[change.post]) }
                         }
                     }
-                    try mine.save()
+                    // A failing save names the seed, so the round can be replayed.
+                    do { try mine.save() } catch { XCTFail("\(trace): the save failed: \(error)"); throw error }
                 }
                 let fresh = ManagedObjectContext(.privateQueue)
                 fresh.persistentStoreCoordinator = coordinator
