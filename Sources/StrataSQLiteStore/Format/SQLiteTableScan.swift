@@ -19,44 +19,37 @@ struct SQLiteTableScan {
 
     /// Calls `body` with each row's rowid and record bytes, in rowid order, until it returns false.
     func forEach(_ body: (Int64, ArraySlice<UInt8>) throws -> Bool) throws {
-        var stack: [(page: SQLiteBTreePage, next: Int)] = [(try page(root, depth: 0), 0)]
         var last: Int64?
-        while let top = stack.last {
-            let page = top.page
-            if page.kind == .leafTable {
-                for index in 0..<page.cellCount {
-                    let (rowid, payload) = try page.leafTableCell(index, pages: pages)
-                    if let last, rowid <= last {
-                        throw page.bytes.spot.corrupt("rowid \(rowid) follows rowid \(last) in table \(table)")
-                    }
-                    last = rowid
-                    guard try body(rowid, payload) else { return }
+        try forEachLeaf { page in
+            for index in 0..<page.cellCount {
+                let (rowid, payload) = try page.leafTableCell(index, pages: pages)
+                if let last, rowid <= last {
+                    throw page.bytes.spot.corrupt("rowid \(rowid) follows rowid \(last) in table \(table)")
                 }
-                stack.removeLast()
-                continue
+                last = rowid
+                guard try body(rowid, payload) else { return false }
             }
-            // An interior page: its cells' left children in order, then the right-most child.
-            let child: UInt32
-            if top.next < page.cellCount {
-                child = try page.interiorTableCell(top.next).child
-            } else if top.next == page.cellCount {
-                child = page.rightChild
-            } else {
-                stack.removeLast()
-                continue
-            }
-            stack[stack.count - 1].next += 1
-            stack.append((try self.page(child, depth: stack.count), 0))
+            return true
         }
     }
 
     /// The number of rows: the cells of the leaf pages, counted without reading a record.
     func rowCount() throws -> Int {
         var count = 0
+        try forEachLeaf { page in
+            count += page.cellCount
+            return true
+        }
+        return count
+    }
+
+    /// Calls `body` with each leaf page in key order (an interior page's left children in order,
+    /// then its right-most child), until it returns false.
+    private func forEachLeaf(_ body: (SQLiteBTreePage) throws -> Bool) throws {
         var stack: [(page: SQLiteBTreePage, next: Int)] = [(try page(root, depth: 0), 0)]
         while let top = stack.last {
             if top.page.kind == .leafTable {
-                count += top.page.cellCount
+                guard try body(top.page) else { return }
                 stack.removeLast()
                 continue
             }
@@ -68,7 +61,6 @@ struct SQLiteTableScan {
             stack[stack.count - 1].next += 1
             stack.append((try page(child, depth: stack.count), 0))
         }
-        return count
     }
 
     /// The record of the row with `rowid`, or nil when the table has none.
