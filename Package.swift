@@ -6,7 +6,7 @@ import PackageDescription
 // Targets that `import Strata` also name the targets it re-exports: SwiftPM rebuilds a target when
 // the modules it depends on directly change, not the modules re-exported through them, so an
 // incremental build would otherwise link stale code (an umbrella's own module does not change).
-let wholeProduct: [Target.Dependency] = ["Strata", "StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataStorage", "StrataCore"]
+let wholeProduct: [Target.Dependency] = ["Strata", "StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataSQLiteStore", "StrataStorage", "StrataCore"]
 
 let package = Package(
     name: "Strata",
@@ -14,7 +14,7 @@ let package = Package(
     products: [
         .library(name: "StrataStorage", targets: ["StrataStorage"]),
         .library(name: "Strata", targets: ["Strata"]),
-        // Core Data's SQLite files read in pure Swift (the format so far; issue 50).
+        // Core Data's SQLite files read in pure Swift (the format, and the `.sqlite` store type).
         .library(name: "StrataSQLiteStore", targets: ["StrataSQLiteStore"]),
         .executable(name: "storectl", targets: ["storectl"]),
         .executable(name: "quakes", targets: ["quakes"]),
@@ -26,7 +26,9 @@ let package = Package(
         // The dependency graph (README, "Layout"):
         //   StrataCore  <- StrataStorage  <- StrataNativeStore -> StrataGraph -> StrataCore
         //                                    StrataAtomicStores -> StrataGraph
-        //   Strata (umbrella) = StrataGraph + StrataNativeStore + StrataAtomicStores + StrataStorage, re-exported
+        //                                    StrataSQLiteStore  -> StrataGraph
+        //   Strata (umbrella) = StrataGraph + StrataNativeStore + StrataAtomicStores + StrataSQLiteStore
+        //                       + StrataStorage, re-exported
         // StrataGraph never imports the engine; a store target reaches the graph only through
         // the store protocol (RowStore) and the row types it speaks.
         .target(name: "StrataCore"),
@@ -34,15 +36,15 @@ let package = Package(
         .target(name: "StrataGraph", dependencies: ["StrataCore"]),
         .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage"]),
         .target(name: "StrataAtomicStores", dependencies: ["StrataGraph", "StrataCore"]),
-        // Core Data's SQLite stores, read in pure Swift (the file format first; issue 50).
-        .target(name: "StrataSQLiteStore", dependencies: ["StrataCore"]),
-        .target(name: "Strata", dependencies: ["StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataStorage"]),
+        // Core Data's SQLite stores, read in pure Swift: the file format, and the `.sqlite` store type.
+        .target(name: "StrataSQLiteStore", dependencies: ["StrataGraph", "StrataCore"]),
+        .target(name: "Strata", dependencies: ["StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataSQLiteStore", "StrataStorage"]),
         // Managed object classes from Xcode models: the generator, the tool the build plugin
         // runs, and the plugin (`plugins: [.plugin(name: "StrataCodegen", package: "strata")]`).
         .target(name: "StrataCodeGeneration", dependencies: ["StrataGraph", "StrataCore"]),
         .executableTarget(name: "strata-codegen", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore"]),
         .plugin(name: "StrataCodegen", capability: .buildTool(), dependencies: ["strata-codegen"]),
-        .executableTarget(name: "storectl", dependencies: wholeProduct + ["StrataCodeGeneration", "StrataSQLiteStore"]),
+        .executableTarget(name: "storectl", dependencies: wholeProduct + ["StrataCodeGeneration"]),
         .target(
             name: "QuakesExample",
             dependencies: wholeProduct,
@@ -74,7 +76,7 @@ let package = Package(
         ),
         .testTarget(name: "StrataTests", dependencies: wholeProduct + ["_StrataTestSupport", "strata-test-helper", "quakes", "QuakesExample"], resources: [.copy("Fixtures")]),
         .testTarget(name: "storectlTests", dependencies: wholeProduct + ["storectl", "strata-demo", "strata-codegen", "_StrataTestSupport"]),
-        .testTarget(name: "StrataSQLiteStoreTests", dependencies: ["StrataSQLiteStore", "StrataCore", "_StrataTestSupport"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "StrataSQLiteStoreTests", dependencies: wholeProduct + ["_StrataTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "StrataCodeGenerationTests", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore", "strata-codegen", "_StrataTestSupport"]),
     ]
 )

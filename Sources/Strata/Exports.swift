@@ -7,4 +7,5 @@
 @_exported import StrataGraph
 @_exported import StrataNativeStore
 @_exported import StrataAtomicStores
+@_exported import StrataSQLiteStore
 @_exported import StrataStorage

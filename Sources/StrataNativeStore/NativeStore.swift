@@ -12,7 +12,7 @@ import StrataStorage
 @_spi(StrataInternal) import StrataCore
 @_spi(StrataSync) import StrataGraph
 
-final class NativeStore: RowStore {
+final class NativeStore: KeyReservingRowStore {
     let identifier: String
     /// `identifier` as object IDs hold it.
     let storeIdentity: StoreIdentity
@@ -218,6 +218,11 @@ final class NativeStore: RowStore {
         return entities.enumerated().map { offset, entity in
             ManagedObjectID(entity: entity, store: storeIdentity, key: .permanent(first + Int64(offset)))
         }
+    }
+
+    func reserveKeys(through key: Int64) throws {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        try file.reserveKeys(through: key)
     }
 
     func numberOf(_ entity: EntityDescription) -> UInt16 {

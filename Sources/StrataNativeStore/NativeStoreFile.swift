@@ -24,7 +24,7 @@ final class NativeStoreFile: Sendable {
         var limit: Int64 = 0
         var blockSize: Int64 = 64
     }
-    private let keys = Lock(Keys()) // guards the reserved key block; only `allocate` changes it
+    private let keys = Lock(Keys()) // guards the reserved key block; only `allocate` and `reserveKeys` change it
     /// The metadata and the generation it was read at; only `metadata()` and `setMetadata` set it.
     private let cachedMetadata = Lock<(generation: Generation, metadata: [String: any Sendable])?>(nil) // guards the cache
 
@@ -160,6 +160,22 @@ final class NativeStoreFile: Sendable {
             let first = keys.next
             keys.next += needed
             return first
+        }
+    }
+
+    /// Takes every key up to `key` (rows carried over from another store keep their keys): the
+    /// stored next key moves past it, and this process's block, which may lie below it, is
+    /// dropped. Blocks other processes hold are theirs: a migration fills a store nobody else
+    /// has open yet.
+    func reserveKeys(through key: Int64) throws {
+        try keys.withLock { keys in
+            try engine.write { tx in
+                let meta = try tx.openTree(NativeSchema.metaTree)
+                let stored = try meta.get(Self.nextKeyName).map { try Self.decodeKey($0, path: path) } ?? 1
+                if stored <= key { try meta.put(Self.nextKeyName, Self.encodeKey(key + 1)) }
+                noteBookkeeping(tx.generation.rawValue)
+            }
+            keys.limit = keys.next
         }
     }
 

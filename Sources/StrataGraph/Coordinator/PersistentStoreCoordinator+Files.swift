@@ -27,7 +27,9 @@ extension PersistentStoreCoordinator {
     }
 
     /// Moves every row of `store` into a new store of `type` at `url`, which replaces `store` in
-    /// this coordinator. Object IDs change (they name the new store).
+    /// this coordinator. Object IDs name the new store; each object keeps its primary key when
+    /// the new store is empty and can take given keys (`.native`, `.inMemory`, `.binary`,
+    /// `.xml`), so `x-coredata://<old>/Item/p12` becomes `x-coredata://<new>/Item/p12`.
     @discardableResult
     public func migratePersistentStore(_ store: any PersistentStore, to url: URL, options: [AnyHashable: Any]? = nil,
                                        type: StoreType) throws -> any PersistentStore {
@@ -45,7 +47,7 @@ extension PersistentStoreCoordinator {
             throw error
         }
         guard let target = added as? any RowStore else { return added }
-        let ids = try target.permanentIDs(for: rows.map(\.id.entity))
+        let ids = try Self.migratedIDs(of: rows, in: target, entities: entities)
         var mapping: [ManagedObjectID: ManagedObjectID] = [:]
         for (row, id) in zip(rows, ids) { mapping[row.id] = id }
         var changes = StoreChangeSet()
@@ -53,6 +55,18 @@ extension PersistentStoreCoordinator {
         _ = try target.commit(changes)
         try setMetadata(source.metadata, for: added)
         return added
+    }
+
+    /// The IDs `rows` get in `target`: their own keys when `target` is empty and can take them,
+    /// else new ones.
+    private static func migratedIDs(of rows: [StoreRow], in target: any RowStore, entities: [EntityDescription]) throws -> [ManagedObjectID] {
+        let keys = rows.compactMap(\.id.primaryKey)
+        if let reserving = target as? any KeyReservingRowStore, keys.count == rows.count,
+           try target.read({ try $0.count(ofEntities: Set(entities.map(\.name))) }) == 0 {
+            try reserving.reserveKeys(through: keys.max() ?? 0)
+            return rows.map { ManagedObjectID(entity: $0.id.entity, storeIdentifier: target.identifier, primaryKey: $0.id.primaryKey!) }
+        }
+        return try target.permanentIDs(for: rows.map(\.id.entity))
     }
 
     /// Replaces the store at `destinationURL` with a copy of the one at `sourceURL`. Neither may

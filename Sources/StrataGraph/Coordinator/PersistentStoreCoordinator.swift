@@ -149,9 +149,11 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
     }
 
     /// The object ID named by a URI from `ManagedObjectID.uriRepresentation()`, if it names a
-    /// permanent object of a store of this coordinator and an entity of its model.
+    /// permanent object of a store of this coordinator and an entity of its model. Core Data's
+    /// `x-coredata://<store UUID>/<Entity>/p<key>` URIs, saved by an app before it moved, name
+    /// the same objects in a `.sqlite` store (its identifier is the store's UUID, its keys Z_PK).
     public func managedObjectID(forURIRepresentation url: URL) -> ManagedObjectID? {
-        guard url.scheme == "x-strata", let host = url.host, !host.isEmpty else { return nil }
+        guard url.scheme == "x-strata" || url.scheme == "x-coredata", let host = url.host, !host.isEmpty else { return nil }
         let parts = url.path.split(separator: "/").map(String.init)
         guard parts.count == 2, parts[1].hasPrefix("p"), let key = Int64(parts[1].dropFirst()),
               let entity = managedObjectModel.entitiesByName[parts[0]],

@@ -42,6 +42,13 @@ package struct StoreContents: @unchecked Sendable {
 /// whole, whatever happens).
 package protocol StoreContentsWriter: Sendable {
     func write(_ contents: StoreContents) throws
+    /// Why the store type never writes its files (nil: it does). Its stores are read-only
+    /// whatever the options say, and every write is refused with this reason.
+    var refusal: String? { get }
+}
+
+extension StoreContentsWriter {
+    package var refusal: String? { nil }
 }
 
 /// Opens the atomic store types' stores: the in-memory rows with a file behind them. Stores added

@@ -9,7 +9,7 @@
 import Foundation
 import StrataCore
 
-final class InMemoryStore: RowStore {
+final class InMemoryStore: KeyReservingRowStore {
     let identifier: String
     /// `identifier` as object IDs hold it.
     let storeIdentity: StoreIdentity
@@ -54,7 +54,7 @@ final class InMemoryStore: RowStore {
         self.data = data
         self.url = url
         self.configurationName = configurationName
-        self.isReadOnly = readOnly
+        self.isReadOnly = readOnly || writer?.refusal != nil
         self.identifier = data.identifier
         self.storeIdentity = StoreIdentity.named(data.identifier)
         self.entitiesByName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
@@ -106,7 +106,7 @@ final class InMemoryStore: RowStore {
             stored = merged
         }
         if let writer {
-            if isReadOnly { throw StrataError(.readOnly, "the \(type) store \(url?.path ?? "") was added read-only") }
+            if isReadOnly { throw readOnlyError() }
             try data.persistMetadata(merge, persist: { try writer.write(contents($0)) })
             return
         }
@@ -116,6 +116,11 @@ final class InMemoryStore: RowStore {
     func permanentIDs(for entities: [EntityDescription]) throws -> [ManagedObjectID] {
         let keys = data.allocateKeys(entities.count)
         return zip(entities, keys).map { ManagedObjectID(entity: $0, store: storeIdentity, key: .permanent($1)) }
+    }
+
+    func reserveKeys(through key: Int64) throws {
+        if isReadOnly { throw readOnlyError() }
+        data.reserveKeys(through: key)
     }
 
     var supportsGenerations: Bool { false }
@@ -132,14 +137,19 @@ final class InMemoryStore: RowStore {
     }
 
     func commit(_ changes: StoreChangeSet) throws -> [Int64] {
-        if isReadOnly {
-            throw StrataError(.readOnly, "\(writer == nil ? "in-memory" : "the \(type)") store \(url?.path ?? "") was added read-only")
-        }
+        if isReadOnly { throw readOnlyError() }
         guard let writer else { return try data.commit(changes, recordsHistory: recordsHistory, committer: ObjectIdentifier(self)) }
         return try data.commit(changes, recordsHistory: false, committer: ObjectIdentifier(self)) { try writer.write(self.contents($0)) }
     }
 
     func close() {}
+
+    /// The error a write into a read-only store gets: the store type's reason when it never
+    /// writes (a Core Data SQLite store), else that the store was added read-only.
+    private func readOnlyError() -> StrataError {
+        if let refusal = writer?.refusal { return StrataError(.readOnly, "the \(type) store \(url?.path ?? ""): \(refusal)") }
+        return StrataError(.readOnly, "\(writer == nil ? "in-memory" : "the \(type)") store \(url?.path ?? "") was added read-only")
+    }
 
     // MARK: History and remote changes
 
@@ -168,7 +178,7 @@ final class InMemoryStore: RowStore {
     }
 
     func deleteHistory(_ deletion: StoreHistoryDeletion) throws -> Int {
-        if isReadOnly { throw StrataError(.readOnly, "in-memory store \(url?.path ?? "") was added read-only") }
+        if isReadOnly { throw readOnlyError() }
         return data.deleteHistory(deletion)
     }
 

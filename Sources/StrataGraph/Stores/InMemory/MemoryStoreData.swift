@@ -17,7 +17,7 @@ final class MemoryStoreData: @unchecked Sendable {
     /// Each entity's rows in key order, dropped by every commit that changes the entity.
     private var orderedRows: [String: [StoreRow]] = [:] // guarded by lock
     private var uniqueIndex: [String: [[RowValue]: ManagedObjectID]] = [:] // guarded by lock
-    private var nextKey: Int64 = 1 // guarded by lock; only `allocateKeys` and `load` advance it
+    private var nextKey: Int64 = 1 // guarded by lock; only `allocateKeys`, `reserveKeys` and `load` advance it
     var metadata: [String: any Sendable] = [:] // guarded by lock
     /// The slot names of each entity as first opened; later openers must match.
     var layouts: [String: [String]] = [:] // guarded by lock
@@ -39,6 +39,12 @@ final class MemoryStoreData: @unchecked Sendable {
         let first = nextKey
         nextKey += Int64(count)
         return first...(first + Int64(max(count, 1)) - 1)
+    }
+
+    /// Takes every key up to `key`: later allocations give larger ones.
+    func reserveKeys(through key: Int64) {
+        lock.lock(); defer { lock.unlock() }
+        nextKey = max(nextKey, key + 1)
     }
 
     // MARK: Reads (caller holds the lock through `withLock`)

@@ -1,0 +1,207 @@
+// SQLiteStoreTypeTests: `StoreType.sqlite` against an oracle: random libraries (CoreDataStoreWorld)
+// written as Core Data SQLite stores (in the main file or all in the `-wal` log) read back object
+// by object (attributes in Core Data's encodings, external data, inheritance in one table, to-one
+// columns, inverse columns, ordered and unordered join tables, a one-to-one stored on one side),
+// with Core Data's object URIs; migrated to `.native` with every key, value, relationship, order
+// and the metadata kept; writes refused with the way off; a model the store does not fit named.
+
+import Foundation
+import Strata
+import XCTest
+import _StrataTestSupport
+
+final class SQLiteStoreTypeTests: XCTestCase {
+    private typealias World = CoreDataStoreWorld
+
+    private func storePath(_ name: String) -> String {
+        let directory = TestDirectory.url.appendingPathComponent("sqlite-store-\(name)-\(UUID().uuidString.prefix(8))")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory.appendingPathComponent("Library.sqlite").path
+    }
+
+    /// Every object of the store as the oracle describes objects, by (entity, key).
+    private func snapshot(of context: ManagedObjectContext, model: ManagedObjectModel) throws -> [World.Key: World.Object] {
+        var objects: [World.Key: World.Object] = [:]
+        func key(_ object: ManagedObject) -> World.Key { World.Key(entity: object.entity.name, pk: object.objectID.primaryKey!) }
+        try context.performAndWait {
+            for entity in model.entities where entity.superentity == nil {
+                for object in try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name)) {
+                    var copy = World.Object(key: key(object), version: 0)
+                    for (name, property) in object.entity.propertiesByName {
+                        let value = object.value(forKey: name)
+                        if property is AttributeDescription {
+                            switch value {
+                            case nil: break
+                            case let v as Int16: copy.attributes[name] = Int64(v)
+                            case let v as Int32: copy.attributes[name] = Int64(v)
+                            case let v as AnyHashable: copy.attributes[name] = v
+                            default: XCTFail("\(name) reads as \(String(describing: value))")
+                            }
+                        } else if let relationship = property as? RelationshipDescription {
+                            if !relationship.isToMany {
+                                if let member = value as? ManagedObject { copy.toOne[name] = key(member) }
+                            } else if relationship.isOrdered {
+                                let members = (value as? [ManagedObject] ?? []).map(key)
+                                if !members.isEmpty { copy.toMany[name] = members }
+                            } else {
+                                let members = (value as? Set<ManagedObject> ?? []).map(key).sorted()
+                                if !members.isEmpty { copy.toMany[name] = members }
+                            }
+                        }
+                    }
+                    objects[copy.key] = copy
+                }
+            }
+        }
+        return objects
+    }
+
+    private func assertMatches(_ actual: [World.Key: World.Object], _ world: World, seed: UInt64, _ what: String,
+                               file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(Set(actual.keys), Set(world.objects.keys), "seed \(seed), \(what): the objects", file: file, line: line)
+        for (key, expected) in world.objects {
+            guard let got = actual[key] else { continue }
+            XCTAssertEqual(got.attributes, expected.attributes, "seed \(seed), \(what): attributes of \(key)", file: file, line: line)
+            XCTAssertEqual(got.toOne, expected.toOne, "seed \(seed), \(what): to-ones of \(key)", file: file, line: line)
+            let ordered: Set<String> = ["Shelf/items", "Playlist/films"]
+            let expectedMany = Dictionary(uniqueKeysWithValues: expected.toMany.filter { !$0.value.isEmpty }.map { name, members in
+                (name, ordered.contains("\(key.entity)/\(name)") ? members : members.sorted())
+            })
+            XCTAssertEqual(got.toMany, expectedMany, "seed \(seed), \(what): to-manys of \(key)", file: file, line: line)
+        }
+    }
+
+    func testEveryObjectReadsAsCoreDataStoredItAndMigratesToNativeWhole() throws {
+        for seed in UInt64(1)...12 {
+            let world = World(seed: seed &* 0x9E37_79B9)
+            let path = storePath("oracle-\(seed)")
+            try world.write(to: path, inLog: seed % 2 == 0, pageSize: seed % 3 == 0 ? 512 : 1024)
+            let model = World.model()
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let store = try coordinator.addPersistentStore(type: .sqlite, configuration: nil, at: URL(fileURLWithPath: path),
+                                                           options: [ReadOnlyPersistentStoreOption: true])
+            XCTAssertEqual(store.identifier, world.uuid, "the store's identifier is Core Data's store UUID")
+            XCTAssertTrue(store.isReadOnly)
+            let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            assertMatches(try snapshot(of: context, model: model), world, seed: seed, "read")
+            // A URI Core Data gave the app (x-coredata://<store UUID>/<Entity>/p<Z_PK>) names the same object.
+            try context.performAndWait {
+                for key in world.objects.keys {
+                    let uri = URL(string: "x-coredata://\(world.uuid)/\(key.entity)/p\(key.pk)")!
+                    let id = try XCTUnwrap(coordinator.managedObjectID(forURIRepresentation: uri), "\(uri)")
+                    let object = try context.existingObject(with: id)
+                    XCTAssertEqual(object.entity.name, key.entity)
+                    XCTAssertEqual(object.objectID.primaryKey, key.pk)
+                }
+            }
+
+            // Migrated to .native: every key, value, relationship and order kept, and the app's metadata.
+            let nativeURL = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("Library.native")
+            let migrated = try coordinator.migratePersistentStore(store, to: nativeURL, options: nil, type: .native)
+            XCTAssertEqual(migrated.type, .native)
+            context.performAndWait { context.reset() }
+            assertMatches(try snapshot(of: context, model: model), world, seed: seed, "migrated")
+            try coordinator.remove(migrated)
+            let reopened = PersistentStoreCoordinator(managedObjectModel: model)
+            let native = try reopened.addPersistentStore(type: .native, configuration: nil, at: nativeURL)
+            XCTAssertEqual(native.metadata["appKey"] as? String, "app value")
+            let fresh = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            fresh.persistentStoreCoordinator = reopened
+            assertMatches(try snapshot(of: fresh, model: model), world, seed: seed, "reopened")
+            // New objects get keys past every carried-over key.
+            let largest = world.objects.keys.map(\.pk).max() ?? 0
+            try fresh.performAndWait {
+                let tag = ManagedObject(entity: model.entitiesByName["Tag"]!, insertInto: fresh)
+                tag.setValue("new", forKey: "name")
+                try fresh.save()
+                XCTAssertGreaterThan(tag.objectID.primaryKey!, largest)
+            }
+        }
+    }
+
+    func testSavesAndMetadataChangesAreRefusedWithTheWayOff() throws {
+        let world = World(seed: 77)
+        let path = storePath("refusal")
+        try world.write(to: path, inLog: false)
+        let model = World.model()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        // Added without the read-only option: still read-only.
+        let store = try coordinator.addPersistentStore(type: .sqlite, configuration: nil, at: URL(fileURLWithPath: path))
+        XCTAssertTrue(store.isReadOnly)
+        let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let tag = ManagedObject(entity: model.entitiesByName["Tag"]!, insertInto: context)
+            tag.setValue("new", forKey: "name")
+            XCTAssertThrowsError(try context.save()) { error in
+                let message = "\(error)"
+                XCTAssertTrue(message.contains("never writes them") && message.contains(".native"), message)
+            }
+        }
+        XCTAssertThrowsError(try coordinator.setMetadata(["k": "v"], for: store))
+        XCTAssertThrowsError(try PersistentStoreCoordinator.setMetadata(["k": "v"], type: .sqlite, at: URL(fileURLWithPath: path)))
+        // Metadata without adding the store: Z_METADATA with Core Data's keys, as stored.
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path))
+        XCTAssertEqual(metadata["NSStoreUUID"] as? String, world.uuid)
+        XCTAssertEqual(metadata["NSStoreType"] as? String, "SQLite")
+        XCTAssertEqual(metadata["appKey"] as? String, "app value")
+        XCTAssertEqual(SQLiteStoreType, "SQLite")
+    }
+
+    func testAModelTheStoreDoesNotFitIsNamed() throws {
+        let world = World(seed: 5)
+        let path = storePath("mismatch")
+        try world.write(to: path, inLog: false)
+        func open(_ change: (ManagedObjectModel) -> Void) -> String {
+            let model = World.model()
+            change(model)
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            do {
+                _ = try coordinator.addPersistentStore(type: .sqlite, configuration: nil, at: URL(fileURLWithPath: path))
+                return "opened"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let attribute = open { $0.entitiesByName["Tag"]!.properties.append(AttributeDescription(name: "color", type: .string)) }
+        XCTAssertTrue(attribute.contains("Tag.color") && attribute.contains("ZCOLOR"), attribute)
+        let entity = open { $0.entities.append(EntityDescription(name: "Ghost")) }
+        XCTAssertTrue(entity.contains("Ghost") && entity.contains("Z_PRIMARYKEY"), entity)
+        let missing = "\(TestDirectory.path)/no-such-store.sqlite"
+        XCTAssertThrowsError(try PersistentStoreCoordinator(managedObjectModel: World.model())
+            .addPersistentStore(type: .sqlite, configuration: nil, at: URL(fileURLWithPath: missing))) { error in
+            XCTAssertTrue("\(error)".contains("never creates one"), "\(error)")
+        }
+    }
+
+    func testDamagedStoresAreErrorsNeverTraps() throws {
+        let world = World(seed: 99)
+        let path = storePath("damage")
+        try world.write(to: path, inLog: false)
+        let original = try Data(contentsOf: URL(fileURLWithPath: path))
+        var random = SeededRandom(seed: 4242)
+        var errors = 0, opened = 0
+        for round in 0..<150 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...8, using: &random) {
+                let at = Int.random(in: 0..<bytes.count, using: &random)
+                bytes[at] = UInt8.random(in: 0...255, using: &random)
+            }
+            if round % 10 == 0 { bytes = bytes.prefix(Int.random(in: 0..<bytes.count, using: &random)) }
+            let damaged = storePath("damaged-\(round)")
+            try bytes.write(to: URL(fileURLWithPath: damaged))
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: World.model())
+            do {
+                let store = try coordinator.addPersistentStore(type: .sqlite, configuration: nil, at: URL(fileURLWithPath: damaged))
+                XCTAssertTrue(store.isReadOnly)
+                opened += 1
+            } catch let error as StrataError {
+                XCTAssertFalse(error.message.isEmpty)
+                errors += 1
+            }
+        }
+        XCTAssertGreaterThan(errors, 0, "some damage must be found")
+        XCTAssertEqual(errors + opened, 150)
+    }
+}
