@@ -104,7 +104,9 @@ struct ModelValidation {
         }
         if relationship.inverseRelationship !== inverse { relationship.inverseRelationship = inverse }
         let inverseDestination = inverse.destinationEntity?.name ?? inverse.destinationEntityName
-        guard let inverseDestination, let back = byName[inverseDestination], entity.isKindOf(entity: back) else {
+        // The inverse may point to this entity, an ancestor or a descendant (Core Data accepts
+        // all three; Apple's own Photos model has an inverse naming a subentity).
+        guard let inverseDestination, let back = byName[inverseDestination], entity.isKindOf(entity: back) || back.isKindOf(entity: entity) else {
             return ["\(where_): inverse \(destinationName).\(inverseName) points to \(inverseDestination ?? "(none)"), not \(entity.name)"]
         }
         let backName = inverse.inverseRelationship?.name ?? inverse.inverseName

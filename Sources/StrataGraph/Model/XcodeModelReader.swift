@@ -1,6 +1,6 @@
 // XcodeModelReader: finds the `contents` XML of an Xcode model and turns it into a ManagedObjectModel.
 //
-// Owns: locating the file (a `.xcdatamodeld` bundle and its current version, named by
+// Owns: locating the file (a compiled `.mom`/`.momd` goes to CompiledModelReader; a `.xcdatamodeld` bundle and its current version, named by
 // `.xccurrentversion`; a `.xcdatamodel` directory; or a `contents` file given directly), reading
 // it, and assembling the parsed descriptions into a validated model. The XML itself is read by
 // XcodeModelParser. Every failure (missing file, unreadable version plist, bad XML, invalid
@@ -13,7 +13,9 @@ import StrataCore
 
 extension ManagedObjectModel {
     /// A model read from an Xcode model: a `.xcdatamodeld` directory (its current version), a
-    /// `.xcdatamodel` directory, or a `.xcdatamodel/contents` XML file.
+    /// `.xcdatamodel` directory, or a `.xcdatamodel/contents` XML file; or from Xcode's compiled
+    /// form: a `.momd` folder (its current version) or a `.mom` file (see
+    /// ``init(compiledModel:file:)``).
     ///
     /// Entities keep the class name Xcode records in ``EntityDescription/managedObjectClassName``.
     /// A module-qualified name (`MyApp.Quake`) of a class the process has gives the entity that
@@ -34,6 +36,15 @@ extension ManagedObjectModel {
     /// model file (the message gives the path, line and column), and `.invalidModel` when the
     /// model it describes is inconsistent (a dangling inverse, a missing destination…).
     public convenience init(contentsOf url: URL) throws {
+        if CompiledModelReader.isCompiledModel(url) {
+            let file = try CompiledModelReader.momFile(for: url)
+            let bytes: [UInt8]
+            do { bytes = Array(try Data(contentsOf: file)) } catch {
+                throw StrataError(.modelFile, "\(file.path): cannot read the compiled model (\(error.localizedDescription))")
+            }
+            try self.init(compiledModel: bytes, file: file.path)
+            return
+        }
         let contentsURL = try XcodeModelLocator.contentsFile(for: url)
         let data: Data
         do {

@@ -72,21 +72,22 @@ struct CoreDataStoreLayout {
         let numbers = Dictionary(store.entities.map { ($0.name, $0.number) }, uniquingKeysWith: { first, _ in first })
         var tableOf: [ObjectIdentifier: String] = [:]
         for entity in entities {
-            guard let number = numbers[entity.name] else {
-                throw StrataError(.incompatibleModel, "\(file): the model's entity \(entity.name) is not in the store (its Z_PRIMARYKEY names \(store.entities.map(\.name).sorted().joined(separator: ", "))); open it with the model it was written with")
-            }
             var root = entity
             while let parent = root.superentity { root = parent }
             let tableName = "Z" + root.name.uppercased()
+            // An entity Z_PRIMARYKEY does not number has no rows (Core Data numbers every entity it
+            // has stored; a model's later entity may be missing from an older store).
+            let number = numbers[entity.name]
             if tables[tableName] == nil {
                 guard let entry = database.table(tableName) else {
-                    throw StrataError(.incompatibleModel, "\(file): entity \(entity.name)'s table \(tableName) is not in the store")
+                    let numbered = number == nil ? " and Z_PRIMARYKEY does not name it" : ""
+                    throw StrataError(.incompatibleModel, "\(file): the model's entity \(entity.name) is not in the store (its table \(tableName) does not exist\(numbered)); open the store with the model it was written with")
                 }
                 let columns = try CoreDataTableColumns(entry, file: file)
                 tables[tableName] = Table(name: entry.name, columns: columns, entities: [:],
                                           entityColumn: columns.index(of: "Z_ENT"), versionColumn: columns.index(of: "Z_OPT"))
             }
-            tables[tableName]!.entities[number] = entity
+            if let number { tables[tableName]!.entities[number] = entity }
             tableOf[ObjectIdentifier(entity)] = tableName
         }
         for join in store.joinTables {
@@ -110,8 +111,15 @@ struct CoreDataStoreLayout {
             }
         }
         for entity in entities {
-            let tableName = tableOf[ObjectIdentifier(entity)]!
+            guard let tableName = tableOf[ObjectIdentifier(entity)] else { continue }
             let table = tables[tableName]!
+            // Its subentities inherit its relationships; its own rows need a number.
+            for property in entity.properties {
+                guard let relationship = property as? RelationshipDescription, !relationship.isTransient,
+                      let destination = relationship.destinationEntity, tableOf[ObjectIdentifier(destination)] != nil else { continue }
+                relationships.append(try plan(relationship, of: entity, declarationColumn: declarationColumn, tableOf: tableOf))
+            }
+            guard let number = numbers[entity.name] else { continue }
             var attributes: [(slot: Int, attribute: AttributeDescription, column: Int)] = []
             for (slot, property) in entity.slots.enumerated() {
                 guard let attribute = property as? AttributeDescription, !attribute.isTransient,
@@ -125,11 +133,7 @@ struct CoreDataStoreLayout {
             let emptyRow = entity.slots.map { property -> RowValue in
                 (property as? RelationshipDescription)?.isToMany == true ? .objectIDs([]) : .null
             }
-            readings[ObjectIdentifier(entity)] = EntityReading(entity: entity, number: numbers[entity.name]!, attributes: attributes, emptyRow: emptyRow)
-            for property in entity.properties {
-                guard let relationship = property as? RelationshipDescription, !relationship.isTransient else { continue }
-                relationships.append(try plan(relationship, of: entity, declarationColumn: declarationColumn, tableOf: tableOf))
-            }
+            readings[ObjectIdentifier(entity)] = EntityReading(entity: entity, number: number, attributes: attributes, emptyRow: emptyRow)
         }
     }
 
@@ -156,41 +160,57 @@ struct CoreDataStoreLayout {
                 return made(.memberColumn(table: memberTable, column: column, order: order))
             }
         }
+        if relationship.isToMany, inverse == nil {
+            // Without an inverse, Core Data keeps a hidden key `Z<n><NAME>` in each member's row.
+            let columns = tables[memberTable]!.columns
+            if let column = columns.names.indices.first(where: { Self.isKeyColumn(columns.names[$0], named: relationship.name.uppercased(), separator: "") }) {
+                let order = relationship.isOrdered ? columns.index(of: "Z_FOK_" + columns.names[column].dropFirst()) : nil
+                return made(.memberColumn(table: memberTable, column: column, order: order))
+            }
+        }
         if relationship.isToMany, let join = joinTable(for: relationship, inverse: inverse) {
             return made(.joinTable(table: join.table, owner: join.owner, member: join.member, order: join.order))
         }
         throw StrataError(.incompatibleModel, "\(file): \(what) has no column or join table in the store; open the store with the model it was written with")
     }
 
-    /// The join table of a many-to-many (or inverse-less to-many) relationship: a table whose
-    /// columns `Z_<n><NAME>` name the relationship (members) and its inverse (owners).
+    /// Whether `column` is `Z<separator><digits><name>` with an optional numeric suffix (Core Data
+    /// numbers a key column whose name another table already uses: `Z_34REPRESENTATIVEASSETS1`).
+    static func isKeyColumn(_ column: String, named name: String, separator: String) -> Bool {
+        let upper = column.uppercased()
+        guard upper.hasPrefix("Z" + separator), !upper.hasPrefix("Z_FOK_") else { return false }
+        let afterPrefix = upper.dropFirst(1 + separator.count)
+        let rest = afterPrefix.drop(while: \.isNumber)
+        guard rest.count < afterPrefix.count, rest.hasPrefix(name) else { return false }
+        return rest.dropFirst(name.count).allSatisfy(\.isNumber)
+    }
+
+    /// The join table of a many-to-many (or inverse-less to-many) relationship: a table named
+    /// `Z_<n><NAME>` after one of the two relationships, whose columns `Z_<n><NAME>` name the
+    /// relationship (members) and its inverse (owners). A relationship that is its own inverse
+    /// pairs its column with the other one (`REFLEXIVE`).
     private func joinTable(for relationship: RelationshipDescription, inverse: RelationshipDescription?)
         -> (table: String, owner: Int, member: Int, order: Int?)? {
         let memberName = relationship.name.uppercased()
         let ownerName = inverse?.name.uppercased()
-        func columns(named suffix: String, in columns: CoreDataTableColumns) -> [Int] {
-            columns.names.indices.filter { index in
-                let name = columns.names[index].uppercased()
-                guard name.hasPrefix("Z_"), !name.hasPrefix("Z_FOK_") else { return false }
-                let rest = name.dropFirst(2).drop(while: \.isNumber)
-                return rest.count < name.count - 2 && rest == suffix
-            }
+        func namesRelationship(_ table: String) -> Bool {
+            [memberName, ownerName].contains { name in name.map { Self.isKeyColumn(table, named: $0, separator: "_") } ?? false }
         }
-        for (table, tableColumns) in joinTables.sorted(by: { $0.key < $1.key }) {
-            let members = columns(named: memberName, in: tableColumns)
-            guard let member = members.first else { continue }
+        let candidates = joinTables.sorted { a, b in
+            let (x, y) = (namesRelationship(a.key), namesRelationship(b.key))
+            return x != y ? x : a.key < b.key
+        }
+        for (table, columns) in candidates {
+            let keys = columns.names.indices.filter { !columns.names[$0].uppercased().hasPrefix("Z_FOK_") }
+            guard let member = keys.first(where: { Self.isKeyColumn(columns.names[$0], named: memberName, separator: "_") }) else { continue }
             let owner: Int?
             if let ownerName, ownerName != memberName {
-                owner = columns(named: ownerName, in: tableColumns).first
+                owner = keys.first { $0 != member && Self.isKeyColumn(columns.names[$0], named: ownerName, separator: "_") }
             } else {
-                // No inverse, or a relationship that is its own inverse: the other key column.
-                owner = tableColumns.names.indices.first { index in
-                    index != member && tableColumns.names[index].uppercased().hasPrefix("Z_")
-                        && !tableColumns.names[index].uppercased().hasPrefix("Z_FOK_")
-                } ?? (members.count > 1 ? members[1] : nil)
+                owner = keys.first { $0 != member }
             }
             guard let owner else { continue }
-            let order = relationship.isOrdered ? tableColumns.index(of: "Z_FOK_" + tableColumns.names[member].dropFirst(2)) : nil
+            let order = relationship.isOrdered ? columns.index(of: "Z_FOK_" + columns.names[member].dropFirst(2)) : nil
             return (table, owner, member, order)
         }
         return nil
