@@ -6,7 +6,7 @@ import PackageDescription
 // Targets that `import Strata` also name the targets it re-exports: SwiftPM rebuilds a target when
 // the modules it depends on directly change, not the modules re-exported through them, so an
 // incremental build would otherwise link stale code (an umbrella's own module does not change).
-let wholeProduct: [Target.Dependency] = ["Strata", "StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataSQLiteStore", "StrataStorage", "StrataCore"]
+let wholeProduct: [Target.Dependency] = ["Strata", "StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataSQLiteStore", "StrataSQLiteFormat", "StrataStorage", "StrataCore"]
 
 let package = Package(
     name: "Strata",
@@ -24,7 +24,7 @@ let package = Package(
     ],
     targets: [
         // The dependency graph (README, "Layout"):
-        //   StrataCore  <- StrataStorage  <- StrataNativeStore -> StrataGraph -> StrataCore
+        //   StrataCore  <- StrataStorage  <- StrataNativeStore -> StrataGraph -> StrataSQLiteFormat -> StrataCore
         //                                    StrataAtomicStores -> StrataGraph
         //                                    StrataSQLiteStore  -> StrataGraph
         //   Strata (umbrella) = StrataGraph + StrataNativeStore + StrataAtomicStores + StrataSQLiteStore
@@ -33,11 +33,14 @@ let package = Package(
         // the store protocol (RowStore) and the row types it speaks.
         .target(name: "StrataCore"),
         .target(name: "StrataStorage", dependencies: ["StrataCore"]),
-        .target(name: "StrataGraph", dependencies: ["StrataCore"]),
+        // SQLite's file format and Core Data's bookkeeping tables, read in pure Swift: below the
+        // graph, which reads a Core Data store's model (Z_MODELCACHE) with it.
+        .target(name: "StrataSQLiteFormat", dependencies: ["StrataCore"]),
+        .target(name: "StrataGraph", dependencies: ["StrataSQLiteFormat", "StrataCore"]),
         .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage"]),
         .target(name: "StrataAtomicStores", dependencies: ["StrataGraph", "StrataCore"]),
-        // Core Data's SQLite stores, read in pure Swift: the file format, and the `.sqlite` store type.
-        .target(name: "StrataSQLiteStore", dependencies: ["StrataGraph", "StrataCore"]),
+        // Core Data's SQLite stores as the `.sqlite` store type (re-exports StrataSQLiteFormat).
+        .target(name: "StrataSQLiteStore", dependencies: ["StrataGraph", "StrataSQLiteFormat", "StrataCore"]),
         .target(name: "Strata", dependencies: ["StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataSQLiteStore", "StrataStorage"]),
         // Managed object classes from Xcode models: the generator, the tool the build plugin
         // runs, and the plugin (`plugins: [.plugin(name: "StrataCodegen", package: "strata")]`).
@@ -61,7 +64,7 @@ let package = Package(
         // Test-only helpers shared by every test target (fault-injecting files, oracles, seeds).
         .target(
             name: "_StrataTestSupport",
-            dependencies: ["StrataStorage", "StrataSQLiteStore"],
+            dependencies: ["StrataStorage", "StrataSQLiteFormat"],
             path: "Tests/_StrataTestSupport"
         ),
         // A second process for the multi-process tests.

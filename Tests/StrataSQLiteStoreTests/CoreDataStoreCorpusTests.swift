@@ -12,7 +12,7 @@
 import Foundation
 import Strata
 import XCTest
-@testable import StrataSQLiteStore
+@testable import StrataSQLiteFormat
 import _StrataTestSupport
 
 final class CoreDataStoreCorpusTests: XCTestCase {
@@ -84,8 +84,8 @@ final class CoreDataStoreCorpusTests: XCTestCase {
             let file = try CoreDataSQLiteFile(database)
             let model: ManagedObjectModel
             // The store's own model first: a repository's model beside it may be a later version.
-            if let archive = try file.modelArchive() {
-                model = try ManagedObjectModel(compiledModel: archive, file: path + " Z_MODELCACHE")
+            if try file.modelArchive() != nil {
+                model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: path))   // Z_MODELCACHE
             } else if let beside = [base + ".momd", base + ".mom", base + ".xcdatamodeld"].first(where: { FileManager.default.fileExists(atPath: $0) }),
                       let readable = try? ManagedObjectModel(contentsOf: URL(fileURLWithPath: beside)) {
                 model = readable   // (Xcode 3 models, without a contents file, are not read)

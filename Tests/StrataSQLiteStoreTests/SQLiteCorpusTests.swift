@@ -5,7 +5,7 @@
 // Every row of every table must read back as SQLite read it, by scan and by rowid.
 
 import Foundation
-@testable import StrataSQLiteStore
+@testable import StrataSQLiteFormat
 import XCTest
 
 final class SQLiteCorpusTests: XCTestCase {

@@ -6,7 +6,7 @@
 
 import Foundation
 import StrataCore
-@testable import StrataSQLiteStore
+@testable import StrataSQLiteFormat
 import XCTest
 import _StrataTestSupport
 

@@ -9,7 +9,7 @@
 // support only: it writes what the tests describe, with no free pages and no indexes, and never reads.
 
 import Foundation
-import StrataSQLiteStore
+import StrataSQLiteFormat
 
 public struct SQLiteTestTable {
     public var name: String

@@ -15,7 +15,8 @@ extension ManagedObjectModel {
     /// A model read from an Xcode model: a `.xcdatamodeld` directory (its current version), a
     /// `.xcdatamodel` directory, or a `.xcdatamodel/contents` XML file; or from Xcode's compiled
     /// form: a `.momd` folder (its current version) or a `.mom` file (see
-    /// ``init(compiledModel:file:)``).
+    /// ``init(compiledModel:file:)``); or the model a Core Data SQLite store carries in its
+    /// `Z_MODELCACHE` table (the model the store was last written with).
     ///
     /// Entities keep the class name Xcode records in ``EntityDescription/managedObjectClassName``.
     /// A module-qualified name (`MyApp.Quake`) of a class the process has gives the entity that
@@ -36,6 +37,11 @@ extension ManagedObjectModel {
     /// model file (the message gives the path, line and column), and `.invalidModel` when the
     /// model it describes is inconsistent (a dangling inverse, a missing destination…).
     public convenience init(contentsOf url: URL) throws {
+        if CompiledModelReader.isCoreDataStore(url) {
+            let (bytes, file) = try CompiledModelReader.modelCache(ofStoreAt: url)
+            try self.init(compiledModel: bytes, file: file)
+            return
+        }
         if CompiledModelReader.isCompiledModel(url) {
             let file = try CompiledModelReader.momFile(for: url)
             let bytes: [UInt8]

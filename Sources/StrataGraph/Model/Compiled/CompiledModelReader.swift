@@ -1,6 +1,7 @@
 // CompiledModelReader: a model from Xcode's compiled form: a `.mom` file (an NSKeyedArchiver
 // archive of NSManagedObjectModel), the current version of a `.momd` folder (named by its
-// `VersionInfo.plist`), or the archive a Core Data SQLite store keeps in `Z_MODELCACHE`.
+// `VersionInfo.plist`), or the archive a Core Data SQLite store keeps in `Z_MODELCACHE`
+// (read with StrataSQLiteFormat).
 //
 // Owns: turning the archived NSEntityDescription, NSAttributeDescription,
 // NSRelationshipDescription, NSDerivedAttributeDescription and NSFetchIndexDescription objects
@@ -12,6 +13,7 @@
 
 import Foundation
 import StrataCore
+import StrataSQLiteFormat
 
 enum CompiledModelReader {
     /// Core Data's `NSAttributeType` numbers.
@@ -28,6 +30,22 @@ enum CompiledModelReader {
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 8)) ?? Data()
         return BinaryPropertyList.isBinaryPropertyList(head)
+    }
+
+    /// Whether `url` is a SQLite file (a Core Data store, whose model is in `Z_MODELCACHE`).
+    static func isCoreDataStore(_ url: URL) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\u{0}".utf8)
+    }
+
+    /// The compiled model a Core Data store keeps in `Z_MODELCACHE`, inflated, and a name for it.
+    static func modelCache(ofStoreAt url: URL) throws -> (bytes: [UInt8], file: String) {
+        let store = try CoreDataSQLiteFile(SQLiteDatabase(path: url.path))
+        guard let archive = try store.modelArchive() else {
+            throw StrataError(.modelFile, "\(url.path): the Core Data store carries no model (it has no Z_MODELCACHE); read the model it was written with from its .xcdatamodeld or .momd")
+        }
+        return (archive, "\(url.path) (Z_MODELCACHE)")
     }
 
     /// The `.mom` file to read for `url`: itself, or a `.momd` folder's current version.
