@@ -64,7 +64,7 @@ let package = Package(
         // Test-only helpers shared by every test target (fault-injecting files, oracles, seeds).
         .target(
             name: "_StrataTestSupport",
-            dependencies: ["StrataStorage", "StrataSQLiteFormat"],
+            dependencies: ["StrataStorage", "StrataSQLiteFormat", "StrataGraph"],
             path: "Tests/_StrataTestSupport"
         ),
         // A second process for the multi-process tests.

@@ -1,8 +1,10 @@
-// ConvertCommand: `storectl convert SRC DST --to native|binary|xml`.
+// ConvertCommand: `storectl convert SRC DST --to native|binary|xml [--model PATH]`.
 //
-// Owns: copying every object of a store into a new store of another type, without the app's
-// model (each file type carries its shape: the model is rebuilt from the source), through the
-// coordinator's migratePersistentStore. Must never modify SRC, and never overwrite DST.
+// Owns: copying every object of a store into a new store of another type, through the
+// coordinator's migratePersistentStore. The model is the source's own: rebuilt from a Strata
+// file's shape, or, for a Core Data SQLite store, the compiled model it carries in Z_MODELCACHE;
+// `--model` names one instead (an .xcdatamodeld, .xcdatamodel, .momd or .mom). Must never
+// modify SRC, and never overwrite DST.
 
 import Foundation
 import Strata
@@ -10,12 +12,13 @@ import StrataAtomicStores
 
 enum ConvertCommand: Command {
     static let name = "convert"
-    static let summary = "copy every object of a store into a new store of another type (native, binary, xml); DST must not exist"
-    static let usage = "convert SRC DST --to native|binary|xml"
+    static let summary = "copy every object of a store (.native, .binary, .xml, or a Core Data SQLite store) into a new store of another type (native, binary, xml), keeping primary keys and metadata; DST must not exist; --model PATH reads the source with that model (a Core Data store's own is in its Z_MODELCACHE)"
+    static let usage = "convert SRC DST --to native|binary|xml [--model PATH]"
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         var arguments = arguments
-        guard let target = arguments.value("--to") else { throw ArgumentError(message: "--to native|binary|xml is required") }
+        guard let target = arguments.value("--to") ?? arguments.value("--type") else { throw ArgumentError(message: "--to native|binary|xml is required") }
+        let modelPath = arguments.value("--model")
         let type: StoreType
         switch target {
         case "native": type = .native
@@ -29,7 +32,8 @@ enum ConvertCommand: Command {
         }
         let sourceURL = URL(fileURLWithPath: source)
         let sourceType: StoreType
-        let model: ManagedObjectModel
+        var model: ManagedObjectModel
+        var options: [String: Any] = [ReadOnlyPersistentStoreOption: true]
         switch try StoreCtl.fileKind(source) {
         case .native:
             sourceType = .native
@@ -40,15 +44,21 @@ enum ConvertCommand: Command {
         case .xml:
             sourceType = .xml
             model = try ManagedObjectModel.modelOfXMLStore(at: sourceURL)
-        case .sqlite: throw StrataError(.incompatibleFormat, "\(source) is a SQLite file (a Core Data store); storectl dump describes it, converting it is not supported yet")
-        case nil: throw StrataError(.incompatibleFormat, "\(source) is not a store Strata knows (.native, .binary or .xml)")
+        case .sqlite:
+            sourceType = .sqlite
+            // The compiled model the store carries (Z_MODELCACHE), unless --model names one.
+            model = try modelPath == nil ? ManagedObjectModel(contentsOf: sourceURL) : ManagedObjectModel()
+        case nil: throw StrataError(.incompatibleFormat, "\(source) is not a store Strata knows (.native, .binary, .xml, or a Core Data SQLite store)")
+        }
+        if let modelPath { model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: modelPath)) }
+        if sourceType != .sqlite && modelPath == nil {
+            // The model is the file's own shape; the migration options let an atomic store read
+            // under it whatever model hashes the file carries.
+            options[MigratePersistentStoresAutomaticallyOption] = true
+            options[InferMappingModelAutomaticallyOption] = true
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        // The model is the file's own shape; the migration options let an atomic store read
-        // under it whatever model hashes the file carries.
-        let store = try coordinator.addPersistentStore(type: sourceType, configuration: nil, at: sourceURL, options: [
-            ReadOnlyPersistentStoreOption: true, MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true,
-        ])
+        let store = try coordinator.addPersistentStore(type: sourceType, configuration: nil, at: sourceURL, options: options)
         let converted = try coordinator.migratePersistentStore(store, to: URL(fileURLWithPath: destination), options: nil, type: type)
         let count = try model.entities.reduce(0) { total, entity in
             let request = FetchRequest<ManagedObject>(entityName: entity.name)

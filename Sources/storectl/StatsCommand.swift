@@ -1,19 +1,21 @@
 // StatsCommand: `storectl stats PATH [--json]`.
 //
-// Owns: rendering StoreStatistics (with fill factors) as text or JSON. Must never modify the store.
+// Owns: rendering StoreStatistics (with fill factors) as text or JSON; a SQLite file goes to
+// SQLiteStats. Must never modify the store.
 
 import Foundation
 import StrataStorage
 
 enum StatsCommand: Command {
     static let name = "stats"
-    static let summary = "page counts, depth and fill factor per tree, free pages, WAL frames, oldest pinned generation"
+    static let summary = "page counts, depth and fill factor per tree, free pages, WAL frames, oldest pinned generation; for a SQLite file (a Core Data store) its pages, tables' rows and objects by entity"
     static let usage = "stats PATH [--json]"
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         var arguments = arguments
         let json = arguments.flag("--json")
         let path = try arguments.path()
+        if try StoreCtl.fileKind(path) == .sqlite { return try SQLiteStats.run(path: path, json: json) }
         let engine = try StoreCtl.openStore(path)
         defer { engine.close() }
         let s = try engine.statistics(fillFactor: true)

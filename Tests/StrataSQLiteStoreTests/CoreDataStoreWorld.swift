@@ -186,8 +186,8 @@ struct CoreDataStoreWorld {
     // MARK: Writing the store
 
     /// Writes the store at `path` (its external data beside it); with `inLog`, the main file is
-    /// empty and every page is in `-wal`.
-    func write(to path: String, inLog: Bool, pageSize: Int = 1024) throws {
+    /// empty and every page is in `-wal`; `modelCache` is Z_MODELCACHE's content (compressed).
+    func write(to path: String, inLog: Bool, pageSize: Int = 1024, modelCache: [UInt8]? = nil) throws {
         var writer = SQLiteFileWriter()
         writer.pageSize = pageSize
         let hierarchy = ["Item": "ZITEM", "Book": "ZITEM", "Film": "ZITEM"]
@@ -248,6 +248,7 @@ struct CoreDataStoreWorld {
             "NSStoreModelVersionHashes": Dictionary(uniqueKeysWithValues: Self.numbers.keys.map { ($0, Data([1, 2, 3])) }),
         ] as [String: Any], format: .binary, options: 0)
         tables.append(SQLiteTestTable(name: "Z_METADATA", rows: [(1, [.null, .text(uuid), .blob(Array(plist))])], sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)"))
+        if let modelCache { tables.append(SQLiteTestTable(name: "Z_MODELCACHE", rows: [(1, [.blob(modelCache)])], sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")) }
         let pages = writer.pages(tables)
         if inLog {
             try Data().write(to: URL(fileURLWithPath: path))

@@ -1,11 +1,13 @@
 // SQLiteDumpTests: `storectl dump` on SQLite files: a Core Data-shaped store written from the
 // format's description (Z_PRIMARYKEY, Z_METADATA with a binary property list, Z_MODELCACHE, entity
 // tables, a join table, history tables) is described with the row counts, entities and metadata
-// keys it was written with, also when its newest rows are only in the -wal log; a SQLite file
-// that is not a Core Data store is described as a database; `convert` refuses SQLite files clearly.
+// keys it was written with, also when its newest rows are only in the -wal log; `stats` counts its
+// objects by entity; `convert` copies it into a .native store with the model it carries in
+// Z_MODELCACHE (or one named by --model); a SQLite file that is not a Core Data store is described
+// as a database.
 
 import Foundation
-import StrataSQLiteStore
+import Strata
 import XCTest
 import _StrataTestSupport
 
@@ -32,9 +34,24 @@ final class SQLiteDumpTests: XCTestCase {
     }
 
     private let uuid = UUID().uuidString
-    /// A keyed archive standing in for the compiled model, and its DEFLATE-compressed form (as
-    /// Core Data keeps it in Z_MODELCACHE).
-    private let modelArchive = [UInt8](try! NSKeyedArchiver.archivedData(withRootObject: ["entities": ["Quake", "Region"], "version": 3] as NSDictionary, requiringSecureCoding: false))
+    /// The store's model: Quake (code) and Region (name), many-to-many (Quake.regions, Region.quakes).
+    private static func model() -> ManagedObjectModel {
+        let quake = EntityDescription(name: "Quake"), region = EntityDescription(name: "Region")
+        let regions = RelationshipDescription(name: "regions", destination: region, toMany: true)
+        let quakes = RelationshipDescription(name: "quakes", destination: quake, toMany: true)
+        regions.inverseRelationship = quakes
+        quakes.inverseRelationship = regions
+        quake.properties = [AttributeDescription(name: "code", type: .string), regions]
+        region.properties = [AttributeDescription(name: "name", type: .string), quakes]
+        return ManagedObjectModel(entities: [quake, region])
+    }
+
+    /// The compiled model (a keyed archive), and its DEFLATE-compressed form (as Core Data keeps
+    /// it in Z_MODELCACHE).
+    private let modelArchive: [UInt8] = {
+        var writer = CompiledModelWriter()
+        return writer.archive(model())
+    }()
     private var modelCache: [UInt8] {
         var encoder = DeflateEncoder()
         encoder.fixed(modelArchive[...], history: [], last: true)
@@ -109,10 +126,36 @@ final class SQLiteDumpTests: XCTestCase {
         for expected in ["Core Data SQLite store", "write-ahead log: 1 commits", "ZQUAKE", "Quake", "1000", "NSStoreUUID", "Z_1REGIONS"] {
             XCTAssertTrue(text.output.contains(expected), "\(expected) missing from:\n\(text.output)")
         }
+        // stats: objects by entity, counted from the tables.
+        let stats = try storectl(["stats", path])
+        XCTAssertEqual(stats.status, 0, stats.error)
+        for expected in ["Core Data SQLite store", "objects by entity", "Quake", "1000"] {
+            XCTAssertTrue(stats.output.contains(expected), "\(expected) missing from:\n\(stats.output)")
+        }
+        // convert: the model from Z_MODELCACHE, every object and the join kept, under their keys.
         let convert = try storectl(["convert", path, path + ".native", "--to", "native"])
-        XCTAssertNotEqual(convert.status, 0)
-        XCTAssertTrue(convert.error.contains("SQLite file"), convert.error)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: path + ".native"))
+        XCTAssertEqual(convert.status, 0, convert.error)
+        XCTAssertTrue(convert.output.contains("1002 objects"), convert.output)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: Self.model())
+        _ = try coordinator.addPersistentStore(type: .native, configuration: nil, at: URL(fileURLWithPath: path + ".native"))
+        let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            XCTAssertEqual(try context.count(for: FetchRequest<ManagedObject>(entityName: "Quake")), 1_000)
+            let request = FetchRequest<ManagedObject>(entityName: "Quake")
+            request.predicate = try FetchPredicate(format: "code == %@", "q1")
+            let first = try XCTUnwrap(try context.fetch(request).first)
+            XCTAssertEqual(first.objectID.primaryKey, 1)
+            XCTAssertEqual((first.value(forKey: "regions") as? Set<ManagedObject>)?.map { $0.value(forKey: "name") as? String }, ["north"])
+        }
+        // --model: a compiled model file given instead.
+        let mom = path + ".mom"
+        try Data(modelArchive).write(to: URL(fileURLWithPath: mom))
+        let withModel = try storectl(["convert", path, path + ".2.native", "--to", "native", "--model", mom])
+        XCTAssertEqual(withModel.status, 0, withModel.error)
+        XCTAssertTrue(withModel.output.contains("1002 objects"), withModel.output)
+        let again = try storectl(["convert", path, path + ".native", "--to", "native"])
+        XCTAssertNotEqual(again.status, 0, "convert never overwrites")
     }
 
     func testASQLiteDatabaseThatIsNotCoreData() throws {

@@ -122,6 +122,14 @@ enum CompiledModelReader {
                 let object = objects[uid]!
                 if let parent = archive.uid(object["NSSuperentity"]) {
                     guard let superentity = entities[parent] else { throw fail("entity \(entities[uid]!.name)'s superentity is not an entity of the model") }
+                    var chain: Set<ObjectIdentifier> = [ObjectIdentifier(entities[uid]!)]
+                    var next: EntityDescription? = superentity
+                    while let current = next {
+                        guard chain.insert(ObjectIdentifier(current)).inserted else {
+                            throw fail("entity \(entities[uid]!.name) inherits from itself")
+                        }
+                        next = current.superentity
+                    }
                     entities[uid]!.superentity = superentity
                 }
             }
@@ -158,7 +166,9 @@ enum CompiledModelReader {
                 let entity = entities[uid]!
                 var inherited: [String: PropertyDescription] = [:]
                 var ancestor = entity.superentity
-                while let current = ancestor, let ancestorUID = entities.first(where: { $0.value === current })?.key {
+                var visited: Set<ObjectIdentifier> = [ObjectIdentifier(entity)]
+                while let current = ancestor, visited.insert(ObjectIdentifier(current)).inserted,
+                      let ancestorUID = entities.first(where: { $0.value === current })?.key {
                     for (_, property) in declared[ancestorUID] ?? [] where inherited[property.name] == nil { inherited[property.name] = property }
                     ancestor = current.superentity
                 }
