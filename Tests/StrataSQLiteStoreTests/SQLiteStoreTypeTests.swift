@@ -120,6 +120,48 @@ final class SQLiteStoreTypeTests: XCTestCase {
         }
     }
 
+    func testMigratingIntoAStoreThatHasObjectsGivesNewKeysAndKeepsTheGraph() throws {
+        let world = World(seed: 23)
+        let path = storePath("into-existing")
+        try world.write(to: path, inLog: false)
+        let model = World.model()
+        let nativeURL = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("Existing.native")
+        // A .native store that already holds a tag with the key 1.
+        let first = PersistentStoreCoordinator(managedObjectModel: model)
+        let existing = try first.addPersistentStore(type: .native, configuration: nil, at: nativeURL)
+        let seeding = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        seeding.persistentStoreCoordinator = first
+        try seeding.performAndWait {
+            ManagedObject(entity: model.entitiesByName["Tag"]!, insertInto: seeding).setValue("already here", forKey: "name")
+            try seeding.save()
+        }
+        try first.remove(existing)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: .sqlite, configuration: nil, at: URL(fileURLWithPath: path))
+        try coordinator.migratePersistentStore(store, to: nativeURL, options: nil, type: .native)
+        let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            for entity in model.entities where entity.superentity == nil {
+                let objects = try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name))
+                let kinds = entity.name == "Item" ? ["Item", "Book", "Film"] : [entity.name]
+                let expected = world.objects.keys.filter { kinds.contains($0.entity) }.count
+                XCTAssertEqual(objects.count, expected + (entity.name == "Tag" ? 1 : 0), entity.name)
+                XCTAssertEqual(Set(objects.map(\.objectID)).count, objects.count, "\(entity.name): every object has a key of its own")
+            }
+            // Every tag link and every ordered film list came across, each naming a migrated object.
+            let tags = try context.fetch(FetchRequest<ManagedObject>(entityName: "Tag"))
+            let links = tags.reduce(0) { $0 + (($1.value(forKey: "items") as? Set<ManagedObject>)?.count ?? 0) }
+            XCTAssertEqual(links, world.objects.values.reduce(0) { $0 + ($1.key.entity == "Tag" ? ($1.toMany["items"]?.count ?? 0) : 0) })
+            for playlist in try context.fetch(FetchRequest<ManagedObject>(entityName: "Playlist")) {
+                let films = playlist.value(forKey: "films") as? [ManagedObject] ?? []
+                let name = playlist.value(forKey: "name") as? String
+                let original = world.objects.values.first { $0.key.entity == "Playlist" && $0.attributes["name"] as? String == name }
+                XCTAssertEqual(films.count, original?.toMany["films"]?.count ?? 0)
+            }
+        }
+    }
+
     func testSavesAndMetadataChangesAreRefusedWithTheWayOff() throws {
         let world = World(seed: 77)
         let path = storePath("refusal")

@@ -528,6 +528,15 @@ extension ManagedObjectContext {
 }
 
 extension RowValue {
+    /// The value with each ID `transform` moves replaced (others kept).
+    func rebound(_ transform: (ManagedObjectID) -> ManagedObjectID?) -> RowValue {
+        switch self {
+        case .objectID(let id): return transform(id).map(RowValue.objectID) ?? self
+        case .objectIDs(let ids): return .objectIDs(ids.map { transform($0) ?? $0 })
+        default: return self
+        }
+    }
+
     func remapped(_ mapping: [ManagedObjectID: ManagedObjectID]) -> RowValue {
         switch self {
         case .objectID(let id): return mapping[id].map(RowValue.objectID) ?? self

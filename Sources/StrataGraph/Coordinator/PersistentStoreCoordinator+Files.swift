@@ -47,26 +47,61 @@ extension PersistentStoreCoordinator {
             throw error
         }
         guard let target = added as? any RowStore else { return added }
-        let ids = try Self.migratedIDs(of: rows, in: target, entities: entities)
-        var mapping: [ManagedObjectID: ManagedObjectID] = [:]
-        for (row, id) in zip(rows, ids) { mapping[row.id] = id }
-        var changes = StoreChangeSet()
-        changes.inserts = zip(rows, ids).map { row, id in StoreRow(id: id, version: 0, values: row.values.map { $0.remapped(mapping) }) }
-        _ = try target.commit(changes)
+        try Self.copy(rows, into: target, entities: entities)
         try setMetadata(source.metadata, for: added)
         return added
     }
 
-    /// The IDs `rows` get in `target`: their own keys when `target` is empty and can take them,
-    /// else new ones.
-    private static func migratedIDs(of rows: [StoreRow], in target: any RowStore, entities: [EntityDescription]) throws -> [ManagedObjectID] {
+    /// Inserts `rows` (another store's) into `target`, references rebound to the copies: each
+    /// row keeps its key when `target` is empty and can take given keys (so the rebinding needs
+    /// no table), else gets a new one. A store that commits in parts takes them 10,000 at a
+    /// time, in one transaction; others take one change set.
+    private static func copy(_ rows: [StoreRow], into target: any RowStore, entities: [EntityDescription]) throws {
         let keys = rows.compactMap(\.id.primaryKey)
+        let moved: (ManagedObjectID) -> ManagedObjectID?
+        var ids: [ManagedObjectID]?
         if let reserving = target as? any KeyReservingRowStore, keys.count == rows.count,
            try target.read({ try $0.count(ofEntities: Set(entities.map(\.name))) }) == 0 {
             try reserving.reserveKeys(through: keys.max() ?? 0)
-            return rows.map { ManagedObjectID(entity: $0.id.entity, storeIdentifier: target.identifier, primaryKey: $0.id.primaryKey!) }
+            let store = StoreIdentity.named(target.identifier)
+            let sourceStores = Set(rows.lazy.compactMap { $0.id.storeIdentifier })
+            var scopes: [ObjectIdentifier: IDScope] = [:]
+            moved = { id in
+                guard let key = id.primaryKey, let from = id.storeIdentifier, sourceStores.contains(from) else { return nil }
+                let entity = id.entity
+                if let scope = scopes[ObjectIdentifier(entity)] { return ManagedObjectID(scope, primaryKey: key) }
+                let scope = IDScope.permanent(entity, in: store)
+                scopes[ObjectIdentifier(entity)] = scope
+                return ManagedObjectID(scope, primaryKey: key)
+            }
+        } else {
+            let fresh = try target.permanentIDs(for: rows.map(\.id.entity))
+            var mapping: [ManagedObjectID: ManagedObjectID] = [:]
+            for (row, id) in zip(rows, fresh) { mapping[row.id] = id }
+            moved = { mapping[$0] }
+            ids = fresh
         }
-        return try target.permanentIDs(for: rows.map(\.id.entity))
+        func copied(_ index: Int) -> StoreRow {
+            let row = rows[index]
+            let values = row.id.entity.referenceSlots.isEmpty ? row.values : row.values.map { $0.rebound(moved) }
+            return StoreRow(id: ids?[index] ?? moved(row.id)!, version: 0, values: values)
+        }
+        guard target.commitsInParts else {
+            var changes = StoreChangeSet()
+            changes.inserts = rows.indices.map(copied)
+            _ = try target.commit(changes)
+            return
+        }
+        var next = 0
+        try target.commitInParts(author: nil, contextName: nil) { refused, _ in
+            if let refused { throw refused }
+            guard next < rows.count else { return nil }
+            let end = min(rows.count, next + 10_000)
+            var part = StoreChangeSet()
+            part.inserts = (next..<end).map(copied)
+            next = end
+            return part
+        }
     }
 
     /// Replaces the store at `destinationURL` with a copy of the one at `sourceURL`. Neither may

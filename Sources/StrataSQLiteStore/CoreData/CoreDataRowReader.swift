@@ -37,8 +37,11 @@ struct CoreDataRowReader {
         var located: [String: [Int64: (entity: EntityDescription, index: Int)]] = [:]
         var edges = Array(repeating: [Edge](), count: layout.relationships.count)
         var largest: Int64 = 0
+        // Tables whose rows a relationship names (as owners or members): their keys are located.
+        let related = Set(layout.relationships.flatMap { [$0.ownerTable, $0.memberTable] })
         for table in layout.tables.values.sorted(by: { $0.name < $1.name }) {
             var here: [Int64: (entity: EntityDescription, index: Int)] = [:]
+            let locates = related.contains(table.name)
             let ownerColumns = layout.relationships.indices.compactMap { index -> (Int, Int)? in
                 if case .ownerColumn(let name, let column) = layout.relationships[index].source, name == table.name { return (index, column) }
                 return nil
@@ -67,7 +70,7 @@ struct CoreDataRowReader {
                 var version: Int64 = 1
                 if let column = table.versionColumn, column < values.count, case .integer(let stored) = values[column] { version = max(stored, 1) }
                 let id = ManagedObjectID(IDScope.permanent(entity, in: store), primaryKey: key)
-                here[key] = (entity, rows[ObjectIdentifier(entity), default: []].count)
+                if locates { here[key] = (entity, rows[ObjectIdentifier(entity), default: []].count) }
                 rows[ObjectIdentifier(entity), default: []].append(StoreRow(id: id, version: version, values: row))
                 largest = max(largest, key)
                 for (plan, column) in ownerColumns where column < values.count {
@@ -124,7 +127,8 @@ struct CoreDataRowReader {
             }
         }
         let entities = layout.readings.values.sorted { $0.entity.name < $1.entity.name }.map { reading in
-            StoredEntityRows(entity: reading.entity, rows: (rows[ObjectIdentifier(reading.entity)] ?? []).sorted { $0.id.primaryKey! < $1.id.primaryKey! })
+            // A table is read in rowid (Z_PK) order: its rows need no sorting.
+            StoredEntityRows(entity: reading.entity, rows: rows[ObjectIdentifier(reading.entity)] ?? [])
         }
         return (entities, largest)
     }

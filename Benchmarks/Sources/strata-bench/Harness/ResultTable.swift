@@ -10,11 +10,12 @@ enum ResultTable {
         // Columns for the systems measured, in this order; "strata+history" is Strata with
         // persistent history recorded (`--systems strata,strata+history,sqlite`).
         let present = Set(results.map(\.system))
-        var systems = ["strata", "strata+history", "sqlite", "grdb", "lmdb"].filter { present.contains($0) }
+        // "strata batch insert" is the yardstick of the sqlite-file suite's migration workload.
+        var systems = ["strata", "strata+history", "strata batch insert", "sqlite", "grdb", "lmdb"].filter { present.contains($0) }
         if systems.isEmpty { systems = ["strata", "sqlite", "lmdb"] }
-        let peers = ["sqlite", "grdb", "lmdb"].filter { systems.contains($0) }
+        let peers = ["strata batch insert", "sqlite", "grdb", "lmdb"].filter { systems.contains($0) }
         let history = systems.contains("strata+history")
-        var header = ["workload (\(records) records)"] + systems + ["unit"] + peers.map { "strata/\($0)" }
+        var header = ["workload (\(records) records)"] + systems + ["unit"] + peers.map { "strata/\($0 == "strata batch insert" ? "batch insert" : $0)" }
         if history { header.append("history/strata") }
         var rows: [[String]] = [header]
         for workload in workloads {

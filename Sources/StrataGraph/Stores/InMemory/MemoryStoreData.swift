@@ -17,6 +17,9 @@ final class MemoryStoreData: @unchecked Sendable {
     /// Each entity's rows in key order, dropped by every commit that changes the entity.
     private var orderedRows: [String: [StoreRow]] = [:] // guarded by lock
     private var uniqueIndex: [String: [[RowValue]: ManagedObjectID]] = [:] // guarded by lock
+    /// Entities whose loaded rows are not yet in `uniqueIndex`: the index is built when a commit
+    /// first needs it, so a store only read (a Core Data store being migrated) never builds it.
+    private var unindexedEntities: [EntityDescription] = [] // guarded by lock
     private var nextKey: Int64 = 1 // guarded by lock; only `allocateKeys`, `reserveKeys` and `load` advance it
     var metadata: [String: any Sendable] = [:] // guarded by lock
     /// The slot names of each entity as first opened; later openers must match.
@@ -98,6 +101,7 @@ final class MemoryStoreData: @unchecked Sendable {
     private func commitLocked(_ changes: StoreChangeSet, recordsHistory: Bool, committer: ObjectIdentifier,
                               persist: ((MemoryStoreState) throws -> Void)?) throws -> ([Int64], UInt64, [@Sendable (UInt64) -> Void]) {
         lock.lock(); defer { lock.unlock() }
+        indexLoadedConstraints()
         guard let persist else {
             let versions = try apply(changes, recordsHistory: recordsHistory)
             return (versions, generation, observers.values.filter { $0.owner != committer }.map(\.handler))
@@ -130,12 +134,11 @@ final class MemoryStoreData: @unchecked Sendable {
                 let name = stored.entity.name
                 var table: [Int64: StoreRow] = [:]
                 table.reserveCapacity(stored.rows.count)
-                let constrained = !plans(for: stored.entity).isEmpty
+                if !plans(for: stored.entity).isEmpty { unindexedEntities.append(stored.entity) }
                 for row in stored.rows {
                     let key = row.id.primaryKey!
                     table[key] = row
                     highest = max(highest, key)
-                    if constrained { addConstraintEntries(of: row) }
                 }
                 rowsByEntity[name] = table
                 // Already in key order: the first fetch need not sort them.
@@ -143,6 +146,16 @@ final class MemoryStoreData: @unchecked Sendable {
             }
             self.nextKey = max(self.nextKey, nextKey, highest + 1)
         }
+    }
+
+    /// Adds the loaded rows of constrained entities to the uniqueness lookup tables (caller holds
+    /// the lock), once, before the first commit checks constraints.
+    private func indexLoadedConstraints() {
+        guard !unindexedEntities.isEmpty else { return }
+        for entity in unindexedEntities {
+            for row in (rowsByEntity[entity.name] ?? [:]).values { addConstraintEntries(of: row) }
+        }
+        unindexedEntities.removeAll()
     }
 
     /// Runs `persist` with the current state under the lock (a metadata change of an atomic
