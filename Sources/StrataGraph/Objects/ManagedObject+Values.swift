@@ -10,14 +10,17 @@ import StrataCore
 
 extension ManagedObject {
     /// The value of the property `key`: an attribute's Swift value (or nil), the object of a
-    /// to-one, a `Set<ManagedObject>` (ordered: `[ManagedObject]`) for a to-many.
+    /// to-one, a `Set<ManagedObject>` (ordered: `[ManagedObject]`) for a to-many, the objects
+    /// of a fetched property (`[ManagedObject]`).
     /// An unknown key is a programming error and traps naming the entity and key; use
     /// ``checkedValue(forKey:)`` to get a thrown error instead. A fault whose row cannot be read
-    /// reads as its entity's defaults (the error is in the context's `faultErrors`).
+    /// reads as its entity's defaults (the error is in the context's `faultErrors`); a fetched
+    /// property whose fetch fails (an I/O error, a predicate its entity cannot answer) reads as
+    /// nil, and ``checkedValue(forKey:)`` throws its error.
     public func value(forKey key: String) -> Any? {
         assertOnContextQueue("reading \(key)")
         if entity.slotIndex[key] == nil, let fetched = entity.fetchedProperties[key] {
-            do { return try fetchedValue(fetched) } catch { preconditionFailure("Strata: \(error)") }
+            return try? fetchedValue(fetched)
         }
         let property: PropertyDescription
         do { property = try entity.property(named: key) } catch { preconditionFailure("Strata: \(error)") }

@@ -54,7 +54,10 @@ public final class FetchResults<Result: ManagedObject>: RandomAccessCollection, 
 
     // MARK: Configuration (each change fetches again)
 
-    /// The order, as Foundation sort descriptors over `@Managed` properties.
+    /// The order, as Foundation sort descriptors over `@Managed` properties: those last set
+    /// here. An order set through ``nsSortDescriptors`` (keys) has no `SortDescriptor` form (one
+    /// needs a key path, and a key cannot be turned into one outside Objective-C), so this then
+    /// reads `[]`; ``nsSortDescriptors`` always reads the whole order.
     public var sortDescriptors: [SortDescriptor<Result>] {
         get { source.sortDescriptors }
         set { configured(source.reconfigure { $0.sortDescriptors = newValue }) }
@@ -69,10 +72,11 @@ public final class FetchResults<Result: ManagedObject>: RandomAccessCollection, 
     /// Which objects, as a format predicate.
     public var nsPredicate: FetchPredicate? {
         get { source.nsPredicate }
-        set { configured(source.reconfigure { $0.predicate = newValue }) }
+        set { configured(source.setNSPredicate(newValue)) }
     }
 
-    /// Which objects, as a Foundation `#Predicate` (translated to a ``FetchPredicate``).
+    /// Which objects, as a Foundation `#Predicate` (translated to a ``FetchPredicate``): the one
+    /// last set here, nil once ``nsPredicate`` is set (which always reads the predicate in use).
     public var predicate: Predicate<Result>? {
         get { source.predicate }
         set { configured(source.setPredicate(newValue)) }

@@ -47,6 +47,14 @@ final class ResultsSource<Result: ManagedObject> {
         }
     }
 
+    /// Sets a format predicate and fetches again; the `#Predicate` last set no longer describes
+    /// the request, so `predicate` reads nil from then on. The error when it cannot fetch.
+    func setNSPredicate(_ newValue: FetchPredicate?) -> (any Error)? {
+        if let error = reconfigure({ $0.predicate = newValue }) { return error }
+        predicate = nil
+        return nil
+    }
+
     /// Changes the request and fetches again; on failure the request is as before and the error
     /// is returned.
     func reconfigure(_ change: (FetchRequest<Result>) -> Void) -> (any Error)? {

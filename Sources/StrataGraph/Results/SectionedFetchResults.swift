@@ -104,7 +104,7 @@ public final class SectionedFetchResults<SectionIdentifier: Hashable, Result: Ma
 
     public var nsPredicate: FetchPredicate? {
         get { source.nsPredicate }
-        set { configured(source.reconfigure { $0.predicate = newValue }) }
+        set { configured(source.setNSPredicate(newValue)) }
     }
 
     public var predicate: Predicate<Result>? {

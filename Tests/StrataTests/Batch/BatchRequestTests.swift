@@ -91,8 +91,30 @@ final class BatchRequestTests: XCTestCase {
             })
             byObject.resultType = .count
             XCTAssertEqual((try context.execute(byObject) as! BatchInsertResult).result as? Int, 40)
+            // The entity named instead of given, as Core Data's initializers allow.
+            var named = 0
+            let byName = BatchInsertRequest(entityName: "Quake", dictionaryHandler: { dictionary in
+                guard named < 5 else { return true }
+                dictionary["code"] = "n\(named)"
+                named += 1
+                return false
+            })
+            byName.resultType = .count
+            XCTAssertEqual((try context.execute(byName) as! BatchInsertResult).result as? Int, 5)
+            var namedObjects = 0
+            let byNameObjects = BatchInsertRequest(entityName: "Quake", managedObjectHandler: { object in
+                guard namedObjects < 3 else { return true }
+                (object as! Quake).code = "m\(namedObjects)"
+                (object as! Quake).place = "Nome"
+                namedObjects += 1
+                return false
+            })
+            byNameObjects.resultType = .count
+            XCTAssertEqual((try context.execute(byNameObjects) as! BatchInsertResult).result as? Int, 3)
+            XCTAssertEqual(BatchInsertRequest(entityName: "Quake", dictionaryHandler: { _ in true }).entityName, "Quake")
             let rows = try stored(coordinator)
-            XCTAssertEqual(rows.count, 290)
+            XCTAssertEqual(rows.count, 298)
+            XCTAssertEqual(rows.filter { $0.place == "Nome" }.count, 3)
             XCTAssertEqual(rows.filter { $0.place == "Anchorage" }.count, 40)
             XCTAssertEqual(rows.first { $0.code == "d17" }?.magnitude, 7)
         }

@@ -109,6 +109,31 @@ final class FetchedPropertyTests: XCTestCase {
         }
     }
 
+    func testAFetchedPropertyWhoseFetchFailsIsAnErrorNotATrap() throws {
+        let model = try model()
+        // The template asks Reading for a key it does not have: every fetch of it fails.
+        let broken = FetchRequest<ManagedObject>(entityName: "Reading")
+        broken.predicate = try FetchPredicate(format: "noSuchKey == $FETCH_SOURCE.threshold")
+        model.entitiesByName["Station"]!.properties.append(FetchedPropertyDescription(name: "broken", fetchRequest: broken))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try TestStores.add(to: coordinator, type: .native)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let station = ManagedObject(entity: model.entitiesByName["Station"]!, insertInto: context)
+            station.setValue(2.0, forKey: "threshold")
+            let reading = ManagedObject(entity: model.entitiesByName["Reading"]!, insertInto: context)
+            reading.setValue(3.0, forKey: "value")
+            reading.setValue(station, forKey: "station")
+            try context.save()
+            XCTAssertNil(station.value(forKey: "broken"), "value(forKey:) reads a failed fetch as nil")
+            XCTAssertThrowsError(try station.checkedValue(forKey: "broken")) { error in
+                XCTAssertTrue("\(error)".contains("noSuchKey"), "\(error)")
+            }
+            XCTAssertNotNil(station.value(forKey: "strong"), "the other fetched property still reads")
+        }
+    }
+
     func testAFetchedPropertyOfNoEntityIsRefused() throws {
         let station = EntityDescription(name: "Station", properties: [
             AttributeDescription(name: "name", type: .string),

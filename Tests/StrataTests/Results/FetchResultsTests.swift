@@ -50,8 +50,11 @@ final class FetchResultsTests: XCTestCase {
             XCTAssertEqual(results.map(\.code), ["b", "d", "a", "c", "0"])
             results.predicate = #Predicate<Quake> { $0.magnitude > 2 }
             XCTAssertEqual(results.map(\.code), ["b", "d", "a"])
+            XCTAssertNotNil(results.predicate)
             results.nsPredicate = try FetchPredicate(format: "place == %@", "Hilo")
             XCTAssertEqual(results.map(\.code), ["a", "c"])
+            XCTAssertNil(results.predicate, "the #Predicate set before no longer describes the results")
+            XCTAssertEqual(results.nsPredicate?.predicateFormat, try FetchPredicate(format: "place == %@", "Hilo").predicateFormat)
             XCTAssertNil(results.fetchError)
             results.nsSortDescriptors = [FetchSortDescriptor(key: "nonsense")]
             XCTAssertNotNil(results.fetchError, "an unknown key cannot fetch")

@@ -371,15 +371,27 @@ final class BinaryStoreTests: XCTestCase {
         return model
     }
 
-    func testQueryGenerationsAreRefusedAndABinaryFileIsNotANativeStore() throws {
+    func testQueryGenerationsFallBackToUnpinnedReadsAndABinaryFileIsNotANativeStore() throws {
         let (url, _, model) = try sampleFile()
         let coordinator = try reopen(url, model)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
+        let writer = ManagedObjectContext(.privateQueue)
+        writer.persistentStoreCoordinator = coordinator
+        let entity = model.entities[0]
+        // As the 2016 talk says of stores without generations: asking for one is no error, and
+        // reads stay unpinned (another context's save is seen by the next fetch).
+        let before = try context.performAndWait {
+            try context.setQueryGenerationFrom(.current)
+            XCTAssertNil(context.queryGenerationToken, "nothing is pinned")
+            return try context.count(for: FetchRequest<ManagedObject>(entityName: entity.name))
+        }
+        try writer.performAndWait {
+            _ = ManagedObject(entity: entity, insertInto: writer)
+            try writer.save()
+        }
         try context.performAndWait {
-            XCTAssertThrowsError(try context.setQueryGenerationFrom(.current)) {
-                XCTAssertTrue("\($0)".contains("query generations are kept by .native stores only"), "\($0)")
-            }
+            XCTAssertEqual(try context.count(for: FetchRequest<ManagedObject>(entityName: entity.name)), before + 1)
             XCTAssertNoThrow(try context.setQueryGenerationFrom(nil))
         }
         let native = PersistentStoreCoordinator(managedObjectModel: model)

@@ -125,10 +125,9 @@ final class InMemoryStore: KeyReservingRowStore {
 
     var supportsGenerations: Bool { false }
 
-    /// An atomic store's file holds one state: a pin would be a promise it cannot keep.
-    var queryGenerationRefusal: String? {
-        writer == nil ? nil : "query generations are kept by .native stores only; the \(type) store \(url?.path ?? "") holds one state, its latest"
-    }
+    /// Never refused: a store without generations is read unpinned, at its latest state, under
+    /// any pin (as Core Data's stores without query generations are).
+    var queryGenerationRefusal: String? { nil }
 
     func beginSnapshot() throws -> (any StoreSnapshot)? { nil }
 
