@@ -147,6 +147,36 @@ if arguments.first == "batch-loop" {
     }
 }
 
+/// A typed class for the concurrency-violation checks of `@Managed` reads.
+final class HelperQuake: ManagedObject {
+    @Managed var magnitude: Double = 0
+}
+
+if arguments.first == "concurrency-violation", arguments.count > 1, arguments[1] == "typed" || arguments[1] == "prefetched" {
+    // A fetched object (a prefetched fault) read through its typed @Managed property, or its
+    // fault fired by the untyped path, off its context's queue.
+    let model = try! ManagedObjectModel(classes: [HelperQuake.self])
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+    _ = try! coordinator.addPersistentStore(type: .inMemory, at: URL(fileURLWithPath: "/dev/null"))
+    let context = ManagedObjectContext(.privateQueue)
+    context.name = "background"
+    context.persistentStoreCoordinator = coordinator
+    let fetched: HelperQuake = context.performAndWait {
+        let quake = HelperQuake(context: context)
+        quake.magnitude = 4
+        try! context.save()
+        context.reset()
+        return try! context.fetch(FetchRequest<HelperQuake>(entityName: "HelperQuake")).first!
+    }
+    if arguments[1] == "typed" {
+        print(fetched.magnitude)                     // off the context's queue
+    } else {
+        _ = try? fetched.checkedValue(forKey: "magnitude")   // off the context's queue
+    }
+    print("ok")
+    exit(0)
+}
+
 if arguments.first == "concurrency-violation" {
     let quake = EntityDescription(name: "Quake", properties: [AttributeDescription(name: "magnitude", type: .double)])
     let coordinator = PersistentStoreCoordinator(managedObjectModel: ManagedObjectModel(entities: [quake]))

@@ -103,6 +103,7 @@ public struct Managed<Value> {
         guard let slot = object.entity.slotIndex[key] else {
             preconditionFailure("Strata: entity \(object.entity.name) has no property '\(key)' (the model was not made from this class)")
         }
+        object.assertOnContextQueue("reading \(key)")
         // A row that cannot be read leaves the defaults to read; the error is in `faultErrors`.
         object.fireFaultKeepingError()
         let raw = object.values[slot]

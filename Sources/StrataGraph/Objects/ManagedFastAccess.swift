@@ -231,6 +231,7 @@ extension ManagedObject {
     func loadedSlot(for keyPath: AnyKeyPath, kind: ManagedFastKind) -> Int? {
         if state == .prototype { return nil }
         guard let slot = ManagedKeyCache.slot(of: keyPath, kind: kind, entity: entityRef) else { return nil }
+        assertOnContextQueue("reading \(entity.slots[slot].name)")
         // A row that cannot be read leaves the defaults to read; the error is in `faultErrors`.
         fireFaultKeepingError()
         return slot

@@ -124,6 +124,7 @@ extension ManagedObject {
     @inline(__always)
     func fireFaultIfNeeded() throws {
         guard state.needsLoad else { return }
+        assertOnContextQueue("firing the fault of")
         // The usual case, a fault whose fetch's values are still current, needs no context.
         if state == .prefetchedFault, let handle = contextHandleRef,
            handle._withUnsafeGuaranteedRef({ $0.prefetchIsCurrent(stamp: prefetchStamp, pin: prefetchPin) }) {

@@ -31,6 +31,18 @@ final class ConcurrencyDebugTests: XCTestCase {
         XCTAssertTrue(output.contains("hasChanges"), output)
     }
 
+    func testTypedReadsOfPrefetchedFaultsOffTheirQueueTrap() throws {
+        let (status, output) = try runHelper("typed", debug: true)
+        XCTAssertNotEqual(status, 0, output)
+        XCTAssertTrue(output.contains("Strata concurrency violation") && output.contains("reading magnitude on HelperQuake"), output)
+        let untyped = try runHelper("prefetched", debug: true)
+        XCTAssertNotEqual(untyped.status, 0, untyped.output)
+        XCTAssertTrue(untyped.output.contains("Strata concurrency violation"), untyped.output)
+        let off = try runHelper("typed", debug: false)
+        XCTAssertEqual(off.status, 0, off.output)
+        XCTAssertTrue(off.output.contains("4.0"), off.output)
+    }
+
     func testWithoutTheSwitchNothingIsChecked() throws {
         let (status, output) = try runHelper("object", debug: false)
         XCTAssertEqual(status, 0, output)
