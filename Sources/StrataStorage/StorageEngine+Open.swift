@@ -29,6 +29,7 @@ extension StorageEngine {
         }
         let main = try fs.open(path, create: false)
         do {
+            try holdPresence(main, path: path, timeout: options.busyTimeout)
             let header = try FileHeader.read(from: main)
             // A new WAL's directory entry must be durable before any commit relies on the WAL.
             // "New" includes a WAL another process created a moment ago and has not synced yet.
@@ -39,6 +40,26 @@ extension StorageEngine {
         } catch {
             main.close()
             throw error
+        }
+    }
+
+    /// The byte of the store file every open handle holds a shared lock on (FORMAT.md §15,
+    /// "Presence"): the last handle to close, which alone can take it exclusively, removes the
+    /// `-wal` and `-shm` files after a full checkpoint. Beyond any page: locks are advisory.
+    static let presenceByte: Int64 = 1 << 40
+
+    /// Takes the shared presence lock on `main`, waiting (up to `timeout` seconds) while a
+    /// closing handle holds it exclusively to remove the side files; the side files are opened
+    /// only after it is held, so a handle never opens a side file that is being removed.
+    static func holdPresence(_ main: any FileIO, path: String, timeout: Double) throws {
+        let deadline = monotonicSeconds() + max(timeout, 0.05)
+        var pause: UInt32 = 200
+        while try !main.tryLock(byte: presenceByte, exclusive: false) {
+            guard monotonicSeconds() < deadline else {
+                throw StrataError(.busy, "\(path): another handle kept the store's presence lock past the busy timeout while closing it")
+            }
+            usleep(pause)
+            pause = min(pause * 2, 20_000)
         }
     }
 

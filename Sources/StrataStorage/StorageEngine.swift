@@ -280,6 +280,8 @@ public final class StorageEngine: Sendable {
     }
 
     /// Closes the store: checkpoints if no other writer is active, releases locks and files.
+    /// The last handle open on the store (in any process) leaves it as one file: after a full
+    /// checkpoint it removes `-wal` and `-shm`, as SQLite does (FORMAT.md §15, "Presence").
     /// Transactions still open afterwards throw `.closed`; commit observations stop (no call
     /// begins afterwards) and their thread ends.
     public func close() {
@@ -290,19 +292,31 @@ public final class StorageEngine: Sendable {
         if alreadyClosed { return }
         dropLatestPin()
         commitWatcher.load()?.engineClosed()
-        if !options.readOnly, writerGate.wait(timeout: .now()) == .success {
+        var removesSideFiles = false
+        // A write still running on another thread (at process exit, say) is waited for briefly.
+        if !options.readOnly, writerGate.wait(timeout: .now() + min(options.busyTimeout, 2)) == .success {
             if (try? files.shared.tryLock(byte: SharedState.writerLockByte, exclusive: true)) == true {
                 if view.withLock({ $0.poisoned == nil }) {
                     try? synchronize()
                     try? runCheckpoint()
                     // Leave only the WAL header behind (the WAL life stays the same).
-                    if view.withLock({ $0.log.frames == 0 }) { try? files.wal.truncate(to: Int64(pageSize)) }
+                    if view.withLock({ $0.log.frames == 0 }), (try? files.wal.truncate(to: Int64(pageSize))) != nil {
+                        // Every commit is in the store file: the last handle removes the side files.
+                        removesSideFiles = readers.liveReaderCount == 0
+                            && (try? files.main.tryLock(byte: Self.presenceByte, exclusive: true)) == true
+                    }
                 }
                 shared.unlockWriter()
             }
             writerGate.signal()
         }
         readers.releaseSlot()
+        if removesSideFiles {
+            // No other handle exists (it would hold the presence byte), and none can open the
+            // side files before this one releases it.
+            try? options.fileSystem.remove(Self.walPath(path))
+            try? options.fileSystem.remove(Self.sharedPath(path))
+        }
         files.main.close()
         files.wal.close()
         files.shared.close()

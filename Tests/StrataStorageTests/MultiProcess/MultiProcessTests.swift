@@ -124,6 +124,7 @@ final class MultiProcessTests: XCTestCase {
     /// data checkpointed into the store file (its WAL cut to the header block), and no reader
     /// slot marked with its process ID (FORMAT.md §10, §15).
     func testANormalExitWithoutCloseLeavesOneFileAndNoSlot() throws {
+        // (The side files are removed only by the last handle: see testTheLastHandleToCloseRemovesTheSideFiles.)
         func run(_ arguments: [String]) throws -> String {
             let process = Process()
             process.executableURL = Self.helperURL
@@ -138,8 +139,9 @@ final class MultiProcessTests: XCTestCase {
         }
         XCTAssertTrue(try run(["write", path, "t", "0", "200"]).hasSuffix("ok\n"))
         XCTAssertTrue(try run(["get", path, "t", "7"]).contains("#7"), "the reader saw the rows")
-        let walSize = (try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? -1
-        XCTAssertEqual(walSize, 4096, "the WAL holds its header block only")
+        // The last handle closed (at its process's exit) left the store as one file, as SQLite does.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"), "the last handle removed the WAL")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-shm"), "the last handle removed the shared file")
         let engine = try StorageEngine(path: path)
         let dump = try engine.dump()
         let others = dump.readerSlots.filter { $0.processID != getpid() }     // the dump's own read holds one
@@ -147,5 +149,34 @@ final class MultiProcessTests: XCTestCase {
         XCTAssertEqual(try engine.read { try $0.tree("t").count }, 200)
         try expectSound(engine, "after the helpers exited")
         engine.close()
+    }
+
+    func testTheLastHandleToCloseRemovesTheSideFiles() throws {
+        // Two handles in this process (open-file-description locks tell them apart): the first to
+        // close leaves the side files to the other; the last removes them; a store reopened from
+        // the one file holds every commit, and a third handle reopens it with fresh side files.
+        let first = try StorageEngine(path: path)
+        let second = try StorageEngine(path: path)
+        for i in UInt64(0)..<50 { try first.write { tx in try tx.openTree("t").put(key(i), Array("v\(i)".utf8)) } }
+        first.close()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path + "-wal"), "another handle is still open")
+        try second.write { tx in try tx.openTree("t").put(key(50), Array("v50".utf8)) }
+        second.close()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-shm"))
+        let copy = path + ".copy"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let reopened = try StorageEngine(path: copy)
+        XCTAssertEqual(try reopened.read { try $0.tree("t").count }, 51, "the one file holds every commit")
+        try expectSound(reopened, "reopened from the one file")
+        try reopened.write { tx in try tx.openTree("t").put(key(51), Array("v51".utf8)) }
+        reopened.close()
+        let again = try StorageEngine(path: copy)
+        XCTAssertEqual(try again.read { try $0.tree("t").count }, 52)
+        // A reader still open keeps the side files (its process may read on after close).
+        let reader = try again.beginRead()
+        again.close()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: copy + "-wal"))
+        _ = reader
     }
 }
