@@ -162,6 +162,30 @@ final class SQLiteStoreTypeTests: XCTestCase {
         }
     }
 
+    /// The README's "Moving from Core Data" example, as written there (paths in the test's folder).
+    func testReadmeMovingFromCoreDataExample() throws {
+        let world = World(seed: 31)
+        var writer = CompiledModelWriter()
+        var deflate = DeflateEncoder()
+        deflate.fixed(writer.archive(World.model())[...], history: [], last: true)
+        let folder = URL(fileURLWithPath: storePath("readme")).deletingLastPathComponent()
+        try world.write(to: folder.appendingPathComponent("Earthquakes.sqlite").path, inLog: true, modelCache: deflate.bytes)
+        let strata = folder.appendingPathComponent("Earthquakes.strata")
+
+        let old = folder.appendingPathComponent("Earthquakes.sqlite")
+        let model = try ManagedObjectModel(contentsOf: old)     // the store's own model; or the app's .momd
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: .sqlite, configuration: nil, at: old,
+                                                       options: [ReadOnlyPersistentStoreOption: true])
+        try coordinator.migratePersistentStore(store, to: strata,
+                                               options: nil, type: .native)
+
+        let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        assertMatches(try snapshot(of: context, model: model), world, seed: 31, "README example")
+        XCTAssertEqual(coordinator.persistentStores.map(\.type), [.native])
+    }
+
     func testSavesAndMetadataChangesAreRefusedWithTheWayOff() throws {
         let world = World(seed: 77)
         let path = storePath("refusal")

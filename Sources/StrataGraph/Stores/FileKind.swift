@@ -21,11 +21,19 @@ package enum FileKind: String {
         return nil
     }
 
-    /// The kind of the file at `path` (nil: missing, unreadable, or not a kind Strata knows).
+    /// The kind of the file at `path` (nil: missing, unreadable, or not a kind Strata knows). An
+    /// empty file with a SQLite `-wal` log beside it is a SQLite database whose every page is
+    /// still in the log (as Core Data leaves stores it has not checkpointed).
     package static func ofFile(_ path: String) -> FileKind? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        return (try? handle.read(upToCount: 256)).flatMap { $0.map { of([UInt8]($0)) } ?? nil }
+        let head = [UInt8]((try? handle.read(upToCount: 256)) ?? Data())
+        if head.isEmpty, let log = FileHandle(forReadingAtPath: path + "-wal") {
+            defer { try? log.close() }
+            let magic = [UInt8]((try? log.read(upToCount: 4)) ?? Data())
+            if magic == [0x37, 0x7F, 0x06, 0x82] || magic == [0x37, 0x7F, 0x06, 0x83] { return .sqlite }
+        }
+        return of(head)
     }
 
     /// ": it is a .native store" (or nothing when the kind is unknown), to end an error message.

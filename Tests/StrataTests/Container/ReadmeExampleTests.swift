@@ -22,8 +22,15 @@ final class ReadmeExampleTests: XCTestCase {
         }
         let request = Quake.fetchRequest()
         request.sortDescriptors = [FetchSortDescriptor(key: "magnitude", ascending: false)]
-        let places = try await container.viewContext.perform { try container.viewContext.fetch(request).map(\.place) }
-        XCTAssertEqual(places, ["10 km N of Cupertino"])
+        // Managed objects never leave their context's queue: the block returns values and object IDs.
+        let largest = try await container.viewContext.perform {
+            try container.viewContext.fetch(request).map { (id: $0.objectID, place: $0.place, magnitude: $0.magnitude) }
+        }
+        XCTAssertEqual(largest.map(\.place), ["10 km N of Cupertino"])
+        XCTAssertEqual(largest.first?.magnitude, 4.2)
+        let id = try XCTUnwrap(largest.first?.id)
+        let place = container.viewContext.performAndWait { (container.viewContext.object(with: id) as? Quake)?.place }
+        XCTAssertEqual(place, "10 km N of Cupertino")
     }
 }
 

@@ -32,11 +32,15 @@ enum CompiledModelReader {
         return BinaryPropertyList.isBinaryPropertyList(head)
     }
 
-    /// Whether `url` is a SQLite file (a Core Data store, whose model is in `Z_MODELCACHE`).
+    /// Whether `url` is a SQLite file (a Core Data store, whose model is in `Z_MODELCACHE`): its
+    /// header says so, or it is empty with every page in its `-wal` log (as Core Data leaves
+    /// stores it has not checkpointed).
     static func isCoreDataStore(_ url: URL) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: url.path) else { return false }
         defer { try? handle.close() }
-        return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\u{0}".utf8)
+        let head = (try? handle.read(upToCount: 16)) ?? Data()
+        if head == Data("SQLite format 3\u{0}".utf8) { return true }
+        return head.isEmpty && FileManager.default.fileExists(atPath: url.path + "-wal")
     }
 
     /// The compiled model a Core Data store keeps in `Z_MODELCACHE`, inflated, and a name for it.
