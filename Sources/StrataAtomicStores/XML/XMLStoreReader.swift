@@ -47,7 +47,8 @@ enum XMLStoreReader {
         if let error = delegate.error { throw error }
         guard parsed else {
             let reason = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "the document is not well-formed XML"
-            throw failure(file, "malformed XML (\(reason))", line: parser.lineNumber, column: parser.columnNumber)
+            let at = delegate.malformedAt ?? (parser.lineNumber, parser.columnNumber)
+            throw failure(file, "malformed XML (\(reason))", line: at.line, column: at.column)
         }
         guard delegate.sawDatabase else { throw failure(file, "no <database> element", line: parser.lineNumber) }
         // A document cut short must not pass for a whole one.
@@ -101,6 +102,9 @@ enum XMLStoreReader {
         @exclusivity(unchecked) var error: StrataError?
         @exclusivity(unchecked) var sawDatabase = false
         @exclusivity(unchecked) var closedDatabase = false
+        /// Where the parser found the document not well-formed: read when it reports it (the
+        /// parser's position afterwards is where it stopped reading, often much later).
+        @exclusivity(unchecked) var malformedAt: (line: Int, column: Int)?
         @exclusivity(unchecked) private var path: [String] = []
         @exclusivity(unchecked) private var text = ""
         /// Whether the open element's text is wanted (white space between elements is not kept).
@@ -156,6 +160,10 @@ enum XMLStoreReader {
 
         func parser(_ parser: XMLParser, foundCharacters string: String) {
             if let plist { plist.characters(string) } else if collecting { text += string }
+        }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+            if malformedAt == nil { malformedAt = (parser.lineNumber, parser.columnNumber) }
         }
 
         func parser(_ parser: XMLParser, foundCDATA block: Data) {

@@ -16,6 +16,19 @@ enum XMLStoreWriter {
     /// Core Data's XML store version number, written in `<databaseInfo>`.
     static let version = 134_481_920
 
+    /// The metadata as the file keeps it: Strata's keys and Core Data's (`NSStoreUUID`,
+    /// `NSStoreType`, `NSStoreModelVersionHashes`, `NSStoreModelVersionHashesVersion`), as Core
+    /// Data writes them. Version hashes a Core Data file came with are kept; a store Strata
+    /// created gets its own entity hashes there (Strata's, not Core Data's: FORMAT.md §21).
+    static func coreDataMetadata(_ metadata: [String: any Sendable]) -> [String: any Sendable] {
+        var metadata = metadata
+        metadata["NSStoreUUID"] = metadata[StoreMetadataKey.storeUUID]
+        metadata["NSStoreType"] = StoreType.xml.rawValue
+        if metadata["NSStoreModelVersionHashes"] == nil { metadata["NSStoreModelVersionHashes"] = metadata[StoreMetadataKey.versionHashes] }
+        if metadata["NSStoreModelVersionHashesVersion"] == nil { metadata["NSStoreModelVersionHashesVersion"] = Int64(3) }
+        return metadata
+    }
+
     /// The document bytes of `contents`.
     static func encode(_ contents: StoreContents) throws -> [UInt8] {
         var out = ""
@@ -27,7 +40,7 @@ enum XMLStoreWriter {
         out += "        <UUID>\(escaped(contents.metadata[StoreMetadataKey.storeUUID] as? String ?? ""))</UUID>\n"
         out += "        <nextObjectID>\(contents.nextKey)</nextObjectID>\n"
         out += "        <metadata>\n"
-        try XMLPropertyList.write(contents.metadata, indent: "            ", to: &out)
+        try XMLPropertyList.write(coreDataMetadata(contents.metadata), indent: "            ", to: &out)
         out += "        </metadata>\n    </databaseInfo>\n"
         for stored in contents.entities {
             let entity = stored.entity

@@ -177,9 +177,34 @@ final class XMLStoreTests: XCTestCase {
         }
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .xml, at: url)
         XCTAssertEqual(metadata["NSPersistenceFrameworkVersion"] as? Int, 641, "Core Data's metadata is kept")
+        let coreDataHashes = try XCTUnwrap(metadata["NSStoreModelVersionHashes"] as? [String: any Sendable])
+        XCTAssertEqual((coreDataHashes["Employee"] as? Data)?.count, 32, "Core Data's own version hashes are kept")
+        XCTAssertEqual(metadata["NSStoreUUID"] as? String, "7DFA6DAB-A071-4B34-8DFB-BAC65DD66FDE")
+        XCTAssertEqual(metadata["NSStoreType"] as? String, "XML")
         let again = try reopen(url, employeesModel())
         XCTAssertEqual(try rowsText(again).filter { $0.contains("250") }.count, 1)
         XCTAssertTrue(String(decoding: try AtomicFileWrite.read(url.path), as: UTF8.self).contains("<nextObjectID>106</nextObjectID>"))
+    }
+
+    func testAStoreStrataCreatesCarriesCoreDatasMetadataKeys() throws {
+        let url = freshURL()
+        let coordinator = try reopen(url, employeesModel())
+        let identifier = coordinator.persistentStores[0].identifier
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Department"]!, insertInto: context).setValue("Ops", forKey: "name")
+            try context.save()
+        }
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(type: .xml, at: url)
+        XCTAssertEqual(metadata["NSStoreUUID"] as? String, identifier)
+        XCTAssertEqual(metadata["NSStoreType"] as? String, "XML")
+        XCTAssertEqual(metadata["NSStoreModelVersionHashesVersion"] as? Int, 3)
+        XCTAssertEqual((metadata["NSStoreModelVersionHashes"] as? [String: any Sendable])?.keys.sorted(), ["Department", "Employee"])
+        let text = String(decoding: try AtomicFileWrite.read(url.path), as: UTF8.self)
+        for key in ["NSStoreUUID", "NSStoreType", "NSStoreModelVersionHashes", "NSStoreModelVersionHashesVersion"] {
+            XCTAssertTrue(text.contains("<key>\(key)</key>"), "\(key) is in the document")
+        }
     }
 
     func testADocumentThatDoesNotFitIsRefusedByName() throws {
@@ -223,6 +248,12 @@ final class XMLStoreTests: XCTestCase {
         try refused(Array(text.replacingOccurrences(of: "idrefs=\"z102 z105\"", with: "idrefs=\"z102 z999\"").utf8), "names the object z999")
         try refused(Array(text.replacingOccurrences(of: "type=\"int32\"", with: "type=\"int128\"").utf8), "unknown type \"int128\"")
         try refused(Array("<database><table/></database>".utf8), "unexpected <table>")
+        // A mismatched end tag is named at its own line, not where the parser stopped reading.
+        var lines = text.components(separatedBy: "\n")
+        let bad = try XCTUnwrap(lines.firstIndex { $0.contains("<attribute name=\"name\" type=\"string\">Alice</attribute>") })
+        lines[bad] = lines[bad].replacingOccurrences(of: "</attribute>", with: "</attrib>")
+        let padded = lines[...bad] + (0..<120).map { _ in "    <!-- padding -->" } + lines[(bad + 1)...]
+        try refused(Array(padded.joined(separator: "\n").utf8), "line \(bad + 1)")
         try refused(Array("STRATABN and more".utf8), "is a .binary store")
     }
 
