@@ -24,7 +24,7 @@ final class NativeStoreFile: Sendable {
         var limit: Int64 = 0
         var blockSize: Int64 = 64
     }
-    private let keys = Lock(Keys()) // guards the reserved key block; only `allocate` and `reserveKeys` change it
+    private let keys = Lock(Keys()) // guards the reserved key block; only `allocate`, `reserveKeys` and `replaceContents` change it
     /// The metadata and the generation it was read at; only `metadata()` and `setMetadata` set it.
     private let cachedMetadata = Lock<(generation: Generation, metadata: [String: any Sendable])?>(nil) // guards the cache
 
@@ -75,6 +75,11 @@ final class NativeStoreFile: Sendable {
         return try file(at: path, options: options)
     }
 
+    /// Whether a store of this process has the file at `path` open.
+    static func isOpen(_ path: String) -> Bool {
+        open.withLock { $0[tableKey(path)]?.file != nil }
+    }
+
     /// Takes `path` out of the table (its files are about to be deleted or replaced): stores
     /// still holding the file keep using it; the next store added at `path` opens a new engine.
     static func forget(_ path: String) {
@@ -88,6 +93,38 @@ final class NativeStoreFile: Sendable {
     /// Copies every commit into the store file (a method, so the file stays open while it runs:
     /// the engine closes when the last user of a file opened for one operation lets go).
     func checkpoint() throws { try engine.checkpoint() }
+
+    // MARK: Replacing and emptying in place
+
+    /// Takes `source`'s contents (every tree of its latest commit), keeping this store's
+    /// identifier in its metadata, in one transaction (StorageEngine+Replace.swift).
+    func replaceContents(with source: NativeStoreFile) throws {
+        // The coordinators using this file read it through its schema's layouts: the source must
+        // have been written with the same one.
+        func schema(_ file: NativeStoreFile) throws -> [UInt8]? {
+            try file.engine.read { try $0.treeIfPresent(NativeSchema.metaTree)?.get(NativeStore.schemaKey) }
+        }
+        guard try schema(source) == schema(self) else {
+            throw StrataError(.incompatibleModel, "\(source.path) was written with another model than \(path), which is in use in this process; remove that store from its coordinators first (or migrate the source)")
+        }
+        let identifier = try metadata()[StoreMetadataKey.storeUUID]
+        try engine.replaceContents(with: source.engine)
+        try engine.write { tx in
+            let meta = try tx.openTree(NativeSchema.metaTree)
+            guard let bytes = try meta.get(Self.metadataKey) else { return }
+            var merged = try MetadataCodec.decode(bytes, store: path)
+            merged[StoreMetadataKey.storeUUID] = identifier
+            try meta.put(Self.metadataKey, try MetadataCodec.encode(merged))
+        }
+        cachedMetadata.withLock { $0 = nil }
+        // The block of keys this process reserved may lie among the source's keys.
+        keys.withLock { $0.limit = $0.next }
+    }
+
+    /// Drops every tree but the meta tree (schema, key counter, metadata), in one transaction.
+    func empty() throws {
+        try engine.removeContents(keeping: [NativeSchema.metaTree])
+    }
 
     // MARK: Metadata
 
