@@ -110,7 +110,8 @@ final class NativeStore: KeyReservingRowStore {
         } else {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
-        self.file = try NativeStoreFile.file(at: path, options: storage)
+        self.file = try NativeStoreFile.file(at: path, options: storage, explicitTimeout: options[PersistentStoreTimeoutOption] != nil,
+                                             explicitCache: options[PageCacheSizeOptionKey] != nil)
         self.readEngine = Unmanaged.passUnretained(file.engine)
         self.url = url
         self.configurationName = configurationName

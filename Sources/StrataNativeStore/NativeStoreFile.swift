@@ -47,12 +47,22 @@ final class NativeStoreFile: Sendable {
     private static let open = Lock<[String: WeakFile]>([:]) // guards the table of open files
 
     /// The open file at `path`, opening the engine if no store in this process has it open.
-    static func file(at path: String, options: StorageOptions) throws -> NativeStoreFile {
+    /// A store added to a file already open shares its engine: options it gives explicitly
+    /// (`explicitTimeout`, `explicitCache`) must be the engine's, else an error says so (they
+    /// would be ignored).
+    static func file(at path: String, options: StorageOptions, explicitTimeout: Bool = false, explicitCache: Bool = false) throws -> NativeStoreFile {
         let key = tableKey(path)
         return try open.withLock { table in
             if let existing = table[key]?.file {
                 if existing.engine.options.readOnly && !options.readOnly {
                     throw StrataError(.busy, "\(key) is open read-only in this process; it cannot be opened for writing until that store is removed")
+                }
+                let shared = existing.engine.options
+                if explicitTimeout, shared.busyTimeout != options.busyTimeout {
+                    throw StrataError(.invalidArgument, "\(key) is already open in this process with a busy timeout of \(shared.busyTimeout) s, and a second store shares its engine: add it with the same PersistentStoreTimeoutOption (\(options.busyTimeout) s was given), or without it")
+                }
+                if explicitCache, shared.cacheBytes != options.cacheBytes {
+                    throw StrataError(.invalidArgument, "\(key) is already open in this process with a page cache of \(shared.cacheBytes) bytes, and a second store shares its engine: add it with the same PageCacheSizeOptionKey (\(options.cacheBytes) was given), or without it")
                 }
                 return existing
             }

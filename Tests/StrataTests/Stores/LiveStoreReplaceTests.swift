@@ -87,4 +87,18 @@ final class LiveStoreReplaceTests: XCTestCase {
             XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path + suffix), "\(suffix) removed")
         }
     }
+
+    func testASecondStoreOnAnOpenFileWithOtherOptionsIsToldSo() throws {
+        let url = TestDirectory.url.appendingPathComponent("options-\(UUID().uuidString.prefix(6)).strata")
+        let first = PersistentStoreCoordinator(managedObjectModel: try TestModels.earthquakes())
+        try first.addPersistentStore(type: .native, at: url, options: [PersistentStoreTimeoutOption: 3.0, PageCacheSizeOptionKey: 4 << 20])
+        func second(_ options: [String: Any]) -> String {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try! TestModels.earthquakes())
+            do { try coordinator.addPersistentStore(type: .native, at: url, options: options); return "added" } catch { return "\(error)" }
+        }
+        XCTAssertTrue(second([PersistentStoreTimeoutOption: 9.0]).contains("busy timeout of 3.0 s"), second([PersistentStoreTimeoutOption: 9.0]))
+        XCTAssertTrue(second([PageCacheSizeOptionKey: 1 << 20]).contains("page cache of 4194304 bytes"))
+        XCTAssertEqual(second([PersistentStoreTimeoutOption: 3.0, PageCacheSizeOptionKey: 4 << 20]), "added", "the same options share the engine")
+        XCTAssertEqual(second([:]), "added", "no options: the engine's")
+    }
 }
