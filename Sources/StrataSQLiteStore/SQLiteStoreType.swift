@@ -3,8 +3,9 @@
 //
 // Owns: `StoreType.sqlite` (naming it registers the factory, once per process), opening a store
 // (the file's objects read at open into an in-memory store, as the atomic store types hold
-// theirs, bound to the coordinator's model), its metadata as Core Data wrote it (`Z_METADATA`),
-// and refusing every write with the way off (migrate to `.native`). Never writes the file, its
+// theirs, bound to the coordinator's model), its persistent history (ATRANSACTION, ACHANGE) served
+// to history requests, its metadata as Core Data wrote it (`Z_METADATA`), and refusing every write
+// with the way off (migrate to `.native`). Never writes the file, its
 // `-wal` or its `-shm`.
 
 import Foundation
@@ -63,7 +64,10 @@ struct SQLiteStoreFactory: PersistentStoreFactory {
             var metadata = file.metadata
             metadata[StoreMetadataKey.storeUUID] = identifier
             let nextKey = max(largest, file.entities.map(\.maxPrimaryKey).max() ?? 0) + 1
-            return (StoreContents(entities: entities, metadata: metadata, nextKey: nextKey), false)
+            // Core Data's persistent history, served to history requests (never recorded anew).
+            let history = file.hasHistory
+                ? try CoreDataHistoryReader(database: database, layout: layout, store: StoreIdentity.named(identifier)).read() : nil
+            return (StoreContents(entities: entities, metadata: metadata, nextKey: nextKey, history: history), false)
         }
     }
 

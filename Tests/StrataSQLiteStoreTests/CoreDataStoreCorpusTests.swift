@@ -77,7 +77,7 @@ final class CoreDataStoreCorpusTests: XCTestCase {
         }
         let stores = files(in: folder) { $0.hasSuffix(".sqlite") && !$0.contains("/") }
         XCTAssertFalse(stores.isEmpty)
-        var opened = 0, objects = 0, skipped: [String] = [], incompatible: [String] = []
+        var opened = 0, objects = 0, histories = 0, skipped: [String] = [], incompatible: [String] = []
         for path in stores {
             let base = (path as NSString).deletingPathExtension
             let database = try SQLiteDatabase(path: path)
@@ -148,12 +148,20 @@ final class CoreDataStoreCorpusTests: XCTestCase {
                     context.reset()
                 }
             }
+            // Core Data's history: every ATRANSACTION row is a transaction of the history request.
+            if file.hasHistory {
+                let served = try context.performAndWait {
+                    (try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)) as? PersistentHistoryResult)?.result as? [PersistentHistoryTransaction]
+                }
+                XCTAssertEqual(served?.count, try database.rowCount(inTable: "ATRANSACTION"), "\(path): history transactions")
+                histories += 1
+            }
             let target = TestDirectory.url.appendingPathComponent("corpus-\(UUID().uuidString).native")
             try coordinator.migratePersistentStore(store, to: target, options: nil, type: .native)
             context.performAndWait { context.reset() }
             XCTAssertEqual(try counts(), read, "\(path): counts after migrating to .native")
         }
-        print("Core Data stores: \(opened) opened and migrated (\(objects) objects); without a readable model: \(skipped); not described by their model: \(incompatible)")
+        print("Core Data stores: \(opened) opened and migrated (\(objects) objects, \(histories) with history served); without a readable model: \(skipped); not described by their model: \(incompatible)")
         XCTAssertLessThanOrEqual(incompatible.count, 1, "\(incompatible)")
     }
 }

@@ -37,6 +37,17 @@ struct CoreDataStoreWorld {
     var objects: [Key: Object] = [:]
     let uuid = UUID().uuidString
 
+    /// One transaction of Core Data's persistent history (ATRANSACTION, its ACHANGE rows).
+    struct Transaction {
+        var pk: Int64
+        var timestamp: Double
+        var author: String?
+        var contextName: String?
+        var changes: [(pk: Int64, type: Int64, object: Key)]
+    }
+    /// The history the store keeps (nil: no history tables).
+    var history: [Transaction]?
+
     static func model() -> ManagedObjectModel {
         let author = EntityDescription(name: "Author"), book = EntityDescription(name: "Book"), film = EntityDescription(name: "Film")
         let item = EntityDescription(name: "Item"), playlist = EntityDescription(name: "Playlist"), profile = EntityDescription(name: "Profile")
@@ -175,6 +186,25 @@ struct CoreDataStoreWorld {
             }
         }
         for shelf in shelves { objects[shelf]!.toMany["items"]?.shuffle(using: &random) }
+        // Persistent history: some transactions of changes to the objects (and to an entity the
+        // model does not have: number 99), authors and context names as text or string keys.
+        if seed % 3 != 1 {
+            var list: [Transaction] = []
+            var changePK: Int64 = 0
+            let keys = objects.keys.sorted()
+            for number in 1...Int64.random(in: 1...6, using: &random) {
+                var transaction = Transaction(pk: number, timestamp: Double(700_000_000 + Int(number) * 60) + 0.5,
+                                              author: maybe(0.7) ? ["app", "importer", "sync"].randomElement(using: &random) : nil,
+                                              contextName: maybe(0.5) ? "context\(number)" : nil, changes: [])
+                for _ in 0..<Int.random(in: 0...5, using: &random) where !keys.isEmpty {
+                    changePK += 1
+                    transaction.changes.append((changePK, Int64.random(in: 0...2, using: &random), keys.randomElement(using: &random)!))
+                }
+                if maybe(0.3) { changePK += 1; transaction.changes.append((changePK, 0, Key(entity: "Gone", pk: 5))) }
+                list.append(transaction)
+            }
+            history = list
+        }
         var free = profiles.shuffled(using: &random)
         for author in authors where maybe(0.7) {
             guard let profile = free.popLast() else { break }
@@ -248,6 +278,21 @@ struct CoreDataStoreWorld {
             "NSStoreModelVersionHashes": Dictionary(uniqueKeysWithValues: Self.numbers.keys.map { ($0, Data([1, 2, 3])) }),
         ] as [String: Any], format: .binary, options: 0)
         tables.append(SQLiteTestTable(name: "Z_METADATA", rows: [(1, [.null, .text(uuid), .blob(Array(plist))])], sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)"))
+        if let history {
+            // Author strings through ATRANSACTIONSTRING for "importer" (ZAUTHORTS), as text otherwise.
+            tables.append(SQLiteTestTable(name: "ATRANSACTIONSTRING", rows: [(1, [.null, .integer(16003), .null, .text("importer")])],
+                                          sql: "CREATE TABLE ATRANSACTIONSTRING ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR )"))
+            tables.append(SQLiteTestTable(name: "ATRANSACTION", rows: history.map { t in
+                let authorTS: SQLiteValue = t.author == "importer" ? .integer(1) : .null
+                let author: SQLiteValue = t.author.map { $0 == "importer" ? SQLiteValue.null : .text($0) } ?? .null
+                return (t.pk, [.null, .integer(16002), .null, authorTS, .null, .null, .null, .real(t.timestamp), author, .text("com.example.app"),
+                               t.contextName.map(SQLiteValue.text) ?? .null, .text("42"), .null])
+            }, sql: "CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )"))
+            tables.append(SQLiteTestTable(name: "ACHANGE", rows: history.flatMap { t in t.changes.map { change in
+                (change.pk, [.null, .integer(16001), .integer(0), .integer(change.type), .integer(Int64(Self.numbers[change.object.entity] ?? 99)),
+                             .integer(change.object.pk), .integer(t.pk), .null])
+            } }, sql: "CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB )"))
+        }
         if let modelCache { tables.append(SQLiteTestTable(name: "Z_MODELCACHE", rows: [(1, [.blob(modelCache)])], sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")) }
         let pages = writer.pages(tables)
         if inLog {

@@ -186,6 +186,47 @@ final class SQLiteStoreTypeTests: XCTestCase {
         XCTAssertEqual(coordinator.persistentStores.map(\.type), [.native])
     }
 
+    func testCoreDatasPersistentHistoryIsServed() throws {
+        var checked = 0
+        for seed in UInt64(1)...15 {
+            let world = World(seed: seed &* 7_919)
+            guard let history = world.history else { continue }
+            let path = storePath("history-\(seed)")
+            try world.write(to: path, inLog: seed % 2 == 0)
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: World.model())
+            let store = try coordinator.addPersistentStore(type: .sqlite, configuration: nil, at: URL(fileURLWithPath: path))
+            let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            func fetch(after token: PersistentHistoryToken?) throws -> [PersistentHistoryTransaction] {
+                try context.performAndWait {
+                    try XCTUnwrap((try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token)) as? PersistentHistoryResult)?.result
+                        as? [PersistentHistoryTransaction])
+                }
+            }
+            let all = try fetch(after: nil)
+            XCTAssertEqual(all.count, history.count, "seed \(seed)")
+            for (got, expected) in zip(all, history) {
+                XCTAssertEqual(got.author, expected.author, "seed \(seed)")
+                XCTAssertEqual(got.contextName, expected.contextName, "seed \(seed)")
+                XCTAssertEqual(got.timestamp.timeIntervalSinceReferenceDate, expected.timestamp, "seed \(seed)")
+                XCTAssertEqual(got.bundleID, "com.example.app")
+                XCTAssertEqual(got.storeID, store.identifier)
+                let known = expected.changes.filter { $0.object.entity != "Gone" }
+                let changes = got.changes ?? []
+                XCTAssertEqual(changes.map(\.changeType.rawValue), known.map { Int($0.type) }, "seed \(seed)")
+                XCTAssertEqual(changes.map(\.changeID), known.map(\.pk), "seed \(seed): Core Data's change IDs")
+                XCTAssertEqual(changes.map { "\($0.changedObjectID.entity.name)/p\($0.changedObjectID.primaryKey!)" }, known.map { "\($0.object)" })
+            }
+            // After a token: the later transactions only; the current token is the newest's.
+            if all.count >= 2 {
+                XCTAssertEqual(try fetch(after: all[0].token).map(\.transactionNumber), all.dropFirst().map(\.transactionNumber))
+            }
+            XCTAssertEqual(coordinator.currentPersistentHistoryToken(fromStores: nil), all.last?.token)
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 5)
+    }
+
     func testSavesAndMetadataChangesAreRefusedWithTheWayOff() throws {
         let world = World(seed: 77)
         let path = storePath("refusal")

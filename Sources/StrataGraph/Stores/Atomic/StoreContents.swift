@@ -30,11 +30,15 @@ package struct StoreContents: @unchecked Sendable {
     package var entities: [StoredEntityRows]
     package var metadata: [String: any Sendable]
     package var nextKey: Int64
+    /// The persistent history the file keeps, oldest first (nil: it keeps none). Only a file
+    /// another program wrote has one (a Core Data SQLite store's history tables).
+    package var history: [RecordedTransaction]?
 
-    package init(entities: [StoredEntityRows], metadata: [String: any Sendable], nextKey: Int64) {
+    package init(entities: [StoredEntityRows], metadata: [String: any Sendable], nextKey: Int64, history: [RecordedTransaction]? = nil) {
         self.entities = entities
         self.metadata = metadata
         self.nextKey = nextKey
+        self.history = history
     }
 }
 
@@ -83,6 +87,7 @@ package enum AtomicRowStore {
             if let contents {
                 data.withLock { data.metadata = contents.metadata }
                 data.load(contents.entities, nextKey: contents.nextKey)
+                if let history = contents.history { data.loadHistory(history) }
             }
             // A new store's file exists from the start; a migrated one is written in its new shape.
             writesNow = contents == nil || reshaped
@@ -90,7 +95,7 @@ package enum AtomicRowStore {
             return data
         }
         let store = try InMemoryStore(type: type, url: url, configurationName: configurationName, entities: entities,
-                                      readOnly: readOnly, data: data, writer: writer)
+                                      readOnly: readOnly, data: data, writer: writer, recordsHistory: data.keepsHistory)
         if writesNow && !readOnly { try store.writeWholeStore() }
         return store
     }

@@ -148,6 +148,24 @@ final class MemoryStoreData: @unchecked Sendable {
         }
     }
 
+    /// Whether the rows came with a history of their own (a file's, read by `loadHistory`):
+    /// the store then serves history requests from it.
+    var keepsHistory: Bool { withLock { keptHistory } }
+    private var keptHistory = false // guarded by lock
+
+    /// Takes `transactions` (a file's history, oldest first, their generations increasing) as
+    /// the recorded history, before any commit; positions continue after the newest.
+    func loadHistory(_ transactions: [RecordedTransaction]) {
+        withLock {
+            history = transactions
+            keptHistory = true
+            if let last = transactions.last {
+                generation = max(generation, last.generation)
+                nextChangeID = max(nextChangeID, last.firstChangeID + Int64(last.changeCount))
+            }
+        }
+    }
+
     /// Adds the loaded rows of constrained entities to the uniqueness lookup tables (caller holds
     /// the lock), once, before the first commit checks constraints.
     private func indexLoadedConstraints() {
