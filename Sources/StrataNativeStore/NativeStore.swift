@@ -226,6 +226,8 @@ final class NativeStore: KeyReservingRowStore {
         try file.reserveKeys(through: key)
     }
 
+    func nextKey() throws -> Int64 { try file.storedNextKey() }
+
     func numberOf(_ entity: EntityDescription) -> UInt16 {
         layout(for: entity)?.number ?? 0
     }

@@ -210,6 +210,14 @@ final class NativeStoreFile: Sendable {
         }
     }
 
+    /// The next key the store file would hand out: its stored counter (past every block any
+    /// process reserved).
+    func storedNextKey() throws -> Int64 {
+        try engine.read { tx in
+            try tx.treeIfPresent(NativeSchema.metaTree)?.get(Self.nextKeyName).map { try Self.decodeKey($0, path: path) } ?? 1
+        }
+    }
+
     /// Takes every key up to `key` (rows carried over from another store keep their keys): the
     /// stored next key moves past it, and this process's block, which may lie below it, is
     /// dropped. Blocks other processes hold are theirs: a migration fills a store nobody else

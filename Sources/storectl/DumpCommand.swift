@@ -98,7 +98,9 @@ enum DumpCommand: Command {
         if !dump.readerSlots.isEmpty {
             out.append("reader slots:")
             for slot in dump.readerSlots {
-                out.append("  slot \(slot.index): pid \(slot.processID), pins G\(slot.generation)\(slot.live ? "" : " (dead)")\(slot.evicted ? " (evicted)" : "")")
+                // storectl reads the store too: its own slot is named, not taken for another process's.
+                let own = slot.processID == getpid() ? " (this storectl process, reading the store)" : ""
+                out.append("  slot \(slot.index): pid \(slot.processID), pins G\(slot.generation)\(slot.live ? "" : " (dead)")\(slot.evicted ? " (evicted)" : "")\(own)")
             }
         }
         if let pages = dump.pages {

@@ -164,4 +164,43 @@ final class CoreDataStoreCorpusTests: XCTestCase {
         print("Core Data stores: \(opened) opened and migrated (\(objects) objects, \(histories) with history served); without a readable model: \(skipped); not described by their model: \(incompatible)")
         XCTAssertLessThanOrEqual(incompatible.count, 1, "\(incompatible)")
     }
+
+    /// Every real store damaged 20 ways (bytes changed, the file cut short, the -wal log damaged):
+    /// opening it as `.sqlite` with its own model is an error or a store, never a trap.
+    func testDamagedRealStoresAreErrorsNeverTraps() throws {
+        guard let folder = ProcessInfo.processInfo.environment["STRATA_COREDATA_STORES"] else {
+            throw XCTSkip("set STRATA_COREDATA_STORES to a folder of Core Data stores")
+        }
+        var random = SeededRandom(seed: 0xC0DE_DA7A)
+        var errors = 0, opened = 0
+        for path in files(in: folder, where: { $0.hasSuffix(".sqlite") && !$0.contains("/") }) {
+            guard let archive = try? CoreDataSQLiteFile(SQLiteDatabase(path: path)).modelArchive(),
+                  let model = try? ManagedObjectModel(compiledModel: archive, file: path) else { continue }
+            let original = try Data(contentsOf: URL(fileURLWithPath: path))
+            let log = try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+            for round in 0..<20 {
+                var bytes = original, wal = log
+                if round % 5 == 4, var damaged = wal, !damaged.isEmpty {
+                    for _ in 0..<4 { damaged[Int.random(in: 0..<damaged.count, using: &random)] = UInt8.random(in: 0...255, using: &random) }
+                    wal = damaged
+                } else if round % 7 == 6 {
+                    bytes = bytes.prefix(Int.random(in: 0..<bytes.count, using: &random))
+                } else {
+                    for _ in 0..<Int.random(in: 1...8, using: &random) { bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random) }
+                }
+                let damaged = TestDirectory.url.appendingPathComponent("damaged-\(UUID().uuidString.prefix(8)).sqlite")
+                try bytes.write(to: damaged)
+                if let wal { try wal.write(to: URL(fileURLWithPath: damaged.path + "-wal")) }
+                do {
+                    _ = try PersistentStoreCoordinator(managedObjectModel: model).addPersistentStore(type: .sqlite, configuration: nil, at: damaged)
+                    opened += 1
+                } catch is StrataError {
+                    errors += 1
+                }
+                for suffix in ["", "-wal"] { try? FileManager.default.removeItem(atPath: damaged.path + suffix) }
+            }
+        }
+        print("damaged real stores: \(errors) errors, \(opened) opened")
+        XCTAssertGreaterThan(errors, 0)
+    }
 }

@@ -47,6 +47,8 @@ struct CoreDataStoreWorld {
     }
     /// The history the store keeps (nil: no history tables).
     var history: [Transaction]?
+    /// How far each entity's Z_MAX lies past its largest key (objects created and deleted since).
+    var deletedKeys: Int64 = 0
 
     static func model() -> ManagedObjectModel {
         let author = EntityDescription(name: "Author"), book = EntityDescription(name: "Book"), film = EntityDescription(name: "Film")
@@ -270,7 +272,7 @@ struct CoreDataStoreWorld {
         let supers = ["Book": 4, "Film": 4]
         let primaryKeys = Self.numbers.sorted { $0.value < $1.value }.map { name, number -> (rowid: Int64, values: [SQLiteValue]) in
             let most = objects.keys.filter { table(of: $0) == (hierarchy[name] ?? "Z" + name.uppercased()) }.map(\.pk).max() ?? 0
-            return (Int64(number), [.null, .text(name), .integer(Int64(supers[name] ?? 0)), .integer(most)])
+            return (Int64(number), [.null, .text(name), .integer(Int64(supers[name] ?? 0)), .integer(most + deletedKeys)])
         }
         tables.append(SQLiteTestTable(name: "Z_PRIMARYKEY", rows: primaryKeys, sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"))
         let plist = try PropertyListSerialization.data(fromPropertyList: [

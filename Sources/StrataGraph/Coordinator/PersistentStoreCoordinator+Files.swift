@@ -47,7 +47,10 @@ extension PersistentStoreCoordinator {
             throw error
         }
         guard let target = added as? any RowStore else { return added }
-        try Self.copy(rows, into: target, entities: entities)
+        // The source's key counter comes along (a Core Data store's Z_MAX): no key of an object
+        // deleted there is given again.
+        let counter = try (source as? any KeyReservingRowStore)?.nextKey()
+        try Self.copy(rows, into: target, entities: entities, sourceNextKey: counter)
         try setMetadata(source.metadata, for: added)
         return added
     }
@@ -56,13 +59,13 @@ extension PersistentStoreCoordinator {
     /// row keeps its key when `target` is empty and can take given keys (so the rebinding needs
     /// no table), else gets a new one. A store that commits in parts takes them 10,000 at a
     /// time, in one transaction; others take one change set.
-    private static func copy(_ rows: [StoreRow], into target: any RowStore, entities: [EntityDescription]) throws {
+    private static func copy(_ rows: [StoreRow], into target: any RowStore, entities: [EntityDescription], sourceNextKey: Int64?) throws {
         let keys = rows.compactMap(\.id.primaryKey)
         let moved: (ManagedObjectID) -> ManagedObjectID?
         var ids: [ManagedObjectID]?
         if let reserving = target as? any KeyReservingRowStore, keys.count == rows.count,
            try target.read({ try $0.count(ofEntities: Set(entities.map(\.name))) }) == 0 {
-            try reserving.reserveKeys(through: keys.max() ?? 0)
+            try reserving.reserveKeys(through: max(keys.max() ?? 0, (sourceNextKey ?? 1) - 1))
             let store = StoreIdentity.named(target.identifier)
             let sourceStores = Set(rows.lazy.compactMap { $0.id.storeIdentifier })
             var scopes: [ObjectIdentifier: IDScope] = [:]

@@ -13,4 +13,7 @@ package protocol KeyReservingRowStore: RowStore {
     /// Makes every key up to `key` taken: ``RowStore/permanentIDs(for:)`` gives larger ones
     /// from now on, and rows with keys up to `key` may be inserted under their own keys.
     func reserveKeys(through key: Int64) throws
+    /// The key the store would give next (larger than every key it ever gave, including those of
+    /// objects since deleted): a migration carries it over, so no deleted object's key returns.
+    func nextKey() throws -> Int64
 }

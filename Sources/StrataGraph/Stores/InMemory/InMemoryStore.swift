@@ -123,6 +123,8 @@ final class InMemoryStore: KeyReservingRowStore {
         data.reserveKeys(through: key)
     }
 
+    func nextKey() throws -> Int64 { data.peekNextKey() }
+
     var supportsGenerations: Bool { false }
 
     /// Never refused: a store without generations is read unpinned, at its latest state, under

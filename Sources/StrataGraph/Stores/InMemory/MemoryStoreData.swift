@@ -44,6 +44,9 @@ final class MemoryStoreData: @unchecked Sendable {
         return first...(first + Int64(max(count, 1)) - 1)
     }
 
+    /// The key the next allocation gives.
+    func peekNextKey() -> Int64 { withLock { nextKey } }
+
     /// Takes every key up to `key`: later allocations give larger ones.
     func reserveKeys(through key: Int64) {
         lock.lock(); defer { lock.unlock() }
