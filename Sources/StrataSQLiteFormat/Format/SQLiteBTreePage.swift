@@ -91,7 +91,8 @@ struct SQLiteBTreePage {
     /// The bytes of a payload of `size` bytes whose local part starts at `at`.
     private func payload(size: Int64, at: Int, table: Bool, pages: SQLitePages, cell: Int) throws -> ArraySlice<UInt8> {
         let u = usableSize
-        guard size >= 0, size <= Int64(pages.pageCount) * Int64(u) else {
+        // Bounded by the pages the files hold, not by the page count a header claims.
+        guard size >= 0, size <= Int64(min(Int(pages.pageCount), pages.storedPages)) * Int64(u) else {
             throw bytes.spot.corrupt("cell \(cell) has a payload of \(size) bytes, more than the database holds")
         }
         let total = Int(size)

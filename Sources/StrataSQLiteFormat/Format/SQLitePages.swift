@@ -14,6 +14,9 @@ final class SQLitePages: Sendable {
     let wal: SQLiteWALIndex
     /// Pages in the database (after the log's last commit).
     let pageCount: UInt32
+    /// How many pages the files can actually hold (the store file's, plus the log's frames): a
+    /// header may claim more, and nothing sized from a claim may exceed what exists.
+    let storedPages: Int
     private let file: SQLiteFileReader
     private let log: SQLiteFileReader?
     private let cache = Lock([UInt32: [UInt8]]()) // guards the cached pages
@@ -63,6 +66,7 @@ final class SQLitePages: Sendable {
         } else {
             pageCount = filePages
         }
+        storedPages = Int(filePages) + wal.frameData.count
         guard pageCount >= 1 else {
             throw SQLiteSpot(file: path, page: 0, field: "database header").corrupt("the database has no pages (file of \(fileSize) bytes)")
         }

@@ -1,0 +1,197 @@
+// FuzzTargets: what each fuzz target reads and what must hold for it (beyond "a StrataError or
+// success", FuzzEntry's contract for all).
+//
+// Owns: the targets: SQLite files (the format reader, then Core Data's tables), a Core Data store
+// opened as `.sqlite`, compiled models (keyed archives), binary property lists, Xcode model XML,
+// predicate strings, `.binary` and `.xml` store files, and `.native` store files (opened, checked,
+// read whole). Seeds that can be made with Strata itself are made here (FuzzEntry's seed mode);
+// the others are committed files (Fuzz/Seeds). Never writes outside Fuzz.scratch.
+
+import Foundation
+import Strata
+import StrataSQLiteStore
+import StrataStorage
+
+enum FuzzTargets {
+    /// Writes `bytes` to a fresh scratch file named `name`; its path.
+    static func file(_ bytes: [UInt8], _ name: String) throws -> String {
+        let folder = Fuzz.scratch.appendingPathComponent(UUID().uuidString)
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(bytes).write(to: folder.appendingPathComponent(name))
+        } catch {
+            Fuzz.violated("cannot write the scratch file: \(error)")
+        }
+        return folder.appendingPathComponent(name).path
+    }
+
+    static func cleanUp(_ path: String) {
+        try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
+    }
+
+    // MARK: SQLite and Core Data
+
+    /// The SQLite reader: the schema, every table's rows (scanned, counted and found by rowid),
+    /// then Core Data's bookkeeping tables and the model cache. A row count must agree with the
+    /// rows a scan gives.
+    static let sqliteFile = FuzzTarget(name: "sqlite-file", run: { bytes in
+        let path = try file(bytes, "Fuzz.sqlite")
+        defer { cleanUp(path) }
+        let database = try SQLiteDatabase(path: path)
+        for entry in database.schema where entry.type == "table" && entry.rootPage > 0 {
+            var scanned = 0, last: Int64?
+            try database.forEachRow(inTable: entry.name) { rowid, _ in
+                scanned += 1
+                last = rowid
+                return scanned < 10_000
+            }
+            if scanned < 10_000 {
+                let counted = try database.rowCount(inTable: entry.name)
+                if counted != scanned { Fuzz.violated("table \(entry.name): the scan gave \(scanned) rows, the count \(counted)") }
+            }
+            if let last, try database.row(last, inTable: entry.name) == nil {
+                Fuzz.violated("table \(entry.name): row \(last) was scanned but not found by rowid")
+            }
+        }
+        if let store = try? CoreDataSQLiteFile(database) { _ = try store.modelArchive() }
+    }, seeds: { [] })
+
+    /// A Core Data store opened as `.sqlite` with the model it carries, fetched whole.
+    static let coreDataStore = FuzzTarget(name: "coredata-store", run: { bytes in
+        let path = try file(bytes, "Fuzz.sqlite")
+        defer { cleanUp(path) }
+        let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: path))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, configuration: nil, at: URL(fileURLWithPath: path))
+        try fetchEverything(coordinator)
+    }, seeds: { [] })
+
+    // MARK: Models and property lists
+
+    static let compiledModel = FuzzTarget(name: "compiled-model", run: { bytes in
+        _ = try ManagedObjectModel(compiledModel: bytes, file: "fuzz input")
+    }, seeds: { [] })
+
+    static let propertyList = FuzzTarget(name: "property-list", run: { bytes in
+        let list = try BinaryPropertyList(bytes, file: "fuzz input")
+        if list.top >= list.objects.count { Fuzz.violated("the top object \(list.top) is outside the \(list.objects.count) objects") }
+    }, seeds: {
+        let value: [String: Any] = ["name": "Strata", "count": 42, "ratio": 0.5, "flag": true, "when": Date(timeIntervalSinceReferenceDate: 1),
+                                    "bytes": Data([1, 2, 3]), "list": ["a", "é", 7], "nested": ["k": ["v"]]]
+        return [("foundation.bplist", [UInt8](try PropertyListSerialization.data(fromPropertyList: value, format: .binary, options: 0)))]
+    })
+
+    static let xcodeModel = FuzzTarget(name: "xcode-model", run: { bytes in
+        let path = try file(bytes, "contents")
+        defer { cleanUp(path) }
+        _ = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: path))
+    }, seeds: { [] })
+
+    /// A predicate string: parsed, and a parsed predicate's format parses to an equal predicate.
+    static let predicate = FuzzTarget(name: "predicate", run: { bytes in
+        guard let text = String(validating: bytes, as: UTF8.self) else { return }
+        let parsed = try FetchPredicate(format: text)
+        let again = try? FetchPredicate(format: parsed.predicateFormat)
+        if again != parsed { Fuzz.violated("\"\(text)\" reads as \"\(parsed.predicateFormat)\", which does not read back the same") }
+    }, seeds: {
+        ["magnitude > 5 AND place CONTAINS[cd] 'sandwich'", "ANY tags.name IN {'a', 'b'} OR NOT (code BEGINSWITH 'x')",
+         "time >= CAST(600000000, 'NSDate') AND depth BETWEEN {1, 10}", "SUBQUERY(items, $i, $i.price > 2).@count > 0",
+         "name LIKE[c] '*quake?' && region.name == nil", "@sum.values.amount < 100.5 || TRUEPREDICATE"].enumerated().map { index, text in
+            ("predicate-\(index).txt", Array(text.utf8))
+        }
+    })
+
+    // MARK: Store files
+
+    /// The model the store seeds are written with.
+    static func seedModel() -> ManagedObjectModel {
+        let quake = EntityDescription(name: "Quake"), region = EntityDescription(name: "Region")
+        let quakes = RelationshipDescription(name: "quakes", destination: quake, toMany: true)
+        let owner = RelationshipDescription(name: "region", destination: region)
+        quakes.inverseRelationship = owner
+        owner.inverseRelationship = quakes
+        quake.properties = [AttributeDescription(name: "code", type: .string), AttributeDescription(name: "magnitude", type: .double),
+                            AttributeDescription(name: "time", type: .date), AttributeDescription(name: "data", type: .binaryData), owner]
+        region.properties = [AttributeDescription(name: "name", type: .string), quakes]
+        return ManagedObjectModel(entities: [quake, region])
+    }
+
+    /// A store of `type` with a few objects, as bytes of its one file.
+    static func seedStore(_ type: StoreType, _ name: String) throws -> [UInt8] {
+        let path = Fuzz.scratch.appendingPathComponent("seed-\(UUID().uuidString)-\(name)").path
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: seedModel())
+            let store = try coordinator.addPersistentStore(type: type, at: URL(fileURLWithPath: path))
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                let region = ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Region"]!, insertInto: context)
+                region.setValue("North", forKey: "name")
+                for i in 0..<12 {
+                    let quake = ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Quake"]!, insertInto: context)
+                    quake.setValue("q\(i)", forKey: "code")
+                    quake.setValue(Double(i) / 2, forKey: "magnitude")
+                    quake.setValue(Date(timeIntervalSinceReferenceDate: Double(i)), forKey: "time")
+                    quake.setValue(Data(repeating: UInt8(i), count: i), forKey: "data")
+                    if i % 2 == 0 { quake.setValue(region, forKey: "region") }
+                }
+                try context.save()
+            }
+            try coordinator.remove(store)
+        }
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// Every object of every entity, and every relationship read.
+    static func fetchEverything(_ coordinator: PersistentStoreCoordinator) throws {
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            for entity in coordinator.managedObjectModel.entities {
+                for object in try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name)) {
+                    for name in object.entity.propertiesByName.keys { _ = try object.checkedValue(forKey: name) }
+                }
+            }
+        }
+    }
+
+    static let binaryStore = FuzzTarget(name: "binary-store", run: { bytes in
+        let path = try file(bytes, "Fuzz.binary")
+        defer { cleanUp(path) }
+        let model = try ManagedObjectModel.modelOfBinaryStore(at: URL(fileURLWithPath: path))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .binary, configuration: nil, at: URL(fileURLWithPath: path), options: [ReadOnlyPersistentStoreOption: true])
+        try fetchEverything(coordinator)
+    }, seeds: { [("quakes.binary", try seedStore(.binary, "quakes.binary"))] })
+
+    static let xmlStore = FuzzTarget(name: "xml-store", run: { bytes in
+        let path = try file(bytes, "Fuzz.xml")
+        defer { cleanUp(path) }
+        let model = try ManagedObjectModel.modelOfXMLStore(at: URL(fileURLWithPath: path))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .xml, configuration: nil, at: URL(fileURLWithPath: path), options: [ReadOnlyPersistentStoreOption: true])
+        try fetchEverything(coordinator)
+    }, seeds: { [("quakes.xml", try seedStore(.xml, "quakes.xml"))] })
+
+    /// A `.native` store file: opened (recovery included), checked, and every tree read. A store
+    /// the check finds sound must read whole without an error.
+    static let nativeStore = FuzzTarget(name: "native-store", run: { bytes in
+        let path = try file(bytes, "Fuzz.strata")
+        defer { cleanUp(path) }
+        var options = StorageOptions()
+        options.createIfMissing = false
+        options.busyTimeout = 0.1
+        let engine = try StorageEngine(path: path, options: options)
+        defer { engine.close() }
+        let findings = try engine.check()
+        do {
+            try engine.read { tx in
+                for name in try tx.treeNames() {
+                    try tx.tree(name).forEach { _, _ in true }
+                }
+            }
+        } catch let error as StrataError {
+            if findings.isEmpty { Fuzz.violated("the check found the store sound, yet reading it failed: \(error)") }
+        }
+    }, seeds: { [("quakes.native", try seedStore(.native, "quakes.native"))] })
+}

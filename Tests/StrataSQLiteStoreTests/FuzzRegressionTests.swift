@@ -1,0 +1,35 @@
+// FuzzRegressionTests: each input the fuzz targets (Fuzz/, Scripts/fuzz.sh) found breaking their
+// contract, kept as a regression test: reading it is a StrataError or a result, never a trap or an
+// allocation sized from a number the file claims.
+
+import Foundation
+import Strata
+import XCTest
+import _StrataTestSupport
+
+final class FuzzRegressionTests: XCTestCase {
+    private func fixture(_ name: String) throws -> String {
+        let folder = try XCTUnwrap(Bundle.module.url(forResource: "Fixtures/fuzz", withExtension: nil))
+        // Copied: a reader may leave nothing beside the file, but the fixture stays untouched either way.
+        let copy = TestDirectory.url.appendingPathComponent("\(UUID().uuidString.prefix(8))-\(name)").path
+        try FileManager.default.copyItem(atPath: folder.appendingPathComponent(name).path, toPath: copy)
+        return copy
+    }
+
+    /// A cell whose payload size claims 30 GB in a file whose header claims as many pages: the
+    /// reader reserved the claimed size before reading the overflow chain (AddressSanitizer: out
+    /// of memory). The payload is now bounded by the pages the files hold.
+    func testAPayloadSizeIsBoundedByThePagesTheFilesHold() throws {
+        let path = try fixture("sqlite-huge-overflow-claim.sqlite")
+        let database = try SQLiteDatabase(path: path)
+        var messages: [String] = []
+        for entry in database.schema where entry.type == "table" && entry.rootPage > 0 {
+            do {
+                try database.forEachRow(inTable: entry.name) { _, _ in true }
+            } catch let error as StrataError {
+                messages.append(error.message)
+            }
+        }
+        XCTAssertTrue(messages.contains { $0.contains(path) && $0.contains("more than the database holds") }, "\(messages)")
+    }
+}
