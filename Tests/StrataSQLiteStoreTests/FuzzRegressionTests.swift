@@ -32,4 +32,22 @@ final class FuzzRegressionTests: XCTestCase {
         }
         XCTAssertTrue(messages.contains { $0.contains(path) && $0.contains("more than the database holds") }, "\(messages)")
     }
+
+    /// A leaf holding a row outside the key range its parent page gives it: the scan found row 41,
+    /// the lookup by rowid (which descends by the parent's keys) did not. The scan now checks every
+    /// key against its parents' range, so what it returns, a lookup finds.
+    func testARowOutsideItsParentsKeyRangeIsAnError() throws {
+        let path = try fixture("sqlite-row-outside-parent-range.sqlite")
+        let database = try SQLiteDatabase(path: path)
+        for entry in database.schema where entry.type == "table" && entry.rootPage > 0 {
+            var rowids: [Int64] = []
+            do {
+                try database.forEachRow(inTable: entry.name) { rowid, _ in rowids.append(rowid); return true }
+            } catch let error as StrataError {
+                XCTAssertTrue(error.message.contains(path), error.message)
+                continue
+            }
+            for rowid in rowids { XCTAssertNotNil(try database.row(rowid, inTable: entry.name), "\(entry.name): row \(rowid) scanned but not found") }
+        }
+    }
 }

@@ -3,7 +3,8 @@
 //
 // Owns: walking table b-trees (interior pages to leaves, left children before the right-most
 // one) and checking what the walk relies on: every page of the tree is a table page, the tree is
-// no deeper than `maxDepth` (a cycle in a damaged file ends there), and rowids rise strictly.
+// no deeper than `maxDepth` (a cycle in a damaged file ends there), rowids rise strictly, and
+// every key lies in the range its parents give it (so a row a scan finds, a lookup finds too).
 // Never holds more than one page per level; never decodes records (SQLiteRecord does).
 
 import Foundation
@@ -20,12 +21,15 @@ struct SQLiteTableScan {
     /// Calls `body` with each row's rowid and record bytes, in rowid order, until it returns false.
     func forEach(_ body: (Int64, ArraySlice<UInt8>) throws -> Bool) throws {
         var last: Int64?
-        try forEachLeaf { page in
+        try forEachLeaf { page, lower, upper in
             for index in 0..<page.cellCount {
                 let (rowid, payload) = try page.leafTableCell(index, pages: pages)
                 if let last, rowid <= last {
                     throw page.bytes.spot.corrupt("rowid \(rowid) follows rowid \(last) in table \(table)")
                 }
+                // A row outside its parent's key range would be found by a scan but not by its rowid.
+                if let lower, rowid <= lower { throw page.bytes.spot.corrupt("rowid \(rowid) of table \(table) is not above \(lower), the key before its page in the parent") }
+                if let upper, rowid > upper { throw page.bytes.spot.corrupt("rowid \(rowid) of table \(table) is above \(upper), the key of its page in the parent") }
                 last = rowid
                 guard try body(rowid, payload) else { return false }
             }
@@ -36,7 +40,7 @@ struct SQLiteTableScan {
     /// The number of rows: the cells of the leaf pages, counted without reading a record.
     func rowCount() throws -> Int {
         var count = 0
-        try forEachLeaf { page in
+        try forEachLeaf { page, _, _ in
             count += page.cellCount
             return true
         }
@@ -44,12 +48,15 @@ struct SQLiteTableScan {
     }
 
     /// Calls `body` with each leaf page in key order (an interior page's left children in order,
-    /// then its right-most child), until it returns false.
-    private func forEachLeaf(_ body: (SQLiteBTreePage) throws -> Bool) throws {
-        var stack: [(page: SQLiteBTreePage, next: Int)] = [(try page(root, depth: 0), 0)]
+    /// then its right-most child) and the key range its parents give it (rowids above `lower`,
+    /// at most `upper`; nil: unbounded), until it returns false. An interior page's keys must
+    /// rise within its own range: the lookup by rowid descends by them.
+    private func forEachLeaf(_ body: (SQLiteBTreePage, Int64?, Int64?) throws -> Bool) throws {
+        struct Level { let page: SQLiteBTreePage; var next: Int; let lower: Int64?; let upper: Int64?; var previous: Int64? }
+        var stack = [Level(page: try page(root, depth: 0), next: 0, lower: nil, upper: nil, previous: nil)]
         while let top = stack.last {
             if top.page.kind == .leafTable {
-                guard try body(top.page) else { return }
+                guard try body(top.page, top.lower, top.upper) else { return }
                 stack.removeLast()
                 continue
             }
@@ -57,9 +64,25 @@ struct SQLiteTableScan {
                 stack.removeLast()
                 continue
             }
-            let child = top.next < top.page.cellCount ? try top.page.interiorTableCell(top.next).child : top.page.rightChild
+            let lower = top.previous ?? top.lower
+            let child: UInt32, upper: Int64?
+            if top.next < top.page.cellCount {
+                let cell = try top.page.interiorTableCell(top.next)
+                if let lower, cell.rowid <= lower {
+                    throw top.page.bytes.spot.corrupt("interior key \(cell.rowid) of table \(table) is not above \(lower)")
+                }
+                if let bound = top.upper, cell.rowid > bound {
+                    throw top.page.bytes.spot.corrupt("interior key \(cell.rowid) of table \(table) is above \(bound), its page's bound")
+                }
+                child = cell.child
+                upper = cell.rowid
+                stack[stack.count - 1].previous = cell.rowid
+            } else {
+                child = top.page.rightChild
+                upper = top.upper
+            }
             stack[stack.count - 1].next += 1
-            stack.append((try page(child, depth: stack.count), 0))
+            stack.append(Level(page: try page(child, depth: stack.count), next: 0, lower: lower, upper: upper, previous: nil))
         }
     }
 
