@@ -255,4 +255,22 @@ final class PredicateParserTests: XCTestCase {
         XCTAssertEqual(FetchExpression(forKeyPath: "SeLf"), .evaluatedObject)
         XCTAssertEqual(FetchExpression(forKeyPath: "ſelf"), .keyPath(base: .evaluatedObject, path: [.key("ſelf")]))
     }
+
+    /// Found by the predicate fuzz target (Scripts/fuzz.sh): nested `(` before SUBQUERYs made the
+    /// parser try both readings of every `(` again and again (47 s for these 443 bytes). Each
+    /// reading of a `(` is now made once: the parse is an error, at once.
+    func testNestedParenthesesParseInLinearTime() throws {
+        let bytes: [UInt8] = [40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 40, 40, 83, 85, 66, 81, 85, 69, 82, 89, 40, 105, 116, 101, 109, 115, 44, 32, 36, 105, 44, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 83, 85, 66, 81, 85, 69, 82, 89, 40, 105, 116, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 109, 110, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 40, 40, 83, 85, 66, 81, 85, 69, 82, 89, 40, 105, 116, 101, 109, 115, 44, 32, 36, 105, 44, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 40, 40, 83, 85, 66, 81, 85, 69, 82, 89, 40, 105, 116, 101, 109, 115, 44, 32, 36, 105, 44, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 83, 85, 66, 81, 85, 69, 82, 89, 40, 105, 116, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 109, 110, 40, 40, 40, 40, 40, 40, 40, 40, 40, 47, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 112, 40, 40, 83, 85, 66, 81, 85, 69, 82, 89, 40, 105, 116, 101, 109, 115, 44, 32, 36, 105, 44, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 83, 85, 66, 81, 85, 69, 82, 89, 40, 105, 116, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 109, 110, 100, 38, 119, 105, 51, 116, 104, 40, 78, 87, 40, 85, 110, 115, 97, 102, 101, 77, 117, 69, 82, 89, 40, 105, 116, 101, 109, 115, 44, 32, 121, 223, 173, 110, 46, 79, 82, 32, 40]
+        let text = String(decoding: bytes, as: UTF8.self)
+        let start = Date()
+        XCTAssertThrowsError(try FetchPredicate(format: text))
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2, "the parse is not exponential")
+        // A deep nest of parentheses around a valid predicate still reads, quickly.
+        let deep = String(repeating: "(", count: 150) + "a == 1" + String(repeating: ")", count: 150)
+        let again = Date()
+        XCTAssertEqual(try FetchPredicate(format: deep), try FetchPredicate(format: "a == 1"))
+        let mixed = String(repeating: "(", count: 60) + "a + 1" + String(repeating: ")", count: 60) + " > 2 AND (b == 3)"
+        XCTAssertEqual(try FetchPredicate(format: mixed).predicateFormat, try FetchPredicate(format: "a + 1 > 2 AND b == 3").predicateFormat)
+        XCTAssertLessThan(Date().timeIntervalSince(again), 2)
+    }
 }

@@ -26,6 +26,12 @@ struct PredicateParser {
     let arguments: [Any?]
     var state = State()
     var depth = 0
+    /// What `( predicate )`-or-comparison gave at each token index already tried (its result
+    /// and where it ended): backtracking tries both readings of every `(`, and without this a
+    /// nest of them costs 2^depth (a 443-byte predicate took 47 s).
+    private var parenthesized: [Int: (arguments: Int, result: Result<FetchPredicate, PredicateParseFailure>, end: State)] = [:]
+    /// Whether the nesting limit was hit (such failures depend on the path, so are not kept).
+    private var hitDepthLimit = false
 
     private init(tokens: [PredicateToken], arguments: [Any?]) {
         self.tokens = tokens
@@ -97,7 +103,10 @@ struct PredicateParser {
     /// Counts one level of nesting; pair with `depth -= 1`.
     mutating func enter() throws {
         depth += 1
-        if depth > Self.maximumDepth { throw failure("nesting deeper than \(Self.maximumDepth) levels") }
+        if depth > Self.maximumDepth {
+            hitDepthLimit = true
+            throw failure("nesting deeper than \(Self.maximumDepth) levels")
+        }
     }
 
     // MARK: Predicates
@@ -138,8 +147,28 @@ struct PredicateParser {
         }
     }
 
-    /// `( predicate )`, or a comparison whose left side starts with `(`.
+    /// `( predicate )`, or a comparison whose left side starts with `(`: each token index read
+    /// once (see `parenthesized`).
     private mutating func parenthesizedPredicateOrComparison() throws -> FetchPredicate {
+        let start = state
+        if let known = parenthesized[start.index], known.arguments == start.argumentIndex {
+            state = known.end
+            return try known.result.get()
+        }
+        let limitHitBefore = hitDepthLimit
+        hitDepthLimit = false
+        defer { hitDepthLimit = hitDepthLimit || limitHitBefore }
+        let result: Result<FetchPredicate, PredicateParseFailure>
+        do {
+            result = .success(try readParenthesizedPredicateOrComparison())
+        } catch let failure as PredicateParseFailure {
+            result = .failure(failure)
+        }
+        if !hitDepthLimit { parenthesized[start.index] = (start.argumentIndex, result, state) }
+        return try result.get()
+    }
+
+    private mutating func readParenthesizedPredicateOrComparison() throws -> FetchPredicate {
         let saved = state
         var predicateFailure: PredicateParseFailure
         do {
