@@ -50,4 +50,20 @@ final class FuzzRegressionTests: XCTestCase {
             for rowid in rowids { XCTAssertNotNil(try database.row(rowid, inTable: entry.name), "\(entry.name): row \(rowid) scanned but not found") }
         }
     }
+
+    /// A processing instruction without data (`<?xmlnvers?>`) after a damaged XML declaration:
+    /// FoundationXML's parser crashed on it (strlen of a null pointer) where the earlier check,
+    /// which skipped over the damaged declaration's "data", never looked. Every `<?` is looked at now.
+    func testAnInstructionWithoutDataIsRefusedBeforeFoundationXMLSeesIt() throws {
+        let model = try fixture("xcode-model-instruction-without-data.xml")
+        XCTAssertThrowsError(try ManagedObjectModel(contentsOf: URL(fileURLWithPath: model))) { error in
+            XCTAssertTrue("\(error)".contains("processing instruction"), "\(error)")
+        }
+        let store = try fixture("xml-store-instruction-without-data.xml")
+        XCTAssertThrowsError(try ManagedObjectModel.modelOfXMLStore(at: URL(fileURLWithPath: store))) { error in
+            XCTAssertTrue("\(error)".contains("processing instruction"), "\(error)")
+        }
+        XCTAssertEqual(XMLProcessingInstructions.firstWithoutData(in: Array("<?xml version=\"1.0\"?><a><?b?></a>".utf8))?.offset, 24)
+        XCTAssertNil(XMLProcessingInstructions.firstWithoutData(in: Array("<?xml version=\"1.0\"?><a>x</a>".utf8)))
+    }
 }

@@ -33,6 +33,9 @@ enum XMLStoreReader {
 
     /// The objects and database info of the document `bytes`.
     static func parse(_ bytes: [UInt8], file: String) throws -> Document {
+        if let (offset, line) = XMLProcessingInstructions.firstWithoutData(in: bytes) {
+            throw StrataError(.corrupt, "XML store \(file): a processing instruction without a target or data at offset \(offset) (line \(line)); the document is damaged, nothing was read")
+        }
         if let (offset, line, column) = firstInvalidUTF8(bytes) {
             throw StrataError(.corrupt, "XML store \(file): a byte that is not UTF-8 at offset \(offset) (line \(line), column \(column)); nothing was read")
         }

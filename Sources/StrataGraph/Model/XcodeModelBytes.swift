@@ -46,42 +46,11 @@ enum XcodeModelBytes {
         }
     }
 
-    /// Refuses a processing instruction (`<?target data?>`, outside comments and CDATA) whose
-    /// target is not followed by data.
+    /// Refuses a processing instruction without a target or data anywhere in the bytes
+    /// (FoundationXML crashes on one: XMLProcessingInstructions).
     private static func checkProcessingInstructions(_ bytes: [UInt8], path: String) throws {
-        let lt = UInt8(ascii: "<"), question = UInt8(ascii: "?"), gt = UInt8(ascii: ">")
-        func starts(_ text: String, at index: Int) -> Bool {
-            let pattern = Array(text.utf8)
-            return index + pattern.count <= bytes.count && Array(bytes[index..<(index + pattern.count)]) == pattern
-        }
-        func skip(to end: String, from index: Int) -> Int {
-            var at = index
-            while at < bytes.count && !starts(end, at: at) { at += 1 }
-            return at + end.utf8.count
-        }
-        var index = 0, line = 1
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == 0x0A { line += 1 }
-            guard byte == lt else { index += 1; continue }
-            if starts("<!--", at: index) { index = countLines(from: index, to: skip(to: "-->", from: index + 4), &line); continue }
-            if starts("<![CDATA[", at: index) { index = countLines(from: index, to: skip(to: "]]>", from: index + 9), &line); continue }
-            guard index + 1 < bytes.count, bytes[index + 1] == question else { index += 1; continue }
-            // The target: name bytes up to white space or `?>`.
-            var at = index + 2
-            while at < bytes.count, ![0x20, 0x09, 0x0A, 0x0D, question, gt].contains(bytes[at]) { at += 1 }
-            var data = at
-            while data < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[data]) { data += 1 }
-            if at == index + 2 || data >= bytes.count || starts("?>", at: data) {
-                throw StrataError(.modelFile, "\(path), line \(line): a processing instruction without a target or data at byte \(index); the file is damaged or not a model file")
-            }
-            index = countLines(from: index, to: skip(to: "?>", from: data), &line)
-        }
-
-        func countLines(from start: Int, to end: Int, _ line: inout Int) -> Int {
-            let stop = min(end, bytes.count)
-            if start + 1 < stop { for byte in bytes[(start + 1)..<stop] where byte == 0x0A { line += 1 } }
-            return stop
+        if let (offset, line) = XMLProcessingInstructions.firstWithoutData(in: bytes) {
+            throw StrataError(.modelFile, "\(path), line \(line): a processing instruction without a target or data at byte \(offset); the file is damaged or not a model file")
         }
     }
 }
