@@ -15,6 +15,8 @@ seconds=${2:?usage: Scripts/fuzz.sh TARGET|all SECONDS}
 all=(sqlite-file coredata-store compiled-model property-list xcode-model predicate binary-store xml-store native-store)
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
 
+# (The build description is rebuilt each time: SwiftPM misses files added to the parent package.)
+rm -f Fuzz/.build/debug.yaml
 swift build --package-path Fuzz --product strata-fuzz \
     -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
     -Xswiftc -use-ld=lld >&2 || exit 1
