@@ -311,15 +311,9 @@ enum CompiledModelReader {
             switch try archive.scalar(value) {
             case .integer(let v)?:
                 switch type {
-                case .integer16: return Int16(exactly: v)
-                case .integer32: return Int32(exactly: v)
-                case .integer64: return v
-                case .double: return Double(v)
-                case .float: return Float(v)
-                case .decimal: return Decimal(v)
                 case .boolean: return v != 0
                 case .date: return Date(timeIntervalSinceReferenceDate: Double(v))
-                default: return nil
+                default: return convert(integer: v, to: type)
                 }
             case .real(let v)?:
                 switch type {
