@@ -173,11 +173,38 @@ enum FuzzTargets {
         try fetchEverything(coordinator)
     }, seeds: { [("quakes.xml", try seedStore(.xml, "quakes.xml"))] })
 
-    /// A `.native` store file: opened (recovery included), checked, and every tree read. A store
-    /// the check finds sound must read whole without an error.
-    static let nativeStore = FuzzTarget(name: "native-store", run: { bytes in
-        let path = try file(bytes, "Fuzz.strata")
+    /// A `.native` store whose commits are still in its write-ahead log: the input is a 4-byte
+    /// big-endian length, that many bytes of store file, then the `-wal` file. Recovery reads the
+    /// log (frames, salts, checksums, commit records); the rest is as for `native-store`.
+    static let nativeRecovery = FuzzTarget(name: "native-recovery", run: { bytes in
+        guard bytes.count >= 4 else { return }
+        let length = min(Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3]), bytes.count - 4)
+        let path = try file(Array(bytes[4..<(4 + length)]), "Fuzz.strata")
         defer { cleanUp(path) }
+        do { try Data(bytes[(4 + length)...]).write(to: URL(fileURLWithPath: path + "-wal")) } catch { Fuzz.violated("cannot write the scratch log: \(error)") }
+        try openCheckAndRead(path)
+    }, seeds: {
+        // A store with commits in its log: its files copied while it is open (no checkpoint yet).
+        let path = Fuzz.scratch.appendingPathComponent("seed-\(UUID().uuidString).strata").path
+        var options = StorageOptions()
+        options.checkpointFrames = 1_000_000
+        let engine = try StorageEngine(path: path, options: options)
+        for round in 0..<6 {
+            try engine.write { tx in
+                let tree = try tx.openTree(TreeName("t\(round % 2)"))
+                for i in 0..<40 { _ = try tree.put(Array("key-\(round)-\(i)".utf8), Array(repeating: UInt8(i), count: 20 + i)) }
+            }
+        }
+        let main = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let log = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path + "-wal")))
+        engine.close()
+        let length = UInt32(main.count)
+        return [("store-and-log.bin", [UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)] + main + log)]
+    })
+
+    /// Opens the store at `path` (recovery included), checks it, and reads every tree: a store the
+    /// check finds sound must read whole without an error.
+    static func openCheckAndRead(_ path: String) throws {
         var options = StorageOptions()
         options.createIfMissing = false
         options.busyTimeout = 0.1
@@ -193,5 +220,13 @@ enum FuzzTargets {
         } catch let error as StrataError {
             if findings.isEmpty { Fuzz.violated("the check found the store sound, yet reading it failed: \(error)") }
         }
+    }
+
+    /// A `.native` store file: opened (recovery included), checked, and every tree read. A store
+    /// the check finds sound must read whole without an error.
+    static let nativeStore = FuzzTarget(name: "native-store", run: { bytes in
+        let path = try file(bytes, "Fuzz.strata")
+        defer { cleanUp(path) }
+        try openCheckAndRead(path)
     }, seeds: { [("quakes.native", try seedStore(.native, "quakes.native"))] })
 }
