@@ -155,23 +155,22 @@ enum FuzzTargets {
         }
     }
 
-    static let binaryStore = FuzzTarget(name: "binary-store", run: { bytes in
-        let path = try file(bytes, "Fuzz.binary")
-        defer { cleanUp(path) }
-        let model = try ManagedObjectModel.modelOfBinaryStore(at: URL(fileURLWithPath: path))
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .binary, configuration: nil, at: URL(fileURLWithPath: path), options: [ReadOnlyPersistentStoreOption: true])
-        try fetchEverything(coordinator)
-    }, seeds: { [("quakes.binary", try seedStore(.binary, "quakes.binary"))] })
+    /// An atomic store file of `type`: its model rebuilt from the file (`modelOf`), the store
+    /// added read-only with it, every object read.
+    static func atomicStore(_ type: StoreType, _ fileName: String,
+                            modelOf: @escaping @Sendable (URL) throws -> ManagedObjectModel) -> FuzzTarget {
+        FuzzTarget(name: "\(type.rawValue.lowercased())-store", run: { bytes in
+            let path = try file(bytes, fileName)
+            defer { cleanUp(path) }
+            let url = URL(fileURLWithPath: path)
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try modelOf(url))
+            try coordinator.addPersistentStore(type: type, configuration: nil, at: url, options: [ReadOnlyPersistentStoreOption: true])
+            try fetchEverything(coordinator)
+        }, seeds: { [("quakes.\(type.rawValue.lowercased())", try seedStore(type, "quakes.\(type.rawValue.lowercased())"))] })
+    }
 
-    static let xmlStore = FuzzTarget(name: "xml-store", run: { bytes in
-        let path = try file(bytes, "Fuzz.xml")
-        defer { cleanUp(path) }
-        let model = try ManagedObjectModel.modelOfXMLStore(at: URL(fileURLWithPath: path))
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .xml, configuration: nil, at: URL(fileURLWithPath: path), options: [ReadOnlyPersistentStoreOption: true])
-        try fetchEverything(coordinator)
-    }, seeds: { [("quakes.xml", try seedStore(.xml, "quakes.xml"))] })
+    static let binaryStore = atomicStore(.binary, "Fuzz.binary") { try ManagedObjectModel.modelOfBinaryStore(at: $0) }
+    static let xmlStore = atomicStore(.xml, "Fuzz.xml") { try ManagedObjectModel.modelOfXMLStore(at: $0) }
 
     /// A `.native` store whose commits are still in its write-ahead log: the input is a 4-byte
     /// big-endian length, that many bytes of store file, then the `-wal` file. Recovery reads the
