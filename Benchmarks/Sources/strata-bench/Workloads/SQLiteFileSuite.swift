@@ -40,26 +40,8 @@ enum SQLiteFileSuite {
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA wal_autocheckpoint=0")
         try exec("CREATE TABLE ZQUAKE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCODE VARCHAR, ZMAGNITUDE FLOAT, ZDEPTH FLOAT, ZPLACE VARCHAR, ZTIME TIMESTAMP)")
-        var insert: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "INSERT INTO ZQUAKE VALUES (?, 1, 1, ?, ?, ?, ?, ?)", -1, &insert, nil) == SQLITE_OK, let insert else {
-            throw BenchError("prepare insert: \(String(cString: sqlite3_errmsg(db)))")
-        }
-        defer { sqlite3_finalize(insert) }
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         func load(_ range: Range<Int>) throws {
-            try exec("BEGIN")
-            for i in range {
-                let q = ObjectsSuite.quake(i)
-                sqlite3_bind_int64(insert, 1, Int64(i + 1))
-                sqlite3_bind_text(insert, 2, q.code, -1, transient)
-                sqlite3_bind_double(insert, 3, q.magnitude)
-                sqlite3_bind_double(insert, 4, q.magnitude * 3)
-                sqlite3_bind_text(insert, 5, q.place, -1, transient)
-                sqlite3_bind_double(insert, 6, q.time)
-                guard sqlite3_step(insert) == SQLITE_DONE else { throw BenchError("insert: \(String(cString: sqlite3_errmsg(db)))") }
-                sqlite3_reset(insert)
-            }
-            try exec("COMMIT")
+            try insertQuakes(range, into: "ZQUAKE", depth: { $0 * 3 }, db: db)
         }
         try load(0..<(records - inLog))
         try exec("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -142,19 +124,28 @@ enum SQLiteFileSuite {
         try exec("INSERT INTO Z_PRIMARYKEY VALUES (1, 'ObjectQuake', 0, \(records))")
         try exec("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         try exec("INSERT INTO Z_METADATA VALUES (1, '\(UUID().uuidString)', NULL)")
+        try insertQuakes(0..<records, into: "ZOBJECTQUAKE", depth: { $0 }, db: db)
+    }
+
+    /// Inserts quakes `range` (Z_PK i + 1, Z_ENT 1, Z_OPT 1, code, magnitude, depth from the
+    /// magnitude, place, time) into `table` of `db`, in one transaction.
+    static func insertQuakes(_ range: Range<Int>, into table: String, depth: (Double) -> Double, db: OpaquePointer) throws {
+        func exec(_ sql: String) throws {
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(db)))") }
+        }
         var insert: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "INSERT INTO ZOBJECTQUAKE VALUES (?, 1, 1, ?, ?, ?, ?, ?)", -1, &insert, nil) == SQLITE_OK, let insert else {
+        guard sqlite3_prepare_v2(db, "INSERT INTO \(table) VALUES (?, 1, 1, ?, ?, ?, ?, ?)", -1, &insert, nil) == SQLITE_OK, let insert else {
             throw BenchError("prepare insert: \(String(cString: sqlite3_errmsg(db)))")
         }
         defer { sqlite3_finalize(insert) }
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         try exec("BEGIN")
-        for i in 0..<records {
+        for i in range {
             let q = ObjectsSuite.quake(i)
             sqlite3_bind_int64(insert, 1, Int64(i + 1))
             sqlite3_bind_text(insert, 2, q.code, -1, transient)
             sqlite3_bind_double(insert, 3, q.magnitude)
-            sqlite3_bind_double(insert, 4, q.magnitude)
+            sqlite3_bind_double(insert, 4, depth(q.magnitude))
             sqlite3_bind_text(insert, 5, q.place, -1, transient)
             sqlite3_bind_double(insert, 6, q.time)
             guard sqlite3_step(insert) == SQLITE_DONE else { throw BenchError("insert: \(String(cString: sqlite3_errmsg(db)))") }
