@@ -12,7 +12,7 @@ import StrataStorage
 @_spi(StrataInternal) import StrataCore
 @_spi(StrataSync) import StrataGraph
 
-final class NativeStore: KeyReservingRowStore {
+final class NativeStore: KeyReservingRowStore, HistoryCarryingRowStore {
     let identifier: String
     /// `identifier` as object IDs hold it.
     let storeIdentity: StoreIdentity
@@ -316,17 +316,23 @@ final class NativeStore: KeyReservingRowStore {
     /// nothing (the committer checks uniqueness before it writes a record or index entry of an
     /// insert), so it is offered back; any other refusal rolls everything back.
     func commitInParts(author: String?, contextName: String?, _ nextPart: StorePartSource) throws {
+        try commitInParts(author: author, contextName: contextName, recording: recordsHistory, nextPart)
+    }
+
+    /// `commitInParts`, recording the history transaction only when `recording` (a migration's
+    /// copy records none: the history it carries is the source's).
+    func commitInParts(author: String?, contextName: String?, recording: Bool, _ nextPart: StorePartSource) throws {
         if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
         // A request of millions of rows would otherwise list millions of keys for the row cache.
         try writing(listingAtMost: 1 << 16) { tx, touched in
             let access = NativeTransactionAccess(store: self, tx: tx)
-            var history = recordsHistory ? try NativeHistory.Recorder(store: self, tx: tx) : nil
+            var history = recording ? try NativeHistory.Recorder(store: self, tx: tx) : nil
             var refusal: CommitRefusal?
             while let part = try nextPart(refusal, access) {
                 refusal = nil
                 if part.isEmpty { continue }
                 var committer = NativeCommitter(store: self, tx: tx)
-                committer.keepsReplacedValues = recordsHistory
+                committer.keepsReplacedValues = recording
                 do {
                     _ = try committer.apply(part)
                 } catch let refused as CommitRefusal where part.updates.isEmpty && part.deletes.isEmpty {

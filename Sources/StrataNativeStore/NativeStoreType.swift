@@ -26,7 +26,7 @@ extension StoreType {
 public let NativeStoreType = StoreType.native.rawValue
 
 /// Opens native stores and manages their files (`.strata`, `-wal`, `-shm`).
-struct NativeStoreFactory: PersistentStoreFactory {
+struct NativeStoreFactory: HistoryKeepingStoreFactory {
     /// The files of a store at `url`: the store file, its write-ahead log and its shared memory.
     static let fileSuffixes = ["", "-wal", "-shm"]
 

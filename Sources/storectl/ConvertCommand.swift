@@ -3,7 +3,8 @@
 // Owns: copying every object of a store into a new store of another type, through the
 // coordinator's migratePersistentStore. The model is the source's own: rebuilt from a Strata
 // file's shape, or, for a Core Data SQLite store, the compiled model it carries in Z_MODELCACHE;
-// `--model` names one instead (an .xcdatamodeld, .xcdatamodel, .momd or .mom). Must never
+// `--model` names one instead (an .xcdatamodeld, .xcdatamodel, .momd or .mom). The source's
+// persistent history comes along into a `.native` target. Must never
 // modify SRC, and never overwrite DST.
 
 import Foundation
@@ -12,7 +13,7 @@ import StrataAtomicStores
 
 enum ConvertCommand: Command {
     static let name = "convert"
-    static let summary = "copy every object of a store (.native, .binary, .xml, or a Core Data SQLite store) into a new store of another type (native, binary, xml), keeping primary keys and metadata; DST must not exist; --model PATH reads the source with that model (a Core Data store's own is in its Z_MODELCACHE)"
+    static let summary = "copy every object of a store (.native, .binary, .xml, or a Core Data SQLite store) into a new store of another type (native, binary, xml), keeping primary keys and metadata (and persistent history, into native); DST must not exist; --model PATH reads the source with that model (a Core Data store's own is in its Z_MODELCACHE)"
     static let usage = "convert SRC DST --to native|binary|xml [--model PATH]"
 
     static func run(_ arguments: Arguments) throws -> Int32 {
@@ -37,6 +38,8 @@ enum ConvertCommand: Command {
         switch try StoreCtl.fileKind(source) {
         case .native:
             sourceType = .native
+            // Its persistent history, if it keeps one, comes along into a store type that keeps history.
+            options[PersistentHistoryTrackingKey] = true
             model = try ManagedObjectModel.modelOfNativeStore(at: sourceURL)
         case .binary:
             sourceType = .binary
@@ -67,8 +70,17 @@ enum ConvertCommand: Command {
             context.persistentStoreCoordinator = coordinator
             return total + (try context.performAndWait { try context.count(for: request) })
         }
+        var carried = ""
+        if coordinator.currentPersistentHistoryToken(fromStores: [converted]) != nil {
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            let request = PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)
+            request.resultType = .transactionsOnly
+            let transactions = try context.performAndWait { (try context.execute(request) as? PersistentHistoryResult)?.result as? [PersistentHistoryTransaction] }
+            carried = ", \(transactions?.count ?? 0) history transactions"
+        }
         try coordinator.remove(converted)
-        print("converted \(source) (\(sourceType)) to \(destination) (\(type)): \(count) objects of \(model.entities.count) entities")
+        print("converted \(source) (\(sourceType)) to \(destination) (\(type)): \(count) objects of \(model.entities.count) entities\(carried)")
         return 0
     }
 }

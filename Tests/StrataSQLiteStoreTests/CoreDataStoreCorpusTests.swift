@@ -71,13 +71,20 @@ final class CoreDataStoreCorpusTests: XCTestCase {
         print("compiled models: \(moms.count) read (\(entities) entities), \(compared) compared with their Xcode sources")
     }
 
+    private func history(_ context: ManagedObjectContext) throws -> [PersistentHistoryTransaction] {
+        try context.performAndWait {
+            let result = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)) as? PersistentHistoryResult
+            return try XCTUnwrap(result?.result as? [PersistentHistoryTransaction])
+        }
+    }
+
     func testRealStoresOpenMigrateAndCountAsTheirTables() throws {
         guard let folder = ProcessInfo.processInfo.environment["STRATA_COREDATA_STORES"] else {
             throw XCTSkip("set STRATA_COREDATA_STORES to a folder of Core Data stores")
         }
         let stores = files(in: folder) { $0.hasSuffix(".sqlite") && !$0.contains("/") }
         XCTAssertFalse(stores.isEmpty)
-        var opened = 0, objects = 0, histories = 0, skipped: [String] = [], incompatible: [String] = []
+        var opened = 0, objects = 0, histories = 0, carriedHistories = 0, skipped: [String] = [], incompatible: [String] = []
         for path in stores {
             let base = (path as NSString).deletingPathExtension
             let database = try SQLiteDatabase(path: path)
@@ -156,12 +163,26 @@ final class CoreDataStoreCorpusTests: XCTestCase {
                 XCTAssertEqual(served?.count, try database.rowCount(inTable: "ATRANSACTION"), "\(path): history transactions")
                 histories += 1
             }
+            let servedHistory = file.hasHistory ? try history(context) : []
             let target = TestDirectory.url.appendingPathComponent("corpus-\(UUID().uuidString).native")
             try coordinator.migratePersistentStore(store, to: target, options: nil, type: .native)
             context.performAndWait { context.reset() }
             XCTAssertEqual(try counts(), read, "\(path): counts after migrating to .native")
+            if file.hasHistory {
+                // The history came along: the same transactions, authors, times and changed objects.
+                let carried = try history(context)
+                XCTAssertEqual(carried.count, servedHistory.count, "\(path): carried history")
+                for (got, expected) in zip(carried, servedHistory) {
+                    XCTAssertEqual([got.author, got.contextName], [expected.author, expected.contextName], "\(path)")
+                    XCTAssertEqual(got.timestamp, expected.timestamp, "\(path)")
+                    XCTAssertEqual((got.changes ?? []).map { "\($0.changeType.rawValue) \($0.changedObjectID.entity.name)/p\($0.changedObjectID.primaryKey ?? -1)" },
+                                   (expected.changes ?? []).map { "\($0.changeType.rawValue) \($0.changedObjectID.entity.name)/p\($0.changedObjectID.primaryKey ?? -1)" },
+                                   "\(path)")
+                }
+                carriedHistories += 1
+            }
         }
-        print("Core Data stores: \(opened) opened and migrated (\(objects) objects, \(histories) with history served); without a readable model: \(skipped); not described by their model: \(incompatible)")
+        print("Core Data stores: \(opened) opened and migrated (\(objects) objects, \(histories) with history served, \(carriedHistories) carried into .native); without a readable model: \(skipped); not described by their model: \(incompatible)")
         XCTAssertLessThanOrEqual(incompatible.count, 1, "\(incompatible)")
     }
 

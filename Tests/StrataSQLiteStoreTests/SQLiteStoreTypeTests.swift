@@ -224,6 +224,32 @@ final class SQLiteStoreTypeTests: XCTestCase {
                 XCTAssertEqual(try fetch(after: all[0].token).map(\.transactionNumber), all.dropFirst().map(\.transactionNumber))
             }
             XCTAssertEqual(coordinator.currentPersistentHistoryToken(fromStores: nil), all.last?.token)
+
+            // Migrated to .native (no options: tracking turns on), the history comes along, each
+            // transaction as a transaction of the new store; the copy records none.
+            let nativeURL = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("History.native")
+            let migrated = try coordinator.migratePersistentStore(store, to: nativeURL, options: nil, type: .native)
+            context.performAndWait { context.reset() }
+            let carried = try fetch(after: nil)
+            XCTAssertEqual(carried.count, all.count, "seed \(seed): carried transactions")
+            for (got, expected) in zip(carried, all) {
+                XCTAssertEqual(got.storeID, migrated.identifier)
+                XCTAssertEqual(got.author, expected.author, "seed \(seed)")
+                XCTAssertEqual(got.contextName, expected.contextName, "seed \(seed)")
+                XCTAssertEqual(got.timestamp, expected.timestamp, "seed \(seed)")
+                XCTAssertEqual(got.bundleID, expected.bundleID, "seed \(seed)")
+                XCTAssertEqual(got.processID, expected.processID, "seed \(seed)")
+                let changes = got.changes ?? [], before = expected.changes ?? []
+                XCTAssertEqual(changes.map(\.changeType), before.map(\.changeType), "seed \(seed)")
+                XCTAssertEqual(changes.map { "\($0.changedObjectID.entity.name)/p\($0.changedObjectID.primaryKey ?? -1)" },
+                               before.map { "\($0.changedObjectID.entity.name)/p\($0.changedObjectID.primaryKey ?? -1)" }, "seed \(seed): the same objects")
+                XCTAssertEqual(changes.map { $0.updatedProperties?.map(\.name).sorted() }, before.map { $0.updatedProperties?.map(\.name).sorted() })
+                // The first change ID is Core Data's; the others follow it one by one (a .native
+                // transaction numbers its changes consecutively).
+                XCTAssertEqual(changes.first?.changeID, before.first?.changeID, "seed \(seed)")
+                XCTAssertEqual(changes.map(\.changeID), changes.indices.map { (changes.first?.changeID ?? 0) + Int64($0) })
+            }
+            try coordinator.remove(migrated)
             checked += 1
         }
         XCTAssertGreaterThan(checked, 5)

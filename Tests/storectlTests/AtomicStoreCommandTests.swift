@@ -122,4 +122,51 @@ final class AtomicStoreCommandTests: XCTestCase {
         XCTAssertTrue(refused.error.contains("is not a store Strata knows"), refused.error)
         XCTAssertFalse(FileManager.default.fileExists(atPath: native + "y"))
     }
+
+    /// A .native store's persistent history comes along into the converted .native store.
+    func testConvertCarriesPersistentHistory() throws {
+        let region = EntityDescription(name: "Region")
+        region.properties = [AttributeDescription(name: "name", type: .string)]
+        let model = ManagedObjectModel(entities: [region])
+        let source = temporaryStorePath("with-history")
+        let tracking: [AnyHashable: Any] = [PersistentHistoryTrackingKey: true]
+        func history(_ path: String) throws -> [String] {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let store = try coordinator.addPersistentStore(type: .native, configuration: nil, at: URL(fileURLWithPath: path), options: tracking)
+            defer { try? coordinator.remove(store) }
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            return try context.performAndWait {
+                let result = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)) as! PersistentHistoryResult
+                return (result.result as! [PersistentHistoryTransaction]).map { transaction in
+                    "\(transaction.author ?? "-"): " + (transaction.changes ?? []).map { "\($0.changeType.rawValue) p\($0.changedObjectID.primaryKey ?? -1)" }.joined(separator: " ")
+                }
+            }
+        }
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let store = try coordinator.addPersistentStore(type: .native, configuration: nil, at: URL(fileURLWithPath: source), options: tracking)
+            let context = ManagedObjectContext(.privateQueue)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                for round in 0..<3 {
+                    context.transactionAuthor = "round \(round)"
+                    let object = ManagedObject(entity: region, insertInto: context)
+                    object.setValue("r\(round)", forKey: "name")
+                    try context.save()
+                }
+                context.transactionAuthor = "cleanup"
+                context.delete(try context.fetch(FetchRequest<ManagedObject>(entityName: "Region")).first!)
+                try context.save()
+            }
+            try coordinator.remove(store)
+        }
+        let expected = try history(source)
+        XCTAssertEqual(expected.count, 4)
+        let converted = temporaryStorePath("with-history-converted")
+        let result = try storectl(["convert", source, converted, "--to", "native"])
+        XCTAssertEqual(result.status, 0, result.error)
+        XCTAssertTrue(result.output.contains("2 objects of 1 entities, 4 history transactions"), result.output)
+        XCTAssertEqual(try history(converted), expected)
+    }
 }

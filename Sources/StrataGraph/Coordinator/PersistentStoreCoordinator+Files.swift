@@ -3,7 +3,7 @@
 //
 // Owns: the routing of each file operation to its store type's factory (which alone knows the
 // type's files and how a live store shares them), and the copy of every row of a store into a
-// store of another type or place. Never opens a store file itself and never names a store type.
+// store of another type or place, with the persistent history the store keeps. Never opens a store file itself and never names a store type.
 
 import Foundation
 import StrataCore
@@ -30,6 +30,13 @@ extension PersistentStoreCoordinator {
     /// this coordinator. Object IDs name the new store; each object keeps its primary key when
     /// the new store is empty and can take given keys (`.native`, `.inMemory`, `.binary`,
     /// `.xml`), so `x-coredata://<old>/Item/p12` becomes `x-coredata://<new>/Item/p12`.
+    ///
+    /// The persistent history `store` keeps (a Core Data store's, or a `.native` store's) comes
+    /// along when the new store records history: each transaction, with its timestamp, author,
+    /// context name, bundle and process and its changes, becomes a transaction of the new store
+    /// (with a new token), in order, and the copy itself records none. When the options do not
+    /// name `PersistentHistoryTrackingKey` and `type` can record history (`.native`,
+    /// `.inMemory`), tracking is turned on for it; `false` there leaves the history behind.
     @discardableResult
     public func migratePersistentStore(_ store: any PersistentStore, to url: URL, options: [AnyHashable: Any]? = nil,
                                        type: StoreType) throws -> any PersistentStore {
@@ -38,6 +45,13 @@ extension PersistentStoreCoordinator {
         }
         let entities = managedObjectModel.entities(forConfigurationName: source.configurationName) ?? []
         let rows = try source.read { view in try view.rows(ofEntities: Set(entities.map(\.name))) }
+        // Read before the source leaves (a removed store may close its file).
+        let history = try (source as? any HistoryCarryingRowStore)?.recordedHistory(after: 0, limit: 0) ?? []
+        var options = options ?? [:]
+        if source.recordsHistory, options[PersistentHistoryTrackingKey] == nil,
+           try StoreTypeRegistry.factory(for: type, at: url) is any HistoryKeepingStoreFactory {
+            options[PersistentHistoryTrackingKey] = true
+        }
         try remove(store)
         let added: any PersistentStore
         do {
@@ -50,7 +64,8 @@ extension PersistentStoreCoordinator {
         // The source's key counter comes along (a Core Data store's Z_MAX): no key of an object
         // deleted there is given again.
         let counter = try (source as? any KeyReservingRowStore)?.nextKey()
-        try Self.copy(rows, into: target, entities: entities, sourceNextKey: counter)
+        try Self.copy(rows, into: target, entities: entities, sourceNextKey: counter,
+                      history: source.recordsHistory ? history : nil)
         try setMetadata(source.metadata, for: added)
         return added
     }
@@ -59,7 +74,13 @@ extension PersistentStoreCoordinator {
     /// row keeps its key when `target` is empty and can take given keys (so the rebinding needs
     /// no table), else gets a new one. A store that commits in parts takes them 10,000 at a
     /// time, in one transaction; others take one change set.
-    private static func copy(_ rows: [StoreRow], into target: any RowStore, entities: [EntityDescription], sourceNextKey: Int64?) throws {
+    ///
+    /// `history` (the source's transactions, nil when it keeps none) is carried when the keys
+    /// are kept (so a deleted object's ID in it has its new form) and `target` records history:
+    /// the copy then records no transaction of its own, and the carried ones follow it.
+    private static func copy(_ rows: [StoreRow], into target: any RowStore, entities: [EntityDescription], sourceNextKey: Int64?,
+                             history: [RecordedTransaction]?) throws {
+        var carrier: (any HistoryCarryingRowStore)?
         let keys = rows.compactMap(\.id.primaryKey)
         let moved: (ManagedObjectID) -> ManagedObjectID?
         var ids: [ManagedObjectID]?
@@ -68,6 +89,7 @@ extension PersistentStoreCoordinator {
             try reserving.reserveKeys(through: max(keys.max() ?? 0, (sourceNextKey ?? 1) - 1))
             let store = StoreIdentity.named(target.identifier)
             let sourceStores = Set(rows.lazy.compactMap { $0.id.storeIdentifier })
+                .union((history ?? []).lazy.flatMap { $0.changes ?? [] }.compactMap { $0.objectID.storeIdentifier })
             var scopes: [ObjectIdentifier: IDScope] = [:]
             moved = { id in
                 guard let key = id.primaryKey, let from = id.storeIdentifier, sourceStores.contains(from) else { return nil }
@@ -77,6 +99,7 @@ extension PersistentStoreCoordinator {
                 scopes[ObjectIdentifier(entity)] = scope
                 return ManagedObjectID(scope, primaryKey: key)
             }
+            if history != nil, target.recordsHistory { carrier = target as? any HistoryCarryingRowStore }
         } else {
             let fresh = try target.permanentIDs(for: rows.map(\.id.entity))
             var mapping: [ManagedObjectID: ManagedObjectID] = [:]
@@ -89,21 +112,38 @@ extension PersistentStoreCoordinator {
             let values = row.id.entity.referenceSlots.isEmpty ? row.values : row.values.map { $0.rebound(moved) }
             return StoreRow(id: ids?[index] ?? moved(row.id)!, version: 0, values: values)
         }
-        guard target.commitsInParts else {
-            var changes = StoreChangeSet()
-            changes.inserts = rows.indices.map(copied)
-            _ = try target.commit(changes)
-            return
-        }
         var next = 0
-        try target.commitInParts(author: nil, contextName: nil) { refused, _ in
-            if let refused { throw refused }
+        func nextPart() -> StoreChangeSet? {
             guard next < rows.count else { return nil }
             let end = min(rows.count, next + 10_000)
             var part = StoreChangeSet()
             part.inserts = (next..<end).map(copied)
             next = end
             return part
+        }
+        if let carrier, let history {
+            try carrier.commitUnrecorded(inParts: nextPart)
+            try carrier.appendHistory(history.map { transaction in
+                var carried = transaction
+                carried.changes = transaction.changes?.compactMap { change in
+                    guard let id = moved(change.objectID) else { return nil }
+                    var rebound = change
+                    rebound.objectID = id
+                    return rebound
+                }
+                return carried
+            })
+            return
+        }
+        guard target.commitsInParts else {
+            var changes = StoreChangeSet()
+            changes.inserts = rows.indices.map(copied)
+            _ = try target.commit(changes)
+            return
+        }
+        try target.commitInParts(author: nil, contextName: nil) { refused, _ in
+            if let refused { throw refused }
+            return nextPart()
         }
     }
 

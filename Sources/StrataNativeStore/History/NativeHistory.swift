@@ -50,11 +50,13 @@ enum NativeHistory {
         private(set) var count = 0
         private var tombstoneSlots: [ObjectIdentifier: [Int]] = [:]
 
-        init(store: NativeStore, tx: WriteTransaction) throws {
+        /// `firstChangeIDAtLeast`: a carried transaction's own first change ID, kept when no
+        /// recorded change has it yet.
+        init(store: NativeStore, tx: WriteTransaction, firstChangeIDAtLeast: Int64 = 1) throws {
             self.store = store
             transactions = try tx.openTree(transactionsTree)
             chunks = try tx.openTree(changesTree)
-            firstChangeID = try nextChangeID(transactions: transactions, tx: tx, path: store.file.path)
+            firstChangeID = max(firstChangeIDAtLeast, try nextChangeID(transactions: transactions, tx: tx, path: store.file.path))
             generation = tx.generation.rawValue
         }
 
@@ -84,6 +86,26 @@ enum NativeHistory {
             }
         }
 
+        /// Records one change as another store kept it (a migration carrying that store's
+        /// history): its type, object, updated property names and tombstone.
+        mutating func record(_ change: RecordedChange) throws {
+            switch change.changeType {
+            case .insert:
+                try begin(.insert, change.objectID)
+            case .update:
+                try begin(.update, change.objectID)
+                writer.appendVarint(UInt64(change.updatedProperties.count))
+                for name in change.updatedProperties { appendText(name, to: writer) }
+            case .delete:
+                try begin(.delete, change.objectID)
+                writer.appendVarint(UInt64(change.tombstone.count))
+                for (name, value) in change.tombstone {
+                    appendText(name, to: writer)
+                    RowCodec.append(value, isRelationship: false, numberOf: store.numberOf, to: writer)
+                }
+            }
+        }
+
         /// Records one update: `row` as written, `old` its values before (nil: unknown, every
         /// slot counts as changed).
         mutating func recordUpdate(_ row: StoreRow, old: [RowValue]?) throws {
@@ -109,18 +131,20 @@ enum NativeHistory {
             }
         }
 
-        /// Writes the last chunk and the transaction's record.
-        mutating func finish(author: String?, contextName: String?) throws {
+        /// Writes the last chunk and the transaction's record: now, by this process, unless a
+        /// carried transaction gives its own time, bundle and process.
+        mutating func finish(author: String?, contextName: String?, timestamp: Date = Date(),
+                             bundleID: String = HistoryRecording.bundleID, processID: String = HistoryRecording.processID) throws {
             try flush()
             let header = ByteWriter(capacity: 128)
             header.append(formatVersion)
             header.appendVarint(UInt64(bitPattern: firstChangeID))
             header.appendVarint(UInt64(count))
-            header.appendLittleEndian(Date().timeIntervalSinceReferenceDate.bitPattern)
+            header.appendLittleEndian(timestamp.timeIntervalSinceReferenceDate.bitPattern)
             appendOptionalText(author, to: header)
             appendOptionalText(contextName, to: header)
-            appendOptionalText(HistoryRecording.bundleID, to: header)
-            appendOptionalText(HistoryRecording.processID, to: header)
+            appendOptionalText(bundleID, to: header)
+            appendOptionalText(processID, to: header)
             _ = try transactions.put(transactionKey(generation), header.bytes)
         }
     }

@@ -1,7 +1,8 @@
 // NativeStore+History: the native store's persistent history requests and its remote-change
 // reports.
 //
-// Owns: reading and deleting history (NativeHistory does the bytes), the current token, and
+// Owns: reading and deleting history (NativeHistory does the bytes), carrying another store's
+// transactions in (one write transaction each, for a migration), the current token, and
 // telling which new generations of the file came from other coordinators: the engine reports
 // every generation it learns of (commits of this process and of others, woken through the
 // shared file); this handle subtracts its own commits and the file's bookkeeping commits, and
@@ -51,6 +52,39 @@ extension NativeStore {
                 // of nothing changes nothing, and the engine then commits nothing.
                 if deleted > 0 { noteOwnCommit(tx.generation.rawValue) }
                 return deleted
+            }
+        }
+    }
+
+    // MARK: Carrying history (migrations)
+
+    func recordedHistory(after generation: UInt64, limit: Int) throws -> [RecordedTransaction] {
+        guard recordsHistory else { return [] }
+        let query = StoreHistoryQuery(start: .afterGeneration(generation), includesChanges: true, limit: limit)
+        return try pool.withConnection { try engine.read { try NativeHistory.transactions(query, store: self, tx: $0) } }
+    }
+
+    func commitUnrecorded(inParts nextPart: () throws -> StoreChangeSet?) throws {
+        try withoutActuallyEscaping(nextPart) { nextPart in
+            try commitInParts(author: nil, contextName: nil, recording: false) { refused, _ in
+                if let refused { throw refused }
+                return try nextPart()
+            }
+        }
+    }
+
+    /// One write transaction per carried transaction: its generation is the new token.
+    func appendHistory(_ transactions: [RecordedTransaction]) throws {
+        if isReadOnly { throw StrataError(.readOnly, "native store \(file.path) was added read-only") }
+        guard recordsHistory else {
+            throw StrataError(.storeNotAvailable, "the native store \(file.path) does not record persistent history (add it with PersistentHistoryTrackingKey)")
+        }
+        for transaction in transactions {
+            try writing(listingAtMost: 0) { tx, _ in
+                var recorder = try NativeHistory.Recorder(store: self, tx: tx, firstChangeIDAtLeast: transaction.firstChangeID)
+                for change in transaction.changes ?? [] { try recorder.record(change) }
+                try recorder.finish(author: transaction.author, contextName: transaction.contextName, timestamp: transaction.timestamp,
+                                    bundleID: transaction.bundleID, processID: transaction.processID)
             }
         }
     }

@@ -9,7 +9,7 @@
 import Foundation
 import StrataCore
 
-final class InMemoryStore: KeyReservingRowStore {
+final class InMemoryStore: KeyReservingRowStore, HistoryCarryingRowStore {
     let identifier: String
     /// `identifier` as object IDs hold it.
     let storeIdentity: StoreIdentity
@@ -183,6 +183,49 @@ final class InMemoryStore: KeyReservingRowStore {
         return data.deleteHistory(deletion)
     }
 
+    // MARK: Carrying history (migrations)
+
+    func recordedHistory(after generation: UInt64, limit: Int) throws -> [RecordedTransaction] {
+        guard recordsHistory else { return [] }
+        let recorded = data.withLock {
+            let after = data.historyUnlocked(.afterGeneration(generation))
+            return Array(limit > 0 ? after.prefix(limit) : after)
+        }
+        return recorded.map { transaction in
+            var copy = transaction
+            copy.changes = transaction.changes?.map { change in
+                var rebound = change
+                rebound.objectID = rebind(change.objectID)
+                return rebound
+            }
+            return copy
+        }
+    }
+
+    /// The parts become one change set, committed at once (this store takes no parts).
+    func commitUnrecorded(inParts nextPart: () throws -> StoreChangeSet?) throws {
+        if isReadOnly { throw readOnlyError() }
+        var whole = StoreChangeSet()
+        while let part = try nextPart() {
+            whole.inserts += part.inserts
+            whole.updates += part.updates
+            whole.deletes += part.deletes
+        }
+        if let writer {
+            _ = try data.commit(whole, recordsHistory: false, committer: ObjectIdentifier(self)) { try writer.write(self.contents($0)) }
+        } else {
+            _ = try data.commit(whole, recordsHistory: false, committer: ObjectIdentifier(self))
+        }
+    }
+
+    func appendHistory(_ transactions: [RecordedTransaction]) throws {
+        if isReadOnly { throw readOnlyError() }
+        guard recordsHistory else {
+            throw StrataError(.storeNotAvailable, "the \(type) store \(url?.path ?? identifier) does not record persistent history")
+        }
+        data.appendHistory(transactions)
+    }
+
     /// Commits through other handles on the same data (other coordinators sharing the named
     /// store) are reported; this handle's own are not.
     func observeRemoteChanges(_ handler: @escaping @Sendable (PersistentStoreRemoteChange) -> Void) throws -> (any StoreObservation)? {
@@ -239,7 +282,7 @@ final class InMemoryStore: KeyReservingRowStore {
 
 /// Opens in-memory stores (`StoreType.inMemory`); they have no files, so replacing and destroying
 /// a store only concerns the stores added to coordinators.
-struct InMemoryStoreFactory: PersistentStoreFactory {
+struct InMemoryStoreFactory: HistoryKeepingStoreFactory {
     /// The type its stores report: `.inMemory`, or the file type of a store placed in `/dev/null`.
     var type: StoreType = .inMemory
 

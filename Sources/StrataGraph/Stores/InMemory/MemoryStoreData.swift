@@ -169,6 +169,29 @@ final class MemoryStoreData: @unchecked Sendable {
         }
     }
 
+    /// Appends `transactions` (another store's history, oldest first) after the recorded ones,
+    /// each at a position of its own; a transaction's first change ID is kept unless a recorded
+    /// change already has it, and its changes are numbered on from there.
+    func appendHistory(_ transactions: [RecordedTransaction]) {
+        withLock {
+            for transaction in transactions {
+                generation += 1
+                var carried = transaction
+                let changes = transaction.changes ?? []
+                carried.generation = generation
+                carried.firstChangeID = max(transaction.firstChangeID, nextChangeID)
+                carried.changeCount = changes.count
+                carried.changes = changes.enumerated().map { position, change in
+                    var renumbered = change
+                    renumbered.position = position
+                    return renumbered
+                }
+                nextChangeID = carried.firstChangeID + Int64(changes.count)
+                history.append(carried)
+            }
+        }
+    }
+
     /// Adds the loaded rows of constrained entities to the uniqueness lookup tables (caller holds
     /// the lock), once, before the first commit checks constraints.
     private func indexLoadedConstraints() {
