@@ -66,7 +66,7 @@ struct SQLiteStoreFactory: PersistentStoreFactory {
             let nextKey = max(largest, file.entities.map(\.maxPrimaryKey).max() ?? 0) + 1
             // Core Data's persistent history, served to history requests (never recorded anew).
             let history = file.hasHistory
-                ? try CoreDataHistoryReader(database: database, layout: layout, store: StoreIdentity.named(identifier)).read() : nil
+                ? try CoreDataHistoryReader(database: database, layout: layout, storeIdentifier: identifier).read() : nil
             return (StoreContents(entities: entities, metadata: metadata, nextKey: nextKey, history: history), false)
         }
     }

@@ -84,7 +84,7 @@ final class CoreDataStoreCorpusTests: XCTestCase {
         }
         let stores = files(in: folder) { $0.hasSuffix(".sqlite") && !$0.contains("/") }
         XCTAssertFalse(stores.isEmpty)
-        var opened = 0, objects = 0, histories = 0, carriedHistories = 0, skipped: [String] = [], incompatible: [String] = []
+        var opened = 0, objects = 0, histories = 0, carriedHistories = 0, tombstoneValues = 0, skipped: [String] = [], incompatible: [String] = []
         for path in stores {
             let base = (path as NSString).deletingPathExtension
             let database = try SQLiteDatabase(path: path)
@@ -164,6 +164,7 @@ final class CoreDataStoreCorpusTests: XCTestCase {
                 histories += 1
             }
             let servedHistory = file.hasHistory ? try history(context) : []
+            tombstoneValues += servedHistory.flatMap { $0.changes ?? [] }.reduce(0) { $0 + ($1.tombstone?.count ?? 0) }
             let target = TestDirectory.url.appendingPathComponent("corpus-\(UUID().uuidString).native")
             try coordinator.migratePersistentStore(store, to: target, options: nil, type: .native)
             context.performAndWait { context.reset() }
@@ -182,8 +183,9 @@ final class CoreDataStoreCorpusTests: XCTestCase {
                 carriedHistories += 1
             }
         }
-        print("Core Data stores: \(opened) opened and migrated (\(objects) objects, \(histories) with history served, \(carriedHistories) carried into .native); without a readable model: \(skipped); not described by their model: \(incompatible)")
+        print("Core Data stores: \(opened) opened and migrated (\(objects) objects, \(histories) with history served, \(carriedHistories) carried into .native, \(tombstoneValues) tombstone values); without a readable model: \(skipped); not described by their model: \(incompatible)")
         XCTAssertLessThanOrEqual(incompatible.count, 1, "\(incompatible)")
+        if histories > 0 { XCTAssertGreaterThan(tombstoneValues, 0, "the corpus's Photos libraries keep tombstones") }
     }
 
     /// Every real store damaged 20 ways (bytes changed, the file cut short, the -wal log damaged):

@@ -93,9 +93,23 @@ struct CoreDataStoreWorld {
         shelf.properties = [attribute("label", .string), shelfItems]
         tag.properties = [attribute("name", .string), tagItems]
         playlist.properties = [attribute("name", .string), playlistFilms]
+        // Kept in a delete's tombstone (ZTOMBSTONE<n>, in the order of their names).
+        for preserved in [item.attributesByName["title"], item.attributesByName["code"], book.attributesByName["isbn"], author.attributesByName["name"]] {
+            preserved?.preservesValueInHistoryOnDeletion = true
+        }
         let model = ManagedObjectModel()
         model.entities = [author, book, film, item, playlist, profile, review, shelf, tag]
         return model
+    }
+
+    /// The names of the attributes a delete of `entity` keeps, in tombstone column order.
+    static func tombstoneNames(_ entity: String) -> [String] {
+        switch entity {
+        case "Author": return ["name"]
+        case "Book": return ["code", "isbn", "title"]
+        case "Item", "Film": return ["code", "title"]
+        default: return []
+        }
     }
 
     /// Stored values beside the oracle's: (object, column) → SQLite value, and external files.
@@ -290,10 +304,17 @@ struct CoreDataStoreWorld {
                 return (t.pk, [.null, .integer(16002), .null, authorTS, .null, .null, .null, .real(t.timestamp), author, .text("com.example.app"),
                                t.contextName.map(SQLiteValue.text) ?? .null, .text("42"), .null])
             }, sql: "CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAUTHORTS INTEGER, ZBUNDLEIDTS INTEGER, ZCONTEXTNAMETS INTEGER, ZPROCESSIDTS INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR, ZBUNDLEID VARCHAR, ZCONTEXTNAME VARCHAR, ZPROCESSID VARCHAR, ZQUERYGEN BLOB )"))
+            // A delete keeps its object's preserved values as they are stored (a UUID as 16 bytes).
             tables.append(SQLiteTestTable(name: "ACHANGE", rows: history.flatMap { t in t.changes.map { change in
-                (change.pk, [.null, .integer(16001), .integer(0), .integer(change.type), .integer(Int64(Self.numbers[change.object.entity] ?? 99)),
-                             .integer(change.object.pk), .integer(t.pk), .null])
-            } }, sql: "CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB )"))
+                var tombstone: [SQLiteValue] = [.null, .null, .null]
+                if change.type == 2 {
+                    for (index, name) in Self.tombstoneNames(change.object.entity).enumerated() {
+                        tombstone[index] = stored[change.object]?["Z" + name.uppercased()] ?? .null
+                    }
+                }
+                return (change.pk, [.null, .integer(16001), .integer(0), .integer(change.type), .integer(Int64(Self.numbers[change.object.entity] ?? 99)),
+                                    .integer(change.object.pk), .integer(t.pk), .null] + tombstone)
+            } }, sql: "CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB, ZTOMBSTONE0 BLOB, ZTOMBSTONE1 BLOB, ZTOMBSTONE2 BLOB )"))
         }
         if let modelCache { tables.append(SQLiteTestTable(name: "Z_MODELCACHE", rows: [(1, [.blob(modelCache)])], sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")) }
         let pages = writer.pages(tables)

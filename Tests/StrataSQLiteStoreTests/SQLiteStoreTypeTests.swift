@@ -218,6 +218,16 @@ final class SQLiteStoreTypeTests: XCTestCase {
                 XCTAssertEqual(changes.map(\.changeType.rawValue), known.map { Int($0.type) }, "seed \(seed)")
                 XCTAssertEqual(changes.map(\.changeID), known.map(\.pk), "seed \(seed): Core Data's change IDs")
                 XCTAssertEqual(changes.map { "\($0.changedObjectID.entity.name)/p\($0.changedObjectID.primaryKey!)" }, known.map { "\($0.object)" })
+                // A delete's tombstone: the preserved attributes' values, from ZTOMBSTONE<n> in name order.
+                for (change, written) in zip(changes, known) where change.changeType == .delete {
+                    let tombstone = try XCTUnwrap(change.tombstone, "seed \(seed)")
+                    let names = World.tombstoneNames(written.object.entity)
+                    XCTAssertEqual(Set(tombstone.keys.compactMap { $0 as? String }), Set(names), "seed \(seed): \(written.object)")
+                    for name in names {
+                        let expected = world.objects[written.object]?.attributes[name]
+                        XCTAssertEqual(tombstone[name] as? AnyHashable, expected ?? AnyHashable(NSNull()), "seed \(seed): \(written.object).\(name)")
+                    }
+                }
             }
             // After a token: the later transactions only; the current token is the newest's.
             if all.count >= 2 {
@@ -244,6 +254,8 @@ final class SQLiteStoreTypeTests: XCTestCase {
                 XCTAssertEqual(changes.map { "\($0.changedObjectID.entity.name)/p\($0.changedObjectID.primaryKey ?? -1)" },
                                before.map { "\($0.changedObjectID.entity.name)/p\($0.changedObjectID.primaryKey ?? -1)" }, "seed \(seed): the same objects")
                 XCTAssertEqual(changes.map { $0.updatedProperties?.map(\.name).sorted() }, before.map { $0.updatedProperties?.map(\.name).sorted() })
+                XCTAssertEqual(changes.map { $0.tombstone.map { "\($0.map { "\($0.key)=\($0.value)" }.sorted())" } },
+                               before.map { $0.tombstone.map { "\($0.map { "\($0.key)=\($0.value)" }.sorted())" } }, "seed \(seed): tombstones")
                 // The first change ID is Core Data's; the others follow it one by one (a .native
                 // transaction numbers its changes consecutively).
                 XCTAssertEqual(changes.first?.changeID, before.first?.changeID, "seed \(seed)")

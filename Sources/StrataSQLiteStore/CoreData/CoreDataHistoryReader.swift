@@ -9,10 +9,15 @@
 // (`ZENTITY`, the entity number of Z_PRIMARYKEY, and `ZENTITYPK`). Transactions keep their
 // `Z_PK` as position (token), changes their `Z_PK` as change ID.
 //
+// A delete's tombstone is in `ZTOMBSTONE0`, `ZTOMBSTONE1`, …: the values of the entity's
+// attributes marked to be preserved in history (inherited ones included), taken in the order of
+// their names (checked against real stores, where each column's value type and content match the
+// attribute so named). A value that does not read as its attribute is left out of the tombstone.
+//
 // Owns: that mapping. What Core Data keeps in a form not documented is left out and said so:
 // an update's `ZCOLUMNS` bitmap is not decoded (the update names every persistent property, as
-// Strata does when the old values are unknown) and delete tombstones (`ZTOMBSTONE<n>`) are not
-// read. Changes of entities the model lacks are skipped. Never writes.
+// Strata does when the old values are unknown). Changes of entities the model lacks are
+// skipped. Never writes.
 
 import Foundation
 import StrataCore
@@ -22,6 +27,20 @@ struct CoreDataHistoryReader {
     let database: SQLiteDatabase
     let layout: CoreDataStoreLayout
     let store: StoreIdentity
+    /// Decodes tombstone values as the attributes' columns are decoded.
+    private let values: CoreDataRowReader
+
+    init(database: SQLiteDatabase, layout: CoreDataStoreLayout, storeIdentifier: String) {
+        self.database = database
+        self.layout = layout
+        store = StoreIdentity.named(storeIdentifier)
+        values = CoreDataRowReader(database: database, layout: layout, storeIdentifier: storeIdentifier)
+    }
+
+    /// The attributes whose values a delete of `entity` keeps, in tombstone column order.
+    static func tombstoneAttributes(of entity: EntityDescription) -> [AttributeDescription] {
+        entity.attributesByName.values.filter { $0.preservesValueInHistoryOnDeletion && !$0.isTransient }.sorted { $0.name < $1.name }
+    }
 
     /// Every transaction, oldest first, with its changes.
     func read() throws -> [RecordedTransaction] {
@@ -45,6 +64,9 @@ struct CoreDataHistoryReader {
         var changesByTransaction: [Int64: [(id: Int64, change: RecordedChange)]] = [:]
         let type = changeColumns.index(of: "ZCHANGETYPE"), entity = changeColumns.index(of: "ZENTITY")
         let primaryKey = changeColumns.index(of: "ZENTITYPK"), transaction = changeColumns.index(of: "ZTRANSACTIONID")
+        var tombstoneColumns: [Int] = []
+        while let column = changeColumns.index(of: "ZTOMBSTONE\(tombstoneColumns.count)") { tombstoneColumns.append(column) }
+        var tombstoneAttributes: [ObjectIdentifier: [AttributeDescription]] = [:]
         try database.forEachRow(inTable: changesEntry.name) { key, values in
             func integer(_ column: Int?) -> Int64? {
                 guard let column, column < values.count, case .integer(let value) = values[column] else { return nil }
@@ -61,6 +83,15 @@ struct CoreDataHistoryReader {
             var change = RecordedChange(changeType: changeType, objectID: ManagedObjectID(IDScope.permanent(changed, in: store), primaryKey: pk))
             if changeType == .update {
                 change.updatedProperties = changed.slots.filter { !$0.isTransient && !($0 is DerivedAttributeDescription) }.map(\.name)
+            }
+            if changeType == .delete, !tombstoneColumns.isEmpty {
+                let attributes = tombstoneAttributes[ObjectIdentifier(changed)] ?? Self.tombstoneAttributes(of: changed)
+                tombstoneAttributes[ObjectIdentifier(changed)] = attributes
+                for (index, (attribute, column)) in zip(attributes, tombstoneColumns).enumerated() where column < values.count {
+                    if let value = try? self.values.value(values[column], of: attribute, table: "ACHANGE", key: key, column: "ZTOMBSTONE\(index)") {
+                        change.tombstone.append((attribute.name, value))
+                    }
+                }
             }
             changesByTransaction[owner, default: []].append((key, change))
             return true
