@@ -10,7 +10,7 @@ import PackageDescription
 let package = Package(
     name: "StrataFuzz",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "Strata", path: "..")],
+    dependencies: [.package(name: "Strata", path: ".."), .package(path: "../Sync")],
     targets: [
         .executableTarget(
             name: "strata-fuzz",
@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataStorage", package: "Strata"),
                 .product(name: "StrataSQLiteStore", package: "Strata"),
+                .product(name: "StrataSync", package: "Sync"),
             ],
             swiftSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])],
             linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address"])]

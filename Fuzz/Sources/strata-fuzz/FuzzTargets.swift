@@ -4,13 +4,15 @@
 // Owns: the targets: SQLite files (the format reader, then Core Data's tables), a Core Data store
 // opened as `.sqlite`, compiled models (keyed archives), binary property lists, Xcode model XML,
 // predicate strings, `.binary` and `.xml` store files, and `.native` store files (opened, checked,
-// read whole). Seeds that can be made with Strata itself are made here (FuzzEntry's seed mode);
+// read whole), single tree pages (the validator, then every cell accessor), and StrataSync's
+// decoders (side-table entries, server cells). Seeds that can be made with Strata itself are made here (FuzzEntry's seed mode);
 // the others are committed files (Fuzz/Seeds). Never writes outside Fuzz.scratch.
 
 import Foundation
 import Strata
 import StrataSQLiteStore
-import StrataStorage
+@_spi(StrataFuzzing) import StrataSync
+@_spi(StrataFuzzing) import StrataStorage
 
 enum FuzzTargets {
     /// Writes `bytes` to a fresh scratch file named `name`; its path.
@@ -220,6 +222,62 @@ enum FuzzTargets {
             if findings.isEmpty { Fuzz.violated("the check found the store sound, yet reading it failed: \(error)") }
         }
     }
+
+    /// One tree page, as the pager checks every page it loads (after the checksum): a page the
+    /// validator passes is read through every cell accessor and must agree with itself. The page
+    /// size is 1024 << (first byte % 7), the input cut or padded with zeros to it (the first byte
+    /// lies in the checksum field, which the validator does not read).
+    static let page = FuzzTarget(name: "page", run: { bytes in
+        guard let first = bytes.first else { return }
+        let size = 1024 << Int(first % 7)
+        let page = Array(bytes.prefix(size)) + [UInt8](repeating: 0, count: max(0, size - bytes.count))
+        if let violation = PageExamination.examine(page).violation { Fuzz.violated(violation) }
+    }, seeds: {
+        // Every branch and leaf page of a store (the first byte set to name its size).
+        let bytes = try seedStore(.native, "pages.native")
+        let size = 4096
+        var seeds: [(name: String, bytes: [UInt8])] = []
+        for start in stride(from: size, to: bytes.count - size + 1, by: size) {
+            var page = Array(bytes[start..<(start + size)])
+            guard page[12] == 1 || page[12] == 2, PageExamination.examine(page).problem == nil else { continue }
+            page[0] = 2
+            seeds.append(("page-\(start / size).bin", page))
+        }
+        return seeds
+    })
+
+    /// StrataSync's decoders of outside bytes: the first byte chooses one: `sync.state` JSON, a
+    /// `sync.global` or `sync.local` side-table entry, or (from 3 on) an attribute value in a
+    /// binary result cell (the next bytes choose the attribute type and the column type the server
+    /// described; an empty rest is SQL NULL). Every failure is a `SyncError`.
+    static let syncDecoders = FuzzTarget(name: "sync-decoders", run: { bytes in
+        guard let choice = bytes.first else { return }
+        let rest = Array(bytes.dropFirst())
+        do {
+            switch choice % 4 {
+            case 0: try SyncDecoding.syncState(rest)
+            case 1:
+                let entry = try SyncDecoding.globalEntry(rest)
+                if entry.entity.utf8.count != rest.count - 8 { Fuzz.violated("the entity name of a global entry lost bytes") }
+            case 2: _ = try SyncDecoding.localEntry(rest)
+            default:
+                guard rest.count >= 2 else { return }
+                let types = AttributeDescription.AttributeType.allCases
+                let type = types[Int(rest[0]) % types.count]
+                let dataType = SyncDecoding.dataTypes[Int(rest[1]) % SyncDecoding.dataTypes.count]
+                let cell = Array(rest.dropFirst(2))
+                _ = try SyncDecoding.attributeValue(cell.isEmpty && rest[1] & 0x80 != 0 ? nil : cell, dataType: dataType, type: type)
+            }
+        } catch is SyncError {
+            // A clear error of the sync package: the contract holds.
+        }
+    }, seeds: {
+        let state = #"{"exportedGeneration":12,"importAuthor":"StrataSync.import","importedThrough":40,"snapshotExported":true,"snapshotImported":true,"updated":"2026-11-29T12:00:00Z","zoneID":"9BA44428-CB62-492E-9919-B03B91FFCA93"}"#
+        let integer: [UInt8] = [3, 0x03, 3, 0, 0, 0, 0, 0, 0, 0, 42]
+        return [("state.json", [0] + Array(state.utf8)), ("global.bin", [1, 0, 0, 0, 0, 0, 0, 0, 7] + Array("Quake".utf8)),
+                ("local.bin", [2] + Array(repeating: 0xAB, count: 16)), ("integer-cell.bin", integer),
+                ("text-cell.bin", [3, 0x0A, 7] + Array("Sandwich Islands".utf8))]
+    })
 
     /// A `.native` store file: opened (recovery included), checked, and every tree read. A store
     /// the check finds sound must read whole without an error.

@@ -41,20 +41,30 @@ final class IdentityMap: @unchecked Sendable {
     func local(for gid: UUID) throws -> LocalObject? {
         if let pending = pendingGlobal[gid] { return pending }
         guard let bytes = try coordinator.sideValue(in: store, table: Self.globalTable, key: GlobalID.bytes(gid)) else { return nil }
+        return try Self.decodeGlobalEntry(bytes, gid: gid, store: storeIdentifier)
+    }
+
+    /// A `sync.global` entry: the primary key (8 bytes, big-endian), then the entity name.
+    static func decodeGlobalEntry(_ bytes: [UInt8], gid: UUID, store: String) throws -> LocalObject {
         guard bytes.count >= 8, let entity = String(validating: bytes[8...], as: UTF8.self) else {
-            throw SyncError(.corrupt, "store \(storeIdentifier): side table \(Self.globalTable) holds a damaged entry for \(gid)")
+            throw SyncError(.corrupt, "store \(store): side table \(globalTable) holds a damaged entry for \(gid)")
         }
-        return LocalObject(entity: entity, key: Self.decodeKey(bytes[0..<8]))
+        return LocalObject(entity: entity, key: decodeKey(bytes[0..<8]))
+    }
+
+    /// A `sync.local` entry: the global ID's 16 bytes.
+    static func decodeLocalEntry(_ bytes: [UInt8], key: Int64, store: String) throws -> UUID {
+        guard let gid = GlobalID.uuid(bytes) else {
+            throw SyncError(.corrupt, "store \(store): side table \(localTable) holds a damaged entry for key \(key)")
+        }
+        return gid
     }
 
     /// The global ID mapped to a local object, if it has one in the map.
     func mappedGlobal(for key: Int64) throws -> UUID? {
         if let pending = pendingLocal[key] { return pending }
         guard let bytes = try coordinator.sideValue(in: store, table: Self.localTable, key: Self.encodeKey(key)) else { return nil }
-        guard let gid = GlobalID.uuid(bytes) else {
-            throw SyncError(.corrupt, "store \(storeIdentifier): side table \(Self.localTable) holds a damaged entry for key \(key)")
-        }
-        return gid
+        return try Self.decodeLocalEntry(bytes, key: key, store: storeIdentifier)
     }
 
     /// The global ID of a local object: mapped, or derived from this store.

@@ -29,10 +29,15 @@ struct SyncState: Codable, Equatable, Sendable {
 
     static func read(zone: String, coordinator: PersistentStoreCoordinator, store: any PersistentStore) throws -> SyncState {
         guard let bytes = try coordinator.sideValue(in: store, table: table, key: Array(zone.utf8)) else { return SyncState() }
+        return try decode(bytes, zone: zone, store: store.identifier)
+    }
+
+    /// The state in `bytes` (a `sync.state` entry); a `corrupt` error naming the store and zone.
+    static func decode(_ bytes: [UInt8], zone: String, store: String) throws -> SyncState {
         do {
             return try decoder.decode(SyncState.self, from: Data(bytes))
         } catch {
-            throw SyncError(.corrupt, "store \(store.identifier): the sync state of zone \(zone) (side table \(table)) is not valid JSON: \(error)")
+            throw SyncError(.corrupt, "store \(store): the sync state of zone \(zone) (side table \(table)) is not valid JSON: \(error)")
         }
     }
 
