@@ -73,6 +73,8 @@ final class CorruptionTests: XCTestCase {
             // Both kinds of outcome must occur, or the campaign is not testing anything.
             XCTAssertGreaterThan(outcomes["error", default: 0], 0, "\(outcomes)")
             XCTAssertGreaterThan(outcomes["ok", default: 0], 0, "\(outcomes)")
+            // Counted by Scripts/stress.sh.
+            print("stress-count corrupt-files \(cases)")
         }
     }
 

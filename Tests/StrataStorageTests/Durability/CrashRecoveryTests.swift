@@ -34,6 +34,8 @@ final class CrashRecoveryTests: XCTestCase {
             for crash in 0..<cases {
                 try oneCrash(durability: durability, mode: mode, random: &random, label: "case \(crash)", maxOperations: operations)
             }
+            // Every cut point recovered (counted by Scripts/stress.sh).
+            print("stress-count power-loss \(cases)")
         }
     }
 

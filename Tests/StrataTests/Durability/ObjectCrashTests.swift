@@ -41,6 +41,8 @@ final class ObjectCrashTests: XCTestCase {
         // Kill somewhere inside a following save or request.
         usleep(UInt32(random.next(below: 40_000)))
         kill(process.processIdentifier, SIGKILL)
+        // Counted by Scripts/stress.sh.
+        print("stress-count kill-9 1")
         process.waitUntilExit()
         // Lines printed before the kill count too.
         buffer.append(handle.readDataToEndOfFile())
