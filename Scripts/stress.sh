@@ -27,7 +27,7 @@ totals() {
     line=$(grep -aE "Executed [0-9]+ tests?, with" "$1" | tail -1)
     local tests failures
     tests=$(echo "$line" | grep -oE "Executed [0-9]+" | grep -oE "[0-9]+")
-    failures=$(echo "$line" | grep -oE "with [0-9]+ failures?" | grep -oE "[0-9]+")
+    failures=$(echo "$line" | grep -oE "[0-9]+ failures?" | grep -oE "[0-9]+")
     echo "${tests:-0} tests, ${failures:-?} failures"
 }
 

@@ -98,11 +98,7 @@ enum NativeHistory {
                 for name in change.updatedProperties { appendText(name, to: writer) }
             case .delete:
                 try begin(.delete, change.objectID)
-                writer.appendVarint(UInt64(change.tombstone.count))
-                for (name, value) in change.tombstone {
-                    appendText(name, to: writer)
-                    RowCodec.append(value, isRelationship: false, numberOf: store.numberOf, to: writer)
-                }
+                appendTombstone(change.tombstone)
             }
         }
 
@@ -123,7 +119,11 @@ enum NativeHistory {
             let entity = id.entity
             let slots = tombstoneSlots[ObjectIdentifier(entity)] ?? HistoryRecording.tombstoneSlots(of: entity)
             tombstoneSlots[ObjectIdentifier(entity)] = slots
-            let kept = HistoryRecording.tombstone(of: old, slots: slots, entity: entity)
+            appendTombstone(HistoryRecording.tombstone(of: old, slots: slots, entity: entity))
+        }
+
+        /// A delete's tombstone: the count, then each name and tagged value.
+        private func appendTombstone(_ kept: [(name: String, value: RowValue)]) {
             writer.appendVarint(UInt64(kept.count))
             for (name, value) in kept {
                 appendText(name, to: writer)

@@ -165,16 +165,17 @@ final class InMemoryStore: KeyReservingRowStore, HistoryCarryingRowStore {
         }
         return recorded.map { transaction in
             var copy = transaction
-            if query.includesChanges {
-                copy.changes = transaction.changes?.map { change in
-                    var rebound = change
-                    rebound.objectID = rebind(change.objectID)
-                    return rebound
-                }
-            } else {
-                copy.changes = nil
-            }
+            copy.changes = query.includesChanges ? reboundChanges(of: transaction) : nil
             return copy.transaction(storeID: identifier)
+        }
+    }
+
+    /// The changes of `transaction`, their object IDs bound to this coordinator's entities.
+    private func reboundChanges(of transaction: RecordedTransaction) -> [RecordedChange]? {
+        transaction.changes?.map { change in
+            var rebound = change
+            rebound.objectID = rebind(change.objectID)
+            return rebound
         }
     }
 
@@ -193,11 +194,7 @@ final class InMemoryStore: KeyReservingRowStore, HistoryCarryingRowStore {
         }
         return recorded.map { transaction in
             var copy = transaction
-            copy.changes = transaction.changes?.map { change in
-                var rebound = change
-                rebound.objectID = rebind(change.objectID)
-                return rebound
-            }
+            copy.changes = reboundChanges(of: transaction)
             return copy
         }
     }
