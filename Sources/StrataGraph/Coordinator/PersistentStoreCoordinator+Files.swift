@@ -3,7 +3,8 @@
 //
 // Owns: the routing of each file operation to its store type's factory (which alone knows the
 // type's files and how a live store shares them), and the copy of every row of a store into a
-// store of another type or place, with the persistent history the store keeps. Never opens a store file itself and never names a store type.
+// store of another type or place, with the persistent history the store keeps. Never opens a
+// store file itself and never names a store type.
 
 import Foundation
 import StrataCore
@@ -45,13 +46,15 @@ extension PersistentStoreCoordinator {
         }
         let entities = managedObjectModel.entities(forConfigurationName: source.configurationName) ?? []
         let rows = try source.read { view in try view.rows(ofEntities: Set(entities.map(\.name))) }
-        // Read before the source leaves (a removed store may close its file).
-        let history = try (source as? any HistoryCarryingRowStore)?.recordedHistory(after: 0, limit: 0) ?? []
         var options = options ?? [:]
         if source.recordsHistory, options[PersistentHistoryTrackingKey] == nil,
            try StoreTypeRegistry.factory(for: type, at: url) is any HistoryKeepingStoreFactory {
             options[PersistentHistoryTrackingKey] = true
         }
+        // Read only when the new store will keep it, and before the source leaves (a removed
+        // store may close its file).
+        let history: [RecordedTransaction]? = source.recordsHistory && StoreOptionValues.flag(options[PersistentHistoryTrackingKey])
+            ? try (source as? any HistoryCarryingRowStore)?.recordedHistory(after: 0, limit: 0) : nil
         try remove(store)
         let added: any PersistentStore
         do {
@@ -64,8 +67,7 @@ extension PersistentStoreCoordinator {
         // The source's key counter comes along (a Core Data store's Z_MAX): no key of an object
         // deleted there is given again.
         let counter = try (source as? any KeyReservingRowStore)?.nextKey()
-        try Self.copy(rows, into: target, entities: entities, sourceNextKey: counter,
-                      history: source.recordsHistory ? history : nil)
+        try Self.copy(rows, into: target, entities: entities, sourceNextKey: counter, history: history)
         try setMetadata(source.metadata, for: added)
         return added
     }
@@ -75,7 +77,7 @@ extension PersistentStoreCoordinator {
     /// no table), else gets a new one. A store that commits in parts takes them 10,000 at a
     /// time, in one transaction; others take one change set.
     ///
-    /// `history` (the source's transactions, nil when it keeps none) is carried when the keys
+    /// `history` (the source's transactions, nil when none are carried) is carried when the keys
     /// are kept (so a deleted object's ID in it has its new form) and `target` records history:
     /// the copy then records no transaction of its own, and the carried ones follow it.
     private static func copy(_ rows: [StoreRow], into target: any RowStore, entities: [EntityDescription], sourceNextKey: Int64?,
