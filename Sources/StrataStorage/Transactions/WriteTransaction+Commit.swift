@@ -39,7 +39,8 @@ extension WriteTransaction {
                     throw engine.poison(error)
                 }
             }
-            let placed = try WALWriter.appendTransactionEnd(pages, meta: meta, to: engine.files.wal, position: &position)
+            let placed = try WALWriter.appendTransactionEnd(pages, meta: meta, to: engine.files.wal, position: &position,
+                preallocatingUpTo: engine.options.durability == .full ? engine.options.walSizeLimit : nil)
             return (placed, released)
         }
         if engine.options.durability == .full {

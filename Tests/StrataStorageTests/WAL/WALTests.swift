@@ -78,4 +78,60 @@ final class WALTests: XCTestCase {
         XCTAssertEqual(s.walFrames, 0)
         XCTAssertEqual(s.pageCount, t.pageCount + s.trees[0].pageCount + s.trees[1].pageCount + s.freePages + 1)
     }
+
+    /// Durable commits write into bytes the WAL file already has: a commit that would grow the
+    /// file extends it with zeros well ahead (one growth per many commits), never past the size
+    /// limit, never over a frame; the zero tail recovers as "no more frames". Commits that do not
+    /// sync (durability .normal) never write zeros.
+    func testDurableCommitsWriteIntoBytesTheWALAlreadyHas() throws {
+        for durability in [Durability.full, .normal] {
+            let fs = MemoryFileSystem()
+            var options = memoryOptions(fs, pageSize: 1024)
+            options.durability = durability
+            options.checkpointFrames = 100_000
+            options.walSizeLimit = 8 << 20
+            let path = "/db/p-\(durability).strata"
+            var growths = 0
+            var committedBytes = 0
+            do {
+                let engine = try StorageEngine(path: path, options: options)
+                var size = fs.contents(of: path + "-wal")?.count ?? 0
+                for i in 0..<600 {
+                    try engine.write { tx in try tx.openTree("t").put(key(UInt64(i)), [UInt8](repeating: UInt8(i % 251), count: 40)) }
+                    let wal = fs.contents(of: path + "-wal")!
+                    committedBytes = (try engine.statistics().walFrames + 1) * 1024
+                    let grew = wal.count > size
+                    if grew { growths += 1 }
+                    size = wal.count
+                    if durability == .full {
+                        if grew {
+                            XCTAssertGreaterThanOrEqual(wal.count, min(committedBytes + WALWriter.extensionBytes(pageSize: 1024), options.walSizeLimit), "commit \(i)")
+                        }
+                        XCTAssertLessThanOrEqual(wal.count, max(committedBytes, options.walSizeLimit), "commit \(i)")
+                        XCTAssertTrue(wal[committedBytes...].allSatisfy { $0 == 0 }, "commit \(i): the bytes past the last frame are zeros")
+                    } else {
+                        XCTAssertEqual(wal.count, committedBytes, "commit \(i)")
+                    }
+                }
+                fs.cutPower()
+            }
+            if durability == .full {
+                // The 600 commits write well over 1 MiB of frames, so the file grew more than
+                // once, but far less often than once per commit.
+                XCTAssertGreaterThan(committedBytes, WALWriter.extensionBytes(pageSize: 1024))
+                XCTAssertLessThanOrEqual(growths, committedBytes / WALWriter.extensionBytes(pageSize: 1024) + 1, "the WAL grew at \(growths) of 600 commits")
+            } else {
+                XCTAssertGreaterThan(growths, 100)
+            }
+            fs.reboot()
+            let engine = try StorageEngine(path: path, options: options)
+            if durability == .full {   // with .normal, the unsynced commits may all be gone
+                XCTAssertEqual(try engine.read { try $0.tree("t").count }, 600)
+                for i in [0, 299, 599] {
+                    XCTAssertEqual(try engine.read { try $0.tree("t").get(key(UInt64(i))) }, [UInt8](repeating: UInt8(i % 251), count: 40))
+                }
+            }
+            try expectSound(engine, "\(durability) after power loss")
+        }
+    }
 }
