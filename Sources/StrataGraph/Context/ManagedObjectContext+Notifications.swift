@@ -56,6 +56,7 @@ extension ManagedObjectContext {
     /// of the current event).
     public func processPendingChanges() {
         assertOnQueue("processPendingChanges()")
+        propagateDeletesToRelinkedObjects()
         undoManager?.closeEventGroup()
         changeTracker.checkIfEnabled(handle: handle, "in processPendingChanges of \(debugName)")
         let reevaluate = observerReevaluations

@@ -284,6 +284,24 @@ extension ManagedObjectContext {
         applyDeleteRules(object)
     }
 
+    /// Notes a deleted object that was just related to again (ManagedObject.linkInverse).
+    func noteRelinkedAfterDelete(_ object: ManagedObject) {
+        relinkedAfterDelete[object.objectID] = object
+    }
+
+    /// Applies the delete rules of objects deleted before something was related to them, as
+    /// Core Data propagates deletes when it processes pending changes: a new object pointed at
+    /// a deleted one loses that reference (nullify), is deleted too (cascade), or fails the save
+    /// (deny). Without it a saved row could refer to a row the same save deletes.
+    func propagateDeletesToRelinkedObjects() {
+        guard !relinkedAfterDelete.isEmpty else { return }
+        let relinked = relinkedAfterDelete.values.sorted { ($0.objectID.primaryKey ?? .max) < ($1.objectID.primaryKey ?? .max) }
+        relinkedAfterDelete = [:]
+        for object in relinked where object.state.isDeleted && !object.state.isMissing && object.contextHandle === handle {
+            applyDeleteRules(object)
+        }
+    }
+
     private func applyDeleteRules(_ object: ManagedObject) {
         for (slot, relationship) in object.entity.relationshipSlots {
             let related: [ManagedObjectID]

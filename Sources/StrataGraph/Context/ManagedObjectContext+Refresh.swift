@@ -12,6 +12,7 @@ extension ManagedObjectContext {
     public func rollback() {
         assertOnQueue("rollback()")
         staleByDeletes = [:]
+        relinkedAfterDelete = [:]
         let updated = changeTracker.updated.objects, deleted = changeTracker.deleted.objects
         for object in changeTracker.inserted.objects {
             unregister(object)
@@ -46,6 +47,7 @@ extension ManagedObjectContext {
     public func reset() {
         assertOnQueue("reset()")
         staleByDeletes = [:]
+        relinkedAfterDelete = [:]
         // Many objects: every other reference the context holds goes first, the objects' last
         // ones (usually) last, in address order (see putInAddressOrder).
         var objects: [ManagedObject] = []

@@ -336,6 +336,7 @@ extension ManagedObjectContext {
         }
         changeTracker.removeAll()
         staleByDeletes = [:]
+        relinkedAfterDelete = [:]
         // The three lists are disjoint (an object has one state). An update whose row turned out
         // to be gone (a conflict resolved by `.rollback`) is not reported as saved.
         let savedUpdateOrder = updateOrder.contains(where: \.state.isDeleted) ? updateOrder.filter { !$0.state.isDeleted } : updateOrder

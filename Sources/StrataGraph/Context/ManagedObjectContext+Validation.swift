@@ -1,7 +1,7 @@
 // ManagedObjectContext+Validation: the checks a save makes before writing anything.
 //
 // Owns: required values, attribute rules (range, length, pattern), relationship counts, deny delete
-// rules, and the objects' own validateFor… hooks; every problem of one save is collected into one
+// rules, references to objects the save deletes, and the objects' own validateFor… hooks; every problem of one save is collected into one
 // thrown error that lists each object and property. Never changes objects.
 
 import Foundation
@@ -22,6 +22,10 @@ extension ManagedObjectContext {
         }
         for object in order.inserted where !object.state.isDeleted { validate(object) }
         for object in order.updated where !object.state.isDeleted { validate(object) }
+        if !order.deleted.isEmpty {
+            for object in order.inserted where !object.state.isDeleted { problems += danglingReferences(of: object) }
+            for object in order.updated where !object.state.isDeleted { problems += danglingReferences(of: object) }
+        }
         for object in order.deleted {
             problems += denyProblems(of: object)
             do { try object.validateForDelete() } catch { problems.append(asValidationError(error, object)) }
@@ -76,6 +80,26 @@ extension ManagedObjectContext {
                 if relationship.maxCount > 0 && count > relationship.maxCount {
                     problems.append(StrataError(.validation, "\(label()): \(relationship.qualifiedName) has \(count) objects, more than the maximum \(relationship.maxCount)"))
                 }
+            }
+        }
+        return problems
+    }
+
+    /// References to objects this save deletes (left by a relationship without an inverse, or
+    /// a "no action" delete rule): the saved row would refer to nothing. Core Data's "dangling
+    /// reference to an invalid object".
+    private func danglingReferences(of object: ManagedObject) -> [StrataError] {
+        var problems: [StrataError] = []
+        for (slot, relationship) in object.entity.relationshipSlots where !relationship.isTransient {
+            let related: [ManagedObjectID]
+            switch object.values[slot] {
+            case .objectID(let id): related = [id]
+            case .objectIDs(let ids): related = ids
+            default: continue
+            }
+            let deleted = related.filter { id in registry[id].map { $0.state == .deleted || $0.state == .insertedThenDeleted } ?? false }
+            if !deleted.isEmpty {
+                problems.append(StrataError(.validation, "\(object.entity.name) \(object.objectID): \(relationship.qualifiedName) refers to \(deleted.map(\.description).joined(separator: ", ")), deleted by this save (a dangling reference to an invalid object: clear the relationship, or give the deleted side's inverse a nullify or cascade rule)"))
             }
         }
         return problems

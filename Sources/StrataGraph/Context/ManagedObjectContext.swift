@@ -146,6 +146,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// (ManagedObjectContext+Objects.swift, applyDeleteRules). Held strongly (a context keeps
     /// unchanged objects weakly); emptied by save, rollback, reset.
     @exclusivity(unchecked) var staleByDeletes: [ManagedObjectID: ManagedObject] = [:]
+    /// Deleted objects that were related to again after their delete (an object pointed at one,
+    /// or one was given related objects): their delete rules apply to those relations when
+    /// changes are next processed (ManagedObjectContext+Objects.swift,
+    /// propagateDeletesToRelinkedObjects). Emptied there, and by save, rollback, reset.
+    @exclusivity(unchecked) var relinkedAfterDelete: [ManagedObjectID: ManagedObject] = [:]
     /// Fetched property values by object and property name, until the object is refreshed
     /// (ManagedObjectContext+FetchedProperties.swift).
     @exclusivity(unchecked) var fetchedPropertyValues: [ManagedObjectID: [String: [ManagedObject]]] = [:]

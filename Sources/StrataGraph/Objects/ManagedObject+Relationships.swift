@@ -151,6 +151,10 @@ extension ManagedObject {
         } else {
             setPrimitive(.objectID(object.objectID), slot: slot)
         }
+        // Relating to an object deleted in the context: its delete rules still have to see
+        // this relation. (A row gone from the store, `.missing`, is a conflict instead.)
+        if state.isDeleted && !state.isMissing { managedObjectContext?.noteRelinkedAfterDelete(self) }
+        if object.state.isDeleted && !object.state.isMissing { managedObjectContext?.noteRelinkedAfterDelete(object) }
     }
 
     /// Removes `object` from this object's `relationship` (clears a to-one that points at it).

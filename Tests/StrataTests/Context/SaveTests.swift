@@ -301,3 +301,118 @@ final class Tally: ManagedObject {
         other.touched += 1
     }
 }
+
+/// Relating objects to an object deleted earlier in the same context: the deleted object's delete
+/// rules apply to those relations when changes are processed (as Core Data propagates deletes),
+/// so no saved row refers to a deleted one, on every store type.
+final class DeleteThenRelateTests: XCTestCase {
+    private func stack(_ type: StoreType, _ rule: DeleteRule) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
+        let model = try TestModels.earthquakes()
+        model.entitiesByName["Region"]!.relationshipsByName["quakes"]!.deleteRule = rule
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let url = type == .native ? TestStores.freshFile("delete-then-relate") : URL(fileURLWithPath: "/dev/null/delete-then-relate-\(UUID())")
+        _ = try coordinator.addPersistentStore(type: type, configuration: nil, at: url, options: nil)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        return (coordinator, context)
+    }
+
+    /// Each stored quake's code with its region's name ("-" for none), and the number of regions.
+    private func quakesAndRegions(_ coordinator: PersistentStoreCoordinator) throws -> (quakes: [String: String], regions: Int) {
+        let fresh = ManagedObjectContext(.privateQueue)
+        fresh.persistentStoreCoordinator = coordinator
+        return try fresh.performAndWait {
+            let quakes = try fresh.fetch(FetchRequest<Quake>(entityName: "Quake"))
+            let regions = try fresh.count(for: FetchRequest<Region>(entityName: "Region"))
+            return (Dictionary(uniqueKeysWithValues: quakes.map { ($0.code, $0.region?.name ?? "-") }), regions)
+        }
+    }
+
+    func testNullifyLetsGoOfObjectsRelatedAfterTheDelete() throws {
+        for type in [StoreType.native, .inMemory] {
+            let (coordinator, context) = try stack(type, .nullifyDeleteRule)
+            try context.performAndWait {
+                let region = Region(context: context); region.name = "Pacific"
+                let kept = Region(context: context); kept.name = "Atlantic"
+                let old = Quake(context: context); old.code = "old"; old.region = region
+                try context.save()
+                context.delete(region)
+                XCTAssertNil(old.region)
+                // After the delete: a new quake and an old one point at the deleted region, and
+                // the deleted region is given a third.
+                let new = Quake(context: context); new.code = "new"; new.region = region
+                let other = Quake(context: context); other.code = "other"; other.region = kept
+                region.mutableSetValue(forKey: "quakes").add(other)
+                old.region = region
+                try context.save()
+                XCTAssertNil(new.region, "\(type)")
+                XCTAssertNil(old.region, "\(type)")
+                XCTAssertNil(other.region, "\(type)")
+            }
+            let stored = try quakesAndRegions(coordinator)
+            XCTAssertEqual(stored.quakes, ["old": "-", "new": "-", "other": "-"], "\(type)")
+            XCTAssertEqual(stored.regions, 1, "\(type)")
+        }
+    }
+
+    func testCascadeDeletesObjectsRelatedAfterTheDelete() throws {
+        for type in [StoreType.native, .inMemory] {
+            let (coordinator, context) = try stack(type, .cascadeDeleteRule)
+            try context.performAndWait {
+                let region = Region(context: context); region.name = "Pacific"
+                let kept = Quake(context: context); kept.code = "kept"
+                try context.save()
+                context.delete(region)
+                let new = Quake(context: context); new.code = "new"; new.region = region
+                kept.region = region
+                try context.save()
+                XCTAssertTrue(kept.isDeleted || kept.managedObjectContext == nil, "\(type)")
+                XCTAssertNil(new.managedObjectContext, "\(type): the inserted quake went with the region")
+            }
+            let stored = try quakesAndRegions(coordinator)
+            XCTAssertEqual(stored.quakes.count, 0, "\(type)")
+            XCTAssertEqual(stored.regions, 0, "\(type)")
+        }
+    }
+
+    func testDenyRefusesTheSaveForObjectsRelatedAfterTheDelete() throws {
+        for type in [StoreType.native, .inMemory] {
+            let (coordinator, context) = try stack(type, .denyDeleteRule)
+            try context.performAndWait {
+                let region = Region(context: context); region.name = "Pacific"
+                try context.save()
+                context.delete(region)
+                let new = Quake(context: context); new.code = "new"; new.region = region
+                XCTAssertThrowsError(try context.save(), "\(type)") { error in
+                    XCTAssertEqual((error as? StrataError)?.code, .validation, "\(type): \(error)")
+                    XCTAssertTrue("\(error)".contains(new.objectID.description), "\(type): \(error)")
+                }
+            }
+            XCTAssertEqual(try quakesAndRegions(coordinator).regions, 1, "\(type)")
+        }
+    }
+
+    /// With "no action" nothing lets go of the deleted object: a save that writes an object
+    /// referring to it names the dangling reference instead of writing a row that refers to
+    /// nothing. (Objects the save does not write are the app's business, as in Core Data.)
+    func testNoActionLeavesADanglingReferenceTheSaveRefuses() throws {
+        for type in [StoreType.native, .inMemory] {
+            let (coordinator, context) = try stack(type, .noActionDeleteRule)
+            try context.performAndWait {
+                let region = Region(context: context); region.name = "Pacific"
+                try context.save()
+                context.delete(region)
+                let quake = Quake(context: context); quake.code = "q"; quake.region = region
+                XCTAssertThrowsError(try context.save(), "\(type)") { error in
+                    XCTAssertEqual((error as? StrataError)?.code, .validation, "\(type): \(error)")
+                    XCTAssertTrue("\(error)".contains("Quake.region refers to \(region.objectID)"), "\(type): \(error)")
+                }
+                quake.region = nil
+                try context.save()
+            }
+            let stored = try quakesAndRegions(coordinator)
+            XCTAssertEqual(stored.quakes, ["q": "-"], "\(type)")
+            XCTAssertEqual(stored.regions, 0, "\(type)")
+        }
+    }
+}
