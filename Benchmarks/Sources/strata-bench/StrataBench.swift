@@ -31,9 +31,13 @@ enum StrataBench {
     static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let suite = arguments.first, !suite.hasPrefix("-") else {
-            fail("usage: strata-bench engine|fetch|objects|batch|results|atomic|sync|sqlite-file [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
+            fail("usage: strata-bench engine|fetch|objects|batch|results|atomic|sync|sqlite-file|chart [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
         }
         arguments.removeFirst()
+        if suite == "chart" {
+            chart(arguments)
+            return
+        }
         var records = 1_000_000
         var json = false
         var directory = NSTemporaryDirectory()
@@ -165,6 +169,43 @@ enum StrataBench {
         }
         report(results, records: records, json: json)
         for note in notes { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
+    }
+
+    /// `strata-bench chart RESULTS.json --out CHART.svg [--records N] [--repeat R]`: draws the
+    /// `--json` output of any suite as a chart of Strata's ratios to its peers (ResultChart). The
+    /// caption names the date, this machine and the checked-out commit: draw right after the run.
+    static func chart(_ arguments: [String]) {
+        var input: String?
+        var output: String?
+        var records = 1_000_000
+        var repeats = 1
+        var index = 0
+        while index < arguments.count {
+            switch arguments[index] {
+            case "--out": index += 1; output = arguments[safe: index]
+            case "--records": index += 1; records = Int(arguments[safe: index] ?? "") ?? { fail("--records needs a number") }()
+            case "--repeat": index += 1; repeats = Int(arguments[safe: index] ?? "") ?? { fail("--repeat needs a number") }()
+            case let path where !path.hasPrefix("-") && input == nil: input = path
+            default: fail("unknown option \(arguments[index])")
+            }
+            index += 1
+        }
+        guard let input, let output else { fail("usage: strata-bench chart RESULTS.json --out CHART.svg [--records N] [--repeat R]") }
+        let results: [Measurement]
+        do {
+            results = try JSONDecoder().decode([Measurement].self, from: Data(contentsOf: URL(fileURLWithPath: input)))
+        } catch {
+            fail("\(input): not the --json output of a suite (\(error))")
+        }
+        guard !ResultChart.rows(results).isEmpty else { fail("\(input): no workload has both a Strata and a peer measurement") }
+        let suite = results.first?.suite ?? "results"
+        let title = "strata-bench \(suite): how many times better Strata is than each peer"
+        let svg = ResultChart.render(results, title: title, caption: ResultChart.caption(records: records, repeats: repeats))
+        do {
+            try Data(svg.utf8).write(to: URL(fileURLWithPath: output))
+        } catch {
+            fail("cannot write \(output): \(error)")
+        }
     }
 
     /// Prints the results as the table, or with `--json` as an array of measurements.

@@ -13,7 +13,7 @@ enum ResultTable {
         // "strata batch insert" is the yardstick of the sqlite-file suite's migration workload.
         var systems = ["strata", "strata+history", "strata batch insert", "sqlite", "grdb", "lmdb"].filter { present.contains($0) }
         if systems.isEmpty { systems = ["strata", "sqlite", "lmdb"] }
-        let peers = ["strata batch insert", "sqlite", "grdb", "lmdb"].filter { systems.contains($0) }
+        let peers = Self.peers(of: results)
         let history = systems.contains("strata+history")
         var header = ["workload (\(records) records)"] + systems + ["unit"] + peers.map { "strata/\($0 == "strata batch insert" ? "batch insert" : $0)" }
         if history { header.append("history/strata") }
@@ -21,10 +21,8 @@ enum ResultTable {
         for workload in workloads {
             let value = { (system: String) in results.first { $0.workload == workload && $0.system == system } }
             let unit = results.first { $0.workload == workload }!.unit
-            let lowerIsBetter = unit == "bytes" || unit == "pages"
             func ratio(_ system: String, _ peer: String) -> String {
-                guard let s = value(system)?.value, let p = value(peer)?.value, s > 0, p > 0 else { return "-" }
-                return String(format: "%.2fx", lowerIsBetter ? p / s : s / p)
+                Self.ratio(results, workload, system, peer).map { String(format: "%.2fx", $0) } ?? "-"
             }
             var row = [workload] + systems.map { value($0).map { format($0.value, unit: unit) } ?? "-" } + [unit]
             row += peers.map { ratio("strata", $0) }
@@ -37,6 +35,21 @@ enum ResultTable {
             row.enumerated().map { c, cell in c == 0 || c == unitColumn ? cell.padding(toLength: widths[c], withPad: " ", startingAt: 0) : String(repeating: " ", count: widths[c] - cell.count) + cell }
                 .joined(separator: "  ")
         }.joined(separator: "\n")
+    }
+
+    /// The peers Strata is compared with, in column order.
+    static func peers(of results: [Measurement]) -> [String] {
+        let present = Set(results.map(\.system))
+        return ["strata batch insert", "sqlite", "grdb", "lmdb"].filter { present.contains($0) }
+    }
+
+    /// How many times better `system` is than `peer` at `workload` (higher rates, or smaller sizes
+    /// and RSS); nil when either was not measured.
+    static func ratio(_ results: [Measurement], _ workload: String, _ system: String, _ peer: String) -> Double? {
+        let value = { (system: String) in results.first { $0.workload == workload && $0.system == system } }
+        guard let s = value(system), let p = value(peer), s.value > 0, p.value > 0 else { return nil }
+        let lowerIsBetter = s.unit == "bytes" || s.unit == "pages"
+        return lowerIsBetter ? p.value / s.value : s.value / p.value
     }
 
     static func format(_ value: Double, unit: String) -> String {
