@@ -172,8 +172,9 @@ enum StrataBench {
     }
 
     /// `strata-bench chart RESULTS.json --out CHART.svg [--records N] [--repeat R]`: draws the
-    /// `--json` output of any suite as a chart of Strata's ratios to its peers (ResultChart). The
-    /// caption names the date, this machine and the checked-out commit: draw right after the run.
+    /// `--json` output of any suite as a chart of Strata's ratios to its peers (ResultChart), and
+    /// prints the table of it. The caption names the date, this machine and the checked-out
+    /// commit: draw right after the run.
     static func chart(_ arguments: [String]) {
         var input: String?
         var output: String?
@@ -206,6 +207,7 @@ enum StrataBench {
         } catch {
             fail("cannot write \(output): \(error)")
         }
+        print(ResultTable.render(results, records: records))
     }
 
     /// Prints the results as the table, or with `--json` as an array of measurements.
