@@ -39,8 +39,7 @@ extension WriteTransaction {
                     throw engine.poison(error)
                 }
             }
-            let placed = try WALWriter.appendTransactionEnd(pages, meta: meta, to: engine.files.wal, position: &position,
-                preallocatingUpTo: engine.options.durability == .full ? engine.options.walSizeLimit : nil)
+            let placed = try WALWriter.appendTransactionEnd(pages, meta: meta, to: engine.files.wal, position: &position)
             return (placed, released)
         }
         if engine.options.durability == .full {

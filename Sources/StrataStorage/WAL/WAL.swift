@@ -89,42 +89,12 @@ enum WALWriter {
     }
 
     /// Appends the last page frames of a transaction and its commit record (written together,
-    /// so a small commit is one write). Returns (page, frame) for the page frames. With a
-    /// preallocation limit (commits that sync), the frames land in bytes the file already has:
-    /// see `extendAhead`.
-    static func appendTransactionEnd(_ pages: [PageBuffer], meta: StoreMeta, to file: any FileIO, position: inout LogPosition, preallocatingUpTo limit: Int? = nil) throws -> [(page: PageNumber, frame: Int)] {
-        let pageSize = position.header.pageSize
-        if let limit {
-            extendAhead(file, through: WALFrame.offset(position.nextFrame + pages.count + 1, pageSize: pageSize), limit: limit, pageSize: pageSize)
-        }
-        let record = PageBuffer.uninitialized(size: pageSize)   // formatCommit zeroes it
+    /// so a small commit is one write). Returns (page, frame) for the page frames.
+    static func appendTransactionEnd(_ pages: [PageBuffer], meta: StoreMeta, to file: any FileIO, position: inout LogPosition) throws -> [(page: PageNumber, frame: Int)] {
+        let record = PageBuffer.uninitialized(size: position.header.pageSize)   // formatCommit zeroes it
         WALFrame.formatCommit(record, meta: meta, frameCount: position.nextFrame - position.committedFrames + pages.count)
         let placed = try append(pages + [record], to: file, position: &position)
         return Array(placed.dropLast())
-    }
-
-    /// Bytes of zeros written past the end of the WAL when a commit would grow it.
-    static func extensionBytes(pageSize: Int) -> Int { max(1 << 20, 16 * pageSize) }
-
-    /// When the WAL file ends before `end`, writes zeros from its end to `end` plus
-    /// `extensionBytes` (whole pages), but not past `limit` (the WAL size limit). Why: `fdatasync` after a write that grows a file must also
-    /// make the new size durable (a journal commit on ext4, XFS and APFS), which halves the
-    /// syncs per second measured on this machine's disk (4,260/s appending 4 KiB against 8,144/s
-    /// overwriting); `fallocate` does not help, as the first write to an allocated-but-unwritten
-    /// block changes metadata too. So one commit in many pays for the growth and the next ones
-    /// overwrite. Zeros are never a valid frame (the salt is never 0), and they start at the
-    /// file's real end, under the writer lock, so they never cover a frame. Best effort: a
-    /// failure (a full disk) leaves the file longer or not, and the frames' own write reports it.
-    static func extendAhead(_ file: any FileIO, through end: Int64, limit: Int, pageSize: Int) {
-        guard let size = try? file.size(), size < end else { return }
-        let page = Int64(pageSize)
-        let start = size / page * page   // a partial block at the end is not a frame: redo it whole
-        let target = min(end + Int64(extensionBytes(pageSize: pageSize)), max(end, Int64(limit))) / page * page
-        guard target > start else { return }
-        let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(target - start), alignment: 16)
-        defer { zeros.deallocate() }
-        zeros.initializeMemory(as: UInt8.self, repeating: 0)
-        try? file.write(UnsafeRawBufferPointer(zeros), at: start)
     }
 
     /// Starts a new WAL life after a checkpoint: a new salt, the next epoch, frames from 0.
