@@ -20,9 +20,9 @@ extension ManagedObjectContext {
         for (slot, property) in entity.slots.enumerated() {
             guard let relationship = property as? RelationshipDescription, let inverse = relationship.inverseRelationship else { continue }
             // An object gone from the store refers to nothing.
-            let now = object.state.isMissing ? [] : Self.targets(object.values[slot])
-            let nowSet = Set(now), had = Set(Self.targets(before[slot]))
-            let inStore = Set(stored.map { Self.targets($0[slot]) } ?? [])
+            let now = object.state.isMissing ? [] : object.values[slot].referencedObjectIDs
+            let nowSet = Set(now), had = Set(before[slot].referencedObjectIDs)
+            let inStore = Set(stored.map { $0[slot].referencedObjectIDs } ?? [])
             // Objects it no longer refers to: this context's (its own earlier change) and the
             // store's (another save's) let it go.
             for id in had.union(inStore).subtracting(nowSet) {
@@ -39,7 +39,7 @@ extension ManagedObjectContext {
                 }
                 let inverseSlot = target.entity.slotIndex[inverse.name]!
                 if inverse.isToMany {
-                    if !Self.targets(target.values[inverseSlot]).contains(object.objectID) { try target.linkInverse(inverse, to: object) }
+                    if !target.values[inverseSlot].referencedObjectIDs.contains(object.objectID) { try target.linkInverse(inverse, to: object) }
                 } else if case .objectID(let previous) = target.values[inverseSlot] {
                     if previous == object.objectID { continue }
                     // The target's one-object end held another object: that one lets it go.
@@ -58,8 +58,8 @@ extension ManagedObjectContext {
     /// deny rule that such an object now breaks.
     func reapplyDeleteRules(of object: ManagedObject, stored: [RowValue], known: [RowValue]) throws {
         for (slot, relationship) in object.entity.relationshipSlots {
-            let knownTargets = Set(Self.targets(known[slot]))
-            let added = Self.targets(stored[slot]).filter { !knownTargets.contains($0) }
+            let knownTargets = Set(known[slot].referencedObjectIDs)
+            let added = stored[slot].referencedObjectIDs.filter { !knownTargets.contains($0) }
             guard !added.isEmpty else { continue }
             switch relationship.deleteRule {
             case .noActionDeleteRule:
@@ -88,13 +88,5 @@ extension ManagedObjectContext {
         if storeHasIt, !target.hasChanges, !target.isFault { refresh(target, mergeChanges: false) }
         try target.fireFaultIfNeeded()
         return target
-    }
-
-    private static func targets(_ value: RowValue) -> [ManagedObjectID] {
-        switch value {
-        case .objectID(let id): return [id]
-        case .objectIDs(let ids): return ids
-        default: return []
-        }
     }
 }

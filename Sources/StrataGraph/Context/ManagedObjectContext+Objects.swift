@@ -304,12 +304,7 @@ extension ManagedObjectContext {
 
     private func applyDeleteRules(_ object: ManagedObject) {
         for (slot, relationship) in object.entity.relationshipSlots {
-            let related: [ManagedObjectID]
-            switch object.values[slot] {
-            case .objectID(let id): related = [id]
-            case .objectIDs(let ids): related = ids
-            default: related = []
-            }
+            let related = object.values[slot].referencedObjectIDs
             switch relationship.deleteRule {
             case .noActionDeleteRule, .denyDeleteRule:
                 continue

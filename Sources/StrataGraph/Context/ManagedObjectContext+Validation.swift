@@ -1,8 +1,9 @@
 // ManagedObjectContext+Validation: the checks a save makes before writing anything.
 //
 // Owns: required values, attribute rules (range, length, pattern), relationship counts, deny delete
-// rules, references to objects the save deletes, and the objects' own validateFor… hooks; every problem of one save is collected into one
-// thrown error that lists each object and property. Never changes objects.
+// rules, references to objects the save deletes, and the objects' own validateFor… hooks; every
+// problem of one save is collected into one thrown error that lists each object and property.
+// Never changes objects.
 
 import Foundation
 import StrataCore
@@ -91,13 +92,7 @@ extension ManagedObjectContext {
     private func danglingReferences(of object: ManagedObject) -> [StrataError] {
         var problems: [StrataError] = []
         for (slot, relationship) in object.entity.relationshipSlots where !relationship.isTransient {
-            let related: [ManagedObjectID]
-            switch object.values[slot] {
-            case .objectID(let id): related = [id]
-            case .objectIDs(let ids): related = ids
-            default: continue
-            }
-            let deleted = related.filter { id in registry[id].map { $0.state == .deleted || $0.state == .insertedThenDeleted } ?? false }
+            let deleted = object.values[slot].referencedObjectIDs.filter { id in registry[id].map { $0.state == .deleted || $0.state == .insertedThenDeleted } ?? false }
             if !deleted.isEmpty {
                 problems.append(StrataError(.validation, "\(object.entity.name) \(object.objectID): \(relationship.qualifiedName) refers to \(deleted.map(\.description).joined(separator: ", ")), deleted by this save (a dangling reference to an invalid object: clear the relationship, or give the deleted side's inverse a nullify or cascade rule)"))
             }
@@ -108,13 +103,7 @@ extension ManagedObjectContext {
     private func denyProblems(of object: ManagedObject) -> [StrataError] {
         var problems: [StrataError] = []
         for (slot, relationship) in object.entity.relationshipSlots where relationship.deleteRule == .denyDeleteRule {
-            let related: [ManagedObjectID]
-            switch object.values[slot] {
-            case .objectID(let id): related = [id]
-            case .objectIDs(let ids): related = ids
-            default: related = []
-            }
-            let blocking = related.filter { !(registry[$0]?.state.isDeleted ?? false) }
+            let blocking = object.values[slot].referencedObjectIDs.filter { !(registry[$0]?.state.isDeleted ?? false) }
             if !blocking.isEmpty {
                 problems.append(StrataError(.validation, "cannot delete \(object.entity.name) \(object.objectID): \(relationship.qualifiedName) has the deny rule and still refers to \(blocking.map(\.description).joined(separator: ", "))"))
             }

@@ -191,4 +191,14 @@ extension RowValue {
         if case .objectIDs(let ids) = self { return ids }
         return []
     }
+
+    /// The objects a relationship value refers to: a to-one's object or a to-many's (empty for
+    /// anything else).
+    var referencedObjectIDs: [ManagedObjectID] {
+        switch self {
+        case .objectID(let id): return [id]
+        case .objectIDs(let ids): return ids
+        default: return []
+        }
+    }
 }
