@@ -149,8 +149,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Deleted objects that were related to again after their delete (an object pointed at one,
     /// or one was given related objects): their delete rules apply to those relations when
     /// changes are next processed (ManagedObjectContext+Objects.swift,
-    /// propagateDeletesToRelinkedObjects). Emptied there, and by save, rollback, reset.
-    @exclusivity(unchecked) var relinkedAfterDelete: [ManagedObjectID: ManagedObject] = [:]
+    /// propagateDeletesToRelinkedObjects). Emptied there, and by save, rollback, reset. Checked
+    /// access (no `@exclusivity(unchecked)`): it is off the hot paths, touched once per save.
+    var relinkedAfterDelete: [ManagedObjectID: ManagedObject] = [:]
     /// Fetched property values by object and property name, until the object is refreshed
     /// (ManagedObjectContext+FetchedProperties.swift).
     @exclusivity(unchecked) var fetchedPropertyValues: [ManagedObjectID: [String: [ManagedObject]]] = [:]
