@@ -88,7 +88,7 @@ extension StorageEngine {
 
     /// Makes a commit visible: WAL index and cache, then the view, then the shared header.
     func publish(
-        meta: StoreMeta, frames: [(page: PageNumber, frame: Int)], inMemory: [PageBuffer],
+        meta: StoreMeta, frames: [(page: PageNumber, version: WALVersion)], inMemory: [PageBuffer],
         position: LogPosition, intactFrom: Generation
     ) throws {
         try syncLock.withLock { _ in

@@ -38,9 +38,13 @@ public struct StorageOptions: Sendable {
     /// How long `write` waits for another process's write transaction before throwing `.busy`.
     /// Default 5 seconds.
     public var busyTimeout: Double = 5
-    /// A checkpoint runs after a commit leaves at least this many frames in the WAL (one frame
-    /// per changed page plus one per commit). Default 4096 (16 MiB of 4 KiB pages).
-    public var checkpointFrames: Int = 4096
+    /// A checkpoint runs after a commit leaves at least this many frames in the WAL (one per page
+    /// written whole, one per patch frame, one per commit record: a small commit, whose pages
+    /// are patches inside its commit record, is one frame). Default 1024 (4 MiB of 4 KiB pages):
+    /// the WAL soon stops growing and is overwritten from its start, and a durable commit that
+    /// overwrites costs the disk less than one that extends the file (measured here: about 9,000
+    /// against 5,800 syncs per second).
+    public var checkpointFrames: Int = 1024
     /// After a checkpoint the WAL file is cut back to this many bytes if it grew larger (it is
     /// otherwise reused from the start, which is cheaper than growing it again). Default 64 MiB.
     public var walSizeLimit: Int = 64 << 20

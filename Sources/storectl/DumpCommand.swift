@@ -88,8 +88,16 @@ enum DumpCommand: Command {
         if wal.valid {
             out.append("wal: \(wal.bytes) bytes, epoch \(wal.epoch ?? 0), salt \(String(wal.salt ?? 0, radix: 16)), base G\(wal.baseGeneration ?? 0), \(wal.committedFrames) committed frames\(wal.uncommittedTailFrames ? " (plus an uncommitted tail)" : "")")
             for transaction in wal.transactions {
-                var line = "  G\(transaction.generation): frames \(transaction.firstFrame)..<\(transaction.firstFrame + transaction.frames + 1) (\(transaction.frames) pages + commit record)"
-                if walDetail { line += " pages \(transaction.pages.map(String.init).joined(separator: ","))" }
+                let wholePages = transaction.frames - transaction.patchFrames
+                var line = "  G\(transaction.generation): frames \(transaction.firstFrame)..<\(transaction.firstFrame + transaction.frames + 1) (\(wholePages) pages"
+                if transaction.patchFrames > 0 { line += " + \(transaction.patchFrames) patch frames" }
+                line += " + commit record"
+                if !transaction.patchedPages.isEmpty { line += ", \(transaction.patchedPages.count) pages patched" }
+                line += ")"
+                if walDetail {
+                    line += " pages \(transaction.pages.map(String.init).joined(separator: ","))"
+                    if !transaction.patchedPages.isEmpty { line += " patched \(transaction.patchedPages.map(String.init).joined(separator: ","))" }
+                }
                 out.append(line)
             }
         } else {

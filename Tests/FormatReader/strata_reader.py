@@ -34,7 +34,7 @@ STORE_MAGIC = b"STRATAdb"
 WAL_MAGIC = b"STRATAwl"
 SHM_MAGIC = b"STRATAsh"
 STORE_FORMAT_VERSIONS = (1, 2)  # §3: version 2 leaves may carry a key prefix (§7)
-WAL_FORMAT_VERSION = 1
+WAL_FORMAT_VERSIONS = (1, 2)   # §10: version 2 adds page patches
 
 HEADER_COPY_OFFSETS = (0, 512)   # §3: copy A at 0, copy B at 512
 HEADER_COPY_SIZE = 256
@@ -47,7 +47,9 @@ TYPE_BRANCH = 1
 TYPE_LEAF = 2
 TYPE_OVERFLOW = 3
 TYPE_COMMIT = 4
-TYPE_NAMES = {1: "branch", 2: "leaf", 3: "overflow", 4: "commit record"}
+TYPE_PATCHES = 5
+TYPE_NAMES = {1: "branch", 2: "leaf", 3: "overflow", 4: "commit record",
+              5: "patch frame"}
 
 VERBOSE = False
 
@@ -372,13 +374,14 @@ class Store:
             note("WAL header missing (file shorter than 60 bytes)")
             return
         h = wal[0:WAL_HEADER_SIZE]
-        if h[0:8] != WAL_MAGIC or u32(h, 8) != WAL_FORMAT_VERSION \
+        if h[0:8] != WAL_MAGIC or u32(h, 8) not in WAL_FORMAT_VERSIONS \
                 or u32(h, 56) != checksum(h[0:56]):
             note("WAL header invalid: WAL holds nothing")
             return
         if h[16:32] != self.uuid or u32(h, 12) != ps:
             note("WAL header belongs to another store/page size: ignored")
             return
+        version = u32(h, 8)
         salt = u32(h, 32)
         epoch = u64(h, 40)
         base = u64(h, 48)
@@ -388,8 +391,37 @@ class Store:
              % (salt, epoch, base))
 
         transactions = []       # list of (generation, meta, [(pgno, off)])
-        pending = []
+        pending = []            # versions: (pgno, ("frame", off) | ("patch", frame, at), gen, i)
+        pending_frames = 0
         nframes = 0
+
+        def patch_area(fr, area, i):
+            # §10 page patches: u16 count, then entries; each checked here.
+            out = []
+            if version < 2:
+                return out
+            count = u16(fr, area)
+            at = area + 2
+            for _ in range(count):
+                if at + 18 > ps:
+                    fail("WAL frame %d: patch entry at %d outside the block" % (i, at))
+                pg, bframe, boff, depth = u32(fr, at), u32(fr, at + 4), u16(fr, at + 8), fr[at + 10]
+                if pg == 0 or not 1 <= depth <= 8 or bframe >= i \
+                        or (depth == 1) != (boff == 0):
+                    fail("WAL frame %d: patch entry at %d breaks §10 (page %d, "
+                         "base %d+%d, depth %d)" % (i, at, pg, bframe, boff, depth))
+                runs = u16(fr, at + 16)
+                q = at + 18
+                for _ in range(runs):
+                    if q + 4 > ps:
+                        fail("WAL frame %d: patch runs past the block" % i)
+                    o, n = u16(fr, q), u16(fr, q + 2)
+                    if o < 12 or n < 1 or o + n > ps or q + 4 + n > ps:
+                        fail("WAL frame %d: patch run %d+%d outside the page" % (i, o, n))
+                    q += 4 + n
+                out.append((pg, ("patch", i, at), u64(fr, 24), i))
+                at = q
+            return out
         i = 0
         while True:
             off = (i + 1) * ps
@@ -417,22 +449,28 @@ class Store:
                     fail("WAL frame %d: commit record generation %d but its "
                          "meta says %d" % (i, gen, meta["generation"]))
                 count = u32(fr, 176)
-                if count != len(pending):
-                    fail("WAL frame %d: commit record says %d page frames, "
-                         "found %d" % (i, count, len(pending)))
+                if count != pending_frames:
+                    fail("WAL frame %d: commit record says %d frames, "
+                         "found %d" % (i, count, pending_frames))
+                pending += patch_area(fr, 180, i)
                 transactions.append((gen, meta, pending, i))
                 pending = []
+                pending_frames = 0
             elif typ in (TYPE_BRANCH, TYPE_LEAF, TYPE_OVERFLOW):
                 if pgno == 0:
                     fail("WAL frame %d: page frame for page 0" % i)
-                pending.append((pgno, off, u64(fr, 24), i))
+                pending.append((pgno, ("frame", off), u64(fr, 24), i))
+                pending_frames += 1
+            elif typ == TYPE_PATCHES and version >= 2:
+                pending += patch_area(fr, 40, i)
+                pending_frames += 1
             else:
                 fail("WAL frame %d: valid frame with unknown page type %d"
                      % (i, typ))
             i += 1
         note("WAL scan: %d valid frames, %d committed transactions, "
              "%d frames in uncommitted tail"
-             % (nframes, len(transactions), len(pending)))
+             % (nframes, len(transactions), pending_frames))
 
         # §10: commit records carry consecutive generations starting at base+1.
         for k, (gen, _, _, fi) in enumerate(transactions):
@@ -460,6 +498,7 @@ class Store:
                          "transaction committing generation %d"
                          % (fi, pgno, fgen, gen))
                 self.page_map[pgno] = off
+        self.wal_salt = salt
         if live:
             self.meta = live[-1][1]
         note("latest generation %d (%s), page count %d, %d pages resolved "
@@ -468,6 +507,32 @@ class Store:
                                self.meta["page_count"], len(self.page_map)))
 
     # ---- page access ----------------------------------------------------- #
+    def wal_version(self, version, what):
+        """A page version in the WAL: a whole frame, or a patch applied to
+        its base (§10), recursively."""
+        ps = self.page_size
+        if version[0] == "frame":
+            off = version[1]
+            return self.wal[off:off + ps]
+        _, frame, at = version
+        block = self.wal[(frame + 1) * ps:(frame + 2) * ps]
+        bframe, boff = u32(block, at + 4), u16(block, at + 8)
+        if boff == 0:
+            base = self.wal[(bframe + 1) * ps:(bframe + 2) * ps]
+            if len(base) != ps or u32(base, 4) != self.wal_salt:
+                fail("%s: patch base frame %d is not in this WAL life" % (what, bframe))
+        else:
+            base = self.wal_version(("patch", bframe, boff), what)
+        page = bytearray(base)
+        runs = u16(block, at + 16)
+        q = at + 18
+        for _ in range(runs):
+            o, n = u16(block, q), u16(block, q + 2)
+            page[o:o + n] = block[q + 4:q + 4 + n]
+            q += 4 + n
+        page[0:4] = block[at + 12:at + 16]
+        return bytes(page)
+
     def get_page(self, pgno, what):
         """Latest version of page pgno (rule 5), verified per §6."""
         if pgno in self.page_cache:
@@ -479,8 +544,7 @@ class Store:
             fail("%s: page %d beyond page count %d"
                  % (what, pgno, self.meta["page_count"]))
         if pgno in self.page_map:
-            off = self.page_map[pgno]
-            page = self.wal[off:off + ps]
+            page = self.wal_version(self.page_map[pgno], what)
             src = "WAL"
         else:
             off = pgno * ps

@@ -2,7 +2,7 @@
 //
 // Owns: which page types may appear in a tree and what each must satisfy beyond its checksum:
 // branch and leaf pages their node layout (NodeLayout.swift's `validateNode`), overflow pages a
-// payload that fits the page. Commit records and unknown types are refused. Never reads pages.
+// payload that fits the page. WAL-only blocks (commit records, patches) and unknown types are refused. Never reads pages.
 
 struct TreePageValidator: PageValidator {
     func problem(in page: PageBuffer) -> String? {
@@ -12,8 +12,8 @@ struct TreePageValidator: PageValidator {
         case .overflow:
             if page.contentStart > page.size - PageHeader.size { return "overflow page claims \(page.contentStart) payload bytes" }
             return nil
-        case .commit:
-            return "a commit record where a tree page was expected"
+        case .commit, .patches:
+            return "a WAL \(page.type!.name) block where a tree page was expected"
         case nil:
             return "unknown page type \(page.typeByte)"
         }

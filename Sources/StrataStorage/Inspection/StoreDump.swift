@@ -34,8 +34,13 @@ public struct StoreDump: Sendable, Codable {
         public var generation: UInt64
         public var firstFrame: Int
         public var frames: Int
+        /// Pages written as whole frames, in frame order.
         public var pages: [UInt32]
         public var commitTime: UInt64
+        /// Pages written as patches (FORMAT.md §10), in entry order, and the patch frames
+        /// among `frames` holding the ones the commit record had no room for.
+        public var patchedPages: [UInt32] = []
+        public var patchFrames: Int = 0
     }
 
     public struct WAL: Sendable, Codable {
@@ -158,15 +163,24 @@ extension StorageEngine {
         var transactions: [StoreDump.WALTransaction] = []
         var first = 0
         let page = PageBuffer.zeroed(size: pageSize)
+        let bytesOf = { (page: PageBuffer) in UnsafeRawPointer(page.base) }
         for index in 0..<scan.committedFrames {
             try walPages.readFrame(index, into: page)
-            if page.type == .commit, let (meta, count) = try? WALFrame.decodeCommit(UnsafeRawPointer(page.base), path: path, index: index) {
-                var pages: [UInt32] = []
+            if page.type == .commit, let (meta, count) = try? WALFrame.decodeCommit(bytesOf(page), path: path, index: index) {
+                var transaction = StoreDump.WALTransaction(generation: meta.generation.rawValue, firstFrame: first, frames: count, pages: [], commitTime: meta.commitTime)
+                if header.hasPatches {
+                    transaction.patchedPages = try PagePatch.entries(in: bytesOf(page), pageSize: pageSize, areaStart: PagePatch.commitAreaStart, frame: index, path: files.wal.path).map(\.page.rawValue)
+                }
                 for frame in first..<index {
                     try walPages.readFrame(frame, into: page)
-                    pages.append(page.pageNumber.rawValue)
+                    if page.type == .patches, header.hasPatches {
+                        transaction.patchFrames += 1
+                        transaction.patchedPages += try PagePatch.entries(in: bytesOf(page), pageSize: pageSize, areaStart: PagePatch.frameAreaStart, frame: frame, path: files.wal.path).map(\.page.rawValue)
+                    } else {
+                        transaction.pages.append(page.pageNumber.rawValue)
+                    }
                 }
-                transactions.append(StoreDump.WALTransaction(generation: meta.generation.rawValue, firstFrame: first, frames: count, pages: pages, commitTime: meta.commitTime))
+                transactions.append(transaction)
                 first = index + 1
             }
         }
@@ -185,7 +199,7 @@ extension StorageEngine {
     }
 
     private func describePage(_ number: PageNumber, owner: String?, cells withCells: Bool) -> StoreDump.Page {
-        let location = walPages.index.lookup(number).map { "wal frame \($0.frame)" } ?? "store"
+        let location = walPages.index.lookup(number).map { "wal \($0.version)" } ?? "store"
         guard owner != nil, owner != "the free list" else {
             return StoreDump.Page(number: number.rawValue, type: "free", owner: owner, generation: 0, location: location, cellCount: 0)
         }

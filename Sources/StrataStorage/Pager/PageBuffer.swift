@@ -9,7 +9,7 @@
 //   0      4     checksum      the checksum (FORMAT.md §1) of bytes 12..<pageSize
 //   4      4     walSalt       set only in WAL frame copies (0 in the store file is fine too)
 //   8      4     walChain      set only in WAL frame copies
-//   12     1     type          1 branch, 2 leaf, 3 overflow, 4 commit record (WAL only)
+//   12     1     type          1 branch, 2 leaf, 3 overflow, 4 commit record, 5 patches (WAL only)
 //   13     1     prefixLength  leaf: bytes of the key prefix at the page's end; else 0
 //   14     2     cellCount
 //   16     4     pageNumber    the page's own number (self-identification)
@@ -34,6 +34,8 @@ enum PageType: UInt8, Sendable {
     case leaf = 2
     case overflow = 3
     case commit = 4
+    /// A WAL block of page patches (WAL only; FORMAT.md §10).
+    case patches = 5
 
     var name: String {
         switch self {
@@ -41,6 +43,7 @@ enum PageType: UInt8, Sendable {
         case .leaf: "leaf"
         case .overflow: "overflow"
         case .commit: "commit"
+        case .patches: "patches"
         }
     }
 }

@@ -29,7 +29,7 @@ struct PageCache: ~Copyable, Sendable {
     }
 
     struct State: ~Copyable {
-        var index = PageMap()               // page number → slot
+        var index = PageMap<UInt32>()               // page number → slot
         var slots: [Slot] = []
         var emptySlots: [Int] = []          // slots whose page was evicted or invalidated
         var hand = 0
@@ -55,7 +55,7 @@ struct PageCache: ~Copyable, Sendable {
         capacityPages = max(32, capacityBytes / pageSize)
         var initial = State()
         initial.maxSpares = min(256, max(8, capacityPages / 16))
-        initial.index = PageMap(minimumCapacity: min(capacityPages, 1 << 12))   // grows with the cache
+        initial.index = PageMap<UInt32>(minimumCapacity: min(capacityPages, 1 << 12))   // grows with the cache
         state = Lock(initial)
     }
 

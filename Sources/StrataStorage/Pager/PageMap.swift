@@ -1,16 +1,17 @@
-// PageMap: an open-addressing hash map from page numbers to small integers.
+// PageMap: an open-addressing hash map from page numbers to small integers (a cache slot, or a
+// WAL version locator).
 //
 // Owns: a fast map for the page cache and the WAL index, which sit on every page lookup. Linear
 // probing over a power-of-two table at most half full, Fibonacci hashing of the page number,
 // and backward-shift deletion (no tombstones, so lookups never slow down after churn). A key and
-// its value share one 8-byte bucket, so a probe reads one cache line, not one per array.
+// its value share one bucket (8 bytes with 32-bit values), so a probe reads one cache line, not one per array.
 // Page number 0 never occurs as a key (page 0 is the file header) and marks an empty bucket.
 // Not thread-safe: its owners guard it with their locks.
 
-struct PageMap: ~Copyable {
+struct PageMap<Value: FixedWidthInteger & UnsignedInteger>: ~Copyable {
     private struct Bucket {
         var key: UInt32
-        var value: UInt32
+        var value: Value
     }
     // Memory of its own, not an array: reading an array held in a lock's state retained and
     // released its buffer on every lookup (two of the reference-count operations of each page
@@ -24,7 +25,7 @@ struct PageMap: ~Copyable {
         var capacity = 16
         while capacity < minimumCapacity * 2 { capacity <<= 1 }
         buckets = .allocate(capacity: capacity)
-        buckets.initialize(repeating: Bucket(key: 0, value: 0))
+        buckets.initialize(repeating: Bucket(key: 0, value: .zero))
         mask = capacity - 1
         shift = 64 - capacity.trailingZeroBitCount
     }
@@ -37,7 +38,7 @@ struct PageMap: ~Copyable {
         Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
     }
 
-    @inline(__always) subscript(key: UInt32) -> UInt32? {
+    @inline(__always) subscript(key: UInt32) -> Value? {
         var i = bucket(key)
         while true {
             let found = buckets[i]
@@ -48,7 +49,7 @@ struct PageMap: ~Copyable {
     }
 
     /// Inserts or replaces.
-    mutating func set(_ key: UInt32, _ value: UInt32) {
+    mutating func set(_ key: UInt32, _ value: Value) {
         precondition(key != 0, "page 0 is never a PageMap key")
         if (count + 1) * 2 > buckets.count { grow() }
         var i = bucket(key)
@@ -66,7 +67,7 @@ struct PageMap: ~Copyable {
 
     /// Removes `key`; returns its value if it was present.
     @discardableResult
-    mutating func remove(_ key: UInt32) -> UInt32? {
+    mutating func remove(_ key: UInt32) -> Value? {
         var i = bucket(key)
         while true {
             let k = buckets[i].key
@@ -100,8 +101,8 @@ struct PageMap: ~Copyable {
     }
 
     /// Every (key, value), in no particular order.
-    var entries: [(key: UInt32, value: UInt32)] {
-        var result: [(key: UInt32, value: UInt32)] = []
+    var entries: [(key: UInt32, value: Value)] {
+        var result: [(key: UInt32, value: Value)] = []
         result.reserveCapacity(count)
         for bucket in buckets where bucket.key != 0 { result.append((bucket.key, bucket.value)) }
         return result
@@ -112,7 +113,7 @@ struct PageMap: ~Copyable {
         let old = buckets
         let capacity = old.count * 2
         buckets = .allocate(capacity: capacity)
-        buckets.initialize(repeating: Bucket(key: 0, value: 0))
+        buckets.initialize(repeating: Bucket(key: 0, value: .zero))
         mask = capacity - 1
         shift = 64 - capacity.trailingZeroBitCount
         count = 0

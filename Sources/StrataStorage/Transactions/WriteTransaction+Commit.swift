@@ -2,7 +2,8 @@
 //
 // Owns: the commit sequence: (1) write changed tree descriptors into the catalog, (2) bring the
 // free-space tree up to date (delete pages taken from it, then insert pages freed; see
-// FreeTreeSink), (3) append every dirty page and the commit record to the WAL, (4) sync the WAL
+// FreeTreeSink), (3) append every dirty page (whole, or as a patch on the version it was copied
+// from: patchesReplacing) and the commit record to the WAL, (4) sync the WAL
 // (durability .full), (5) publish (WAL index, cache, view, shared header). An error before (4)
 // rolls back cleanly (the frames written stay beyond the committed end and are overwritten
 // later); a failed sync poisons the engine. Must never publish before the commit record is
@@ -19,7 +20,7 @@ extension WriteTransaction {
 
     func commit() throws {
         try checkActive()
-        let (placed, released) = try failing { () -> ([(page: PageNumber, frame: Int)], [PageNumber]) in
+        let (placed, released) = try failing { () -> ([(page: PageNumber, version: WALVersion)], [PageNumber]) in
             try writeCatalog()
             let released = try updateFreeTree()
             meta.generation = generation
@@ -39,7 +40,8 @@ extension WriteTransaction {
                     throw engine.poison(error)
                 }
             }
-            let placed = try WALWriter.appendTransactionEnd(pages, meta: meta, to: engine.files.wal, position: &position)
+            let patches = try patchesReplacing(&pages)
+            let placed = try WALWriter.appendTransactionEnd(pages, patches: patches, meta: meta, to: engine.files.wal, position: &position)
             return (placed, released)
         }
         if engine.options.durability == .full {
@@ -52,7 +54,8 @@ extension WriteTransaction {
         }
         position.markCommitted()
         let frames = spilled.filter { $0.value != WriteTransaction.inStoreFile }
-            .map { (page: PageNumber($0.key), frame: $0.value) }.sorted { $0.frame < $1.frame } + placed
+            .map { (page: PageNumber($0.key), frame: $0.value) }.sorted { $0.frame < $1.frame }
+            .map { (page: $0.page, version: WALVersion.whole($0.frame)) } + placed
         let intactFrom = allocated.values.reduce(Generation.zero) { result, origin in
             if case .tree(let entry) = origin { return max(result, entry.freed) }
             return result
@@ -68,6 +71,37 @@ extension WriteTransaction {
                 throw StrataError(.corrupt, "\(engine.path): integrity check after commit of \(generation) failed: \(findings.map { $0.description }.joined(separator: "; "))")
             }
         }
+    }
+
+    /// Takes out of `pages` those better written as patches on the version they were copied
+    /// from (FORMAT.md §10, "Page patches"), and returns their entries. A page is patched when
+    /// its base's version is in the current WAL life (a whole frame, or a patch chain shorter
+    /// than `PagePatch.maxDepth`) and the entry is at most a quarter page. Transactions that
+    /// spilled, or that change many pages, write whole frames: their pages differ more than
+    /// they agree.
+    private func patchesReplacing(_ pages: inout [PageBuffer]) throws -> [(page: PageNumber, entry: [UInt8])] {
+        guard position.header.hasPatches, pageEpoch == 0, pages.count <= WriteTransaction.patchedPagesLimit, !baseOf.isEmpty else { return [] }
+        let salt = position.header.salt
+        let limit = engine.pageSize / 4
+        var patches: [(page: PageNumber, entry: [UInt8])] = []
+        var whole: [PageBuffer] = []
+        whole.reserveCapacity(pages.count)
+        for page in pages {
+            guard let source = baseOf[page.pageNumber.rawValue],
+                  let location = engine.walPages.index.lookup(PageNumber(source)), location.salt == salt,
+                  location.version.depth < PagePatch.maxDepth else {
+                whole.append(page)
+                continue
+            }
+            let base = try engine.pager.committedPage(PageNumber(source))
+            if let entry = PagePatch.make(page, from: base, baseVersion: location.version, checksum: page.computeChecksum(), limit: limit) {
+                patches.append((page.pageNumber, entry))
+            } else {
+                whole.append(page)
+            }
+        }
+        pages = whole
+        return patches
     }
 
     /// The writer state to give back after a successful commit.
@@ -148,6 +182,7 @@ final class FreeTreeSink: PageSink {
         let copy = PageBuffer.copy(of: try transaction.engine.pager.committedPage(number))
         copy.generation = transaction.generation
         transaction.dirty[number.rawValue] = copy
+        transaction.baseOf[number.rawValue] = number.rawValue
         return copy
     }
 

@@ -47,6 +47,11 @@ public final class WriteTransaction {
     let directFloor: UInt32
     /// Pages this many or more in one transaction go to the store file directly.
     static let directThreshold = 256
+    /// For each dirty page copied from a committed one, that page's number (itself for the
+    /// free-space tree's pages, changed in place): the base its WAL patch is made against.
+    @exclusivity(unchecked) var baseOf: [UInt32: UInt32] = [:]
+    /// Transactions writing more pages than this write whole frames only (see patchesReplacing).
+    static let patchedPagesLimit = 64
     @exclusivity(unchecked) var allocated: [UInt32: FreeSpace.Origin] = [:]
     @exclusivity(unchecked) var freed: [FreeEntry] = []
     let dirtyLimit: Int
@@ -394,6 +399,7 @@ extension WriteTransaction: PageSink {
         copy.pageNumber = try allocateNumber()
         copy.generation = generation
         dirty[copy.pageNumber.rawValue] = copy
+        baseOf[copy.pageNumber.rawValue] = number.rawValue
         touch(copy)
         freed.append(FreeEntry(page: number, allocated: committed.generation, freed: generation))
         return copy

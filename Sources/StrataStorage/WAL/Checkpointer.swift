@@ -80,13 +80,16 @@ extension StorageEngine {
         }
     }
 
-    /// Writes the newest committed frame of each page to its place in the store file, in page
-    /// order, coalescing runs of consecutive pages into one write.
+    /// Writes the newest committed version of each page (a whole frame, or rebuilt from its
+    /// patches) to its place in the store file, in page order, coalescing runs of consecutive
+    /// pages into one write.
     private func copyFramesToStore(pageCount: UInt32) throws {
         let entries = walPages.index.entries()
+        let salt = walPages.index.salt
         let run = 32
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: run * pageSize, alignment: 16)
         defer { buffer.deallocate() }
+        let page = PageBuffer.uninitialized(size: pageSize)
         var index = 0
         while index < entries.count {
             var count = 0
@@ -94,15 +97,10 @@ extension StorageEngine {
             while index + count < entries.count, count < run,
                   entries[index + count].page.rawValue == first.rawValue + UInt32(count) {
                 let entry = entries[index + count]
-                let frame = buffer + count * pageSize
-                try files.wal.readExactly(
-                    into: UnsafeMutableRawBufferPointer(start: frame, count: pageSize),
-                    at: WALFrame.offset(entry.frame, pageSize: pageSize), what: "WAL frame \(entry.frame)")
-                let salt = walPages.index.salt
-                if UnsafeRawPointer(frame).u32(PageHeader.walSalt) != salt
-                    || UnsafeRawPointer(frame).u32(PageHeader.pageNumber) != entry.page.rawValue {
-                    throw StrataError.corrupt(files.wal.path, page: entry.page, "WAL frame \(entry.frame) no longer holds the page during checkpoint")
+                guard try walPages.read(entry.version, of: entry.page, salt: salt, into: page) else {
+                    throw StrataError.corrupt(files.wal.path, page: entry.page, "WAL \(entry.version) no longer holds the page during checkpoint")
                 }
+                (buffer + count * pageSize).copyMemory(from: page.base, byteCount: pageSize)
                 count += 1
             }
             // A failed write leaves the WAL intact and in charge; the next checkpoint rewrites.

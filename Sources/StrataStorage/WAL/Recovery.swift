@@ -11,8 +11,8 @@ import Foundation
 import StrataCore
 
 struct WALScan {
-    /// Committed page frames, in log order.
-    var frames: [(page: PageNumber, frame: Int)] = []
+    /// Committed page versions (whole frames and patches), in log order.
+    var frames: [(page: PageNumber, version: WALVersion)] = []
     /// Each committed transaction's meta, in order.
     var commits: [StoreMeta] = []
     /// Frames from the start of the WAL up to and including the last valid commit record.
@@ -43,7 +43,14 @@ enum WALScanner {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: batch * pageSize, alignment: 16)
         defer { buffer.deallocate() }
         var chain = seed
-        var pending: [(page: PageNumber, frame: Int)] = []
+        var pending: [(page: PageNumber, version: WALVersion)] = []
+        var pendingFrames = 0
+        /// The patch entries of a block, as versions.
+        func patches(_ block: UnsafeRawPointer, areaStart: Int, frame: Int) throws -> [(page: PageNumber, version: WALVersion)] {
+            guard header.hasPatches else { return [] }
+            return try PagePatch.entries(in: block, pageSize: pageSize, areaStart: areaStart, frame: frame, path: file.path)
+                .map { ($0.page, WALVersion(frame: frame, offset: $0.offset, depth: $0.base.depth + 1)) }
+        }
         var expected = previous.next
         var index = start
         scanning: while index < end {
@@ -58,9 +65,10 @@ enum WALScanner {
                 let type = frame.u8(PageHeader.type)
                 if type == PageType.commit.rawValue {
                     let (meta, frameCount) = try WALFrame.decodeCommit(frame, path: file.path, index: frameIndex)
-                    guard frameCount == pending.count else {
-                        throw StrataError(.corrupt, "\(file.path), frame \(frameIndex): commit record of \(meta.generation) counts \(frameCount) frames but \(pending.count) precede it")
+                    guard frameCount == pendingFrames else {
+                        throw StrataError(.corrupt, "\(file.path), frame \(frameIndex): commit record of \(meta.generation) counts \(frameCount) frames but \(pendingFrames) precede it")
                     }
+                    pending += try patches(frame, areaStart: PagePatch.commitAreaStart, frame: frameIndex)
                     if meta.generation > skipThrough {
                         guard meta.generation == expected else {
                             throw StrataError(.corrupt, "\(file.path), frame \(frameIndex): commit record has generation \(meta.generation), expected \(expected)")
@@ -70,12 +78,17 @@ enum WALScanner {
                         expected = meta.generation.next
                     }
                     pending.removeAll(keepingCapacity: true)
+                    pendingFrames = 0
                     result.committedFrames = frameIndex + 1
                     result.chain = chain
                 } else if type == PageType.branch.rawValue || type == PageType.leaf.rawValue || type == PageType.overflow.rawValue {
                     let page = PageNumber(frame.u32(PageHeader.pageNumber))
                     if page == .none { break scanning }
-                    pending.append((page, frameIndex))
+                    pending.append((page, .whole(frameIndex)))
+                    pendingFrames += 1
+                } else if type == PageType.patches.rawValue, header.hasPatches {
+                    pending += try patches(frame, areaStart: PagePatch.frameAreaStart, frame: frameIndex)
+                    pendingFrames += 1
                 } else {
                     break scanning
                 }
@@ -83,7 +96,7 @@ enum WALScanner {
             if whole < count { break }
             index += count
         }
-        result.validTail = !pending.isEmpty
+        result.validTail = pendingFrames > 0
         return result
     }
 }

@@ -1,4 +1,4 @@
-// WAL: appending frames and commit records, syncing, and starting a new WAL life
+// WAL: appending frames, page patches and commit records, syncing, and starting a new WAL life
 // (FORMAT.md §WAL).
 //
 // Owns: the end of the committed log as a value (`CommittedLog`: the WAL life and its committed
@@ -62,6 +62,7 @@ enum WALWriter {
     static let batch = 32
 
     /// Appends `pages` as frames after `position`; returns (page, frame) for each.
+    @discardableResult
     static func append(_ pages: [PageBuffer], to file: any FileIO, position: inout LogPosition) throws -> [(page: PageNumber, frame: Int)] {
         let pageSize = position.header.pageSize
         var placed: [(page: PageNumber, frame: Int)] = []
@@ -88,18 +89,69 @@ enum WALWriter {
         return placed
     }
 
-    /// Appends the last page frames of a transaction and its commit record (written together,
-    /// so a small commit is one write). Returns (page, frame) for the page frames.
-    static func appendTransactionEnd(_ pages: [PageBuffer], meta: StoreMeta, to file: any FileIO, position: inout LogPosition) throws -> [(page: PageNumber, frame: Int)] {
-        let record = PageBuffer.uninitialized(size: position.header.pageSize)   // formatCommit zeroes it
-        WALFrame.formatCommit(record, meta: meta, frameCount: position.nextFrame - position.committedFrames + pages.count)
-        let placed = try append(pages + [record], to: file, position: &position)
-        return Array(placed.dropLast())
+    /// Appends the last page frames of a transaction, its page patches and its commit record
+    /// (written together, so a small commit is one write). Patches go into the commit record
+    /// while they fit, the rest into patch frames before it. Returns the version of every page
+    /// written, frames first, then patches.
+    static func appendTransactionEnd(
+        _ pages: [PageBuffer], patches: [(page: PageNumber, entry: [UInt8])] = [], meta: StoreMeta,
+        to file: any FileIO, position: inout LogPosition
+    ) throws -> [(page: PageNumber, version: WALVersion)] {
+        let pageSize = position.header.pageSize
+        // Place the patches: the commit record first (its area is smaller), then patch frames.
+        var commitEntries: [Int] = []
+        var frameEntries: [[Int]] = []
+        var commitUsed = PagePatch.commitAreaStart + 2
+        var frameUsed = pageSize
+        for (i, patch) in patches.enumerated() {
+            if commitUsed + patch.entry.count <= pageSize {
+                commitEntries.append(i)
+                commitUsed += patch.entry.count
+                continue
+            }
+            if frameUsed + patch.entry.count > pageSize {
+                frameEntries.append([])
+                frameUsed = PagePatch.frameAreaStart + 2
+            }
+            frameEntries[frameEntries.count - 1].append(i)
+            frameUsed += patch.entry.count
+        }
+        let firstPatchFrame = position.nextFrame + pages.count
+        let commitFrame = firstPatchFrame + frameEntries.count
+        var placed: [(page: PageNumber, version: WALVersion)] = []
+        placed.reserveCapacity(pages.count + patches.count)
+        for (i, page) in pages.enumerated() { placed.append((page.pageNumber, .whole(position.nextFrame + i))) }
+        /// Writes the entries `indices` into `block` from `areaStart`, noting their versions.
+        func fill(_ block: PageBuffer, areaStart: Int, frame: Int, _ indices: [Int]) {
+            block.base.setU16(areaStart, UInt16(indices.count))
+            var at = areaStart + 2
+            for i in indices {
+                let entry = patches[i].entry
+                entry.withUnsafeBytes { (block.base + at).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                placed.append((patches[i].page, WALVersion(frame: frame, offset: at, depth: Int(entry[10]))))
+                at += entry.count
+            }
+        }
+        var blocks = pages
+        for (k, indices) in frameEntries.enumerated() {
+            let block = PageBuffer.zeroed(size: pageSize)
+            block.base.setU8(PageHeader.type, PageType.patches.rawValue)
+            block.base.setU64(PageHeader.generation, meta.generation.rawValue)
+            fill(block, areaStart: PagePatch.frameAreaStart, frame: firstPatchFrame + k, indices)
+            blocks.append(block)
+        }
+        let record = PageBuffer.uninitialized(size: pageSize)   // formatCommit zeroes it
+        WALFrame.formatCommit(record, meta: meta, frameCount: commitFrame - position.committedFrames)
+        fill(record, areaStart: PagePatch.commitAreaStart, frame: commitFrame, commitEntries)
+        blocks.append(record)
+        try append(blocks, to: file, position: &position)
+        return placed
     }
 
     /// Starts a new WAL life after a checkpoint: a new salt, the next epoch, frames from 0.
     static func reset(_ file: any FileIO, position: inout LogPosition, baseGeneration: Generation) throws {
         var header = position.header
+        header.version = WALHeader.version
         header.salt = UInt32.random(in: 1...UInt32.max)
         header.epoch += 1
         header.baseGeneration = baseGeneration

@@ -14,14 +14,31 @@ import Foundation
 
 struct WALHeader: Equatable, Sendable {
     static let magic: [UInt8] = Array("STRATAwl".utf8)
-    static let version: UInt32 = 1
+    /// The version new WAL lives are written with: 2 has page patches (FORMAT.md §10); a WAL of
+    /// version 1 (without them) is read as well, and gets none until its next life.
+    static let version: UInt32 = 2
+    static let readableVersions: ClosedRange<UInt32> = 1...2
     static let encodedSize = 60
 
+    /// The version this life was written with.
+    var version: UInt32 = WALHeader.version
     var pageSize: Int
     var storeID: UUID
     var salt: UInt32
     var epoch: UInt64
     var baseGeneration: Generation
+
+    init(version: UInt32 = WALHeader.version, pageSize: Int, storeID: UUID, salt: UInt32, epoch: UInt64, baseGeneration: Generation) {
+        self.version = version
+        self.pageSize = pageSize
+        self.storeID = storeID
+        self.salt = salt
+        self.epoch = epoch
+        self.baseGeneration = baseGeneration
+    }
+
+    /// Whether commits of this life may write page patches.
+    var hasPatches: Bool { version >= 2 }
 
     /// the checksum (FORMAT.md §1) of the encoded header's first 56 bytes; the chain seed of frame 0.
     var checksum: UInt32 {
@@ -34,7 +51,7 @@ struct WALHeader: Equatable, Sendable {
         bytes.withUnsafeMutableBytes { raw in
             let p = raw.baseAddress!
             p.copyMemory(from: WALHeader.magic, byteCount: 8)
-            p.setU32(8, WALHeader.version)
+            p.setU32(8, version)
             p.setU32(12, UInt32(pageSize))
             withUnsafeBytes(of: storeID.uuid) { (p + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
             p.setU32(32, salt)
@@ -50,13 +67,13 @@ struct WALHeader: Equatable, Sendable {
     static func decode(_ bytes: UnsafeRawBufferPointer) -> WALHeader? {
         guard bytes.count >= encodedSize else { return nil }
         let p = bytes.baseAddress!
-        guard memcmp(p, magic, 8) == 0, p.u32(8) == version,
+        guard memcmp(p, magic, 8) == 0, readableVersions.contains(p.u32(8)),
               p.u32(56) == Checksum.of(p, count: 56), PageSize.isValid(Int(p.u32(12))),
               p.u64(48) < Generation.limit else { return nil }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
         return WALHeader(
-            pageSize: Int(p.u32(12)), storeID: UUID(uuid: uuid), salt: p.u32(32),
+            version: p.u32(8), pageSize: Int(p.u32(12)), storeID: UUID(uuid: uuid), salt: p.u32(32),
             epoch: p.u64(40), baseGeneration: Generation(p.u64(48)))
     }
 }

@@ -1,7 +1,7 @@
-// WALIndex: for each page, the newest committed frame in the current WAL life.
+// WALIndex: for each page, its newest committed version in the current WAL life.
 //
-// Owns: page number → frame index for committed frames of the current epoch (identified by its
-// salt). Because user trees are copy-on-write, a reader at any pinned generation wants the
+// Owns: page number → version (a whole frame, or a patch entry: WALVersion) for committed
+// frames of the current epoch (identified by its salt). Because user trees are copy-on-write, a reader at any pinned generation wants the
 // newest committed version of every page it can reach, so one map serves every snapshot; pages
 // not in the map are read from the store file. Uncommitted frames never enter the map.
 // Must never be consulted without checking that the frame read back carries the salt stored
@@ -13,14 +13,15 @@ import Synchronization
 
 struct WALIndex: ~Copyable, Sendable {
     struct Location: Equatable {
-        let frame: Int
+        let version: WALVersion
         let salt: UInt32
+        var frame: Int { version.frame }
     }
 
     struct State: ~Copyable {
         var salt: UInt32 = 0
         var epoch: UInt64 = 0
-        var frames = PageMap()               // page → frame index
+        var frames = PageMap<UInt64>()       // page → WALVersion.packed
         var highestPage: UInt32 = 0          // the largest page number with a frame in this life
     }
 
@@ -37,7 +38,7 @@ struct WALIndex: ~Copyable, Sendable {
         // generation sees its frames here: they were added (and the flag set) before the
         // generation was published, which the reader learned of under the engine's lock.
         guard holdsFrames.load(ordering: .acquiring) else { return nil }
-        return state.withLock { s in s.frames[page.rawValue].map { Location(frame: Int($0), salt: s.salt) } }
+        return state.withLock { s in s.frames[page.rawValue].map { Location(version: WALVersion(packed: $0), salt: s.salt) } }
     }
 
     /// Starts a new WAL life: forgets every frame.
@@ -51,11 +52,11 @@ struct WALIndex: ~Copyable, Sendable {
         }
     }
 
-    /// Records committed frames (in log order: later entries win).
-    func add(_ entries: some Sequence<(page: PageNumber, frame: Int)>) {
+    /// Records committed versions (in log order: later entries win).
+    func add(_ entries: some Sequence<(page: PageNumber, version: WALVersion)>) {
         state.withLock { s in
             for entry in entries {
-                s.frames.set(entry.page.rawValue, UInt32(entry.frame))
+                s.frames.set(entry.page.rawValue, entry.version.packed)
                 s.highestPage = max(s.highestPage, entry.page.rawValue)
             }
             holdsFrames.store(s.frames.count > 0, ordering: .releasing)
@@ -65,13 +66,13 @@ struct WALIndex: ~Copyable, Sendable {
     var epoch: UInt64 { state.withLock { $0.epoch } }
     var salt: UInt32 { state.withLock { $0.salt } }
     var pageCount: Int { state.withLock { $0.frames.count } }
-    /// The largest page number with a committed frame in the current WAL life (0 if none).
+    /// The largest page number with a committed version in the current WAL life (0 if none).
     var highestPage: UInt32 { state.withLock { $0.highestPage } }
 
-    /// Every (page, newest frame), in page order (for the checkpointer and storectl).
-    func entries() -> [(page: PageNumber, frame: Int)] {
+    /// Every (page, newest version), in page order (for the checkpointer and storectl).
+    func entries() -> [(page: PageNumber, version: WALVersion)] {
         state.withLock { s in
-            s.frames.entries.map { (page: PageNumber($0.key), frame: Int($0.value)) }.sorted { $0.page < $1.page }
+            s.frames.entries.map { (page: PageNumber($0.key), version: WALVersion(packed: $0.value)) }.sorted { $0.page < $1.page }
         }
     }
 }

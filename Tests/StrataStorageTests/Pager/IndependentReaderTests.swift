@@ -33,6 +33,9 @@ final class IndependentReaderTests: XCTestCase {
                 try tx.createTree("names with ünïcode").put(Array("ключ".utf8), Array("значение".utf8))
             }
             try engine.write { tx in try tx.tree("blobs").put(key(2), random.bytes(50_000)) }
+            // Small commits: pages written as patches on frames of this WAL life (FORMAT.md §10).
+            for i in 0..<12 { try engine.write { tx in try tx.tree("quakes").put(key(UInt64(3000 + i * 7)), random.bytes(1 + random.next(below: 40))) } }
+            XCTAssertTrue(try engine.dump().wal.transactions.contains { !$0.patchedPages.isEmpty }, "the WAL holds page patches")
 
             var expected: [String: [[String]]] = [:]
             try engine.read { tx in

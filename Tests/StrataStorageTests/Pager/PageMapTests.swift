@@ -5,7 +5,7 @@ import _StrataTestSupport
 final class PageMapTests: XCTestCase {
     func testRandomOperationsMatchDictionary() {
         withSeed { random in
-            var map = PageMap()
+            var map = PageMap<UInt32>()
             var model: [UInt32: UInt32] = [:]
             for step in 0..<50_000 {
                 let key = UInt32(1 + random.next(below: 3000))

@@ -1,5 +1,6 @@
 // StrataPeer: the benchmark workloads on StrataStorage.
 import StrataStorage
+import Foundation
 
 final class StrataPeer: KeyValuePeer {
     static let name = "strata"
@@ -8,6 +9,9 @@ final class StrataPeer: KeyValuePeer {
     init(path: String, durable: Bool) throws {
         var options = StorageOptions()
         options.durability = durable ? .full : .normal
+        // BENCH_CHECKPOINT_FRAMES=N: another checkpoint interval, for experiments (the default
+        // is the engine's).
+        if let frames = ProcessInfo.processInfo.environment["BENCH_CHECKPOINT_FRAMES"].flatMap(Int.init) { options.checkpointFrames = frames }
         engine = try StorageEngine(path: path, options: options)
     }
 
