@@ -6,7 +6,8 @@
 # not committed). Prints one summary line per target; an input that breaks a target's contract is
 # saved in Fuzz/.crashes/TARGET/ and the script fails. Targets:
 #   sqlite-file coredata-store compiled-model property-list xcode-model predicate binary-store
-#   xml-store native-store native-recovery (a store file and its -wal, recovery included) page (one
+#   xml-store native-store native-recovery (a store file and its -wal, recovery included) wal-patches
+#   (the same, every log block sealed again so mutations reach commit records and page patches) page (one
 #   tree page: the pager's validator, then every cell accessor) sync-decoders (StrataSync's side-table
 #   entries and server cells)
 # Leak detection is off: model descriptions hold reference cycles Swift's ARC never frees.
@@ -14,7 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: Scripts/fuzz.sh TARGET|all SECONDS}
 seconds=${2:?usage: Scripts/fuzz.sh TARGET|all SECONDS}
-all=(sqlite-file coredata-store compiled-model property-list xcode-model predicate binary-store xml-store native-store native-recovery page sync-decoders)
+all=(sqlite-file coredata-store compiled-model property-list xcode-model predicate binary-store xml-store native-store native-recovery wal-patches page sync-decoders)
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
 
 # (The build description is rebuilt each time: SwiftPM misses files added to the parent package.)

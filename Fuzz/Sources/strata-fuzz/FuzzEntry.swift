@@ -23,7 +23,7 @@ enum Fuzz {
     static let all: [FuzzTarget] = [
         FuzzTargets.sqliteFile, FuzzTargets.coreDataStore, FuzzTargets.compiledModel, FuzzTargets.propertyList,
         FuzzTargets.xcodeModel, FuzzTargets.predicate, FuzzTargets.binaryStore, FuzzTargets.xmlStore, FuzzTargets.nativeStore,
-        FuzzTargets.nativeRecovery, FuzzTargets.page, FuzzTargets.syncDecoders,
+        FuzzTargets.nativeRecovery, FuzzTargets.walPatches, FuzzTargets.page, FuzzTargets.syncDecoders,
     ]
 
     /// A directory of this process for the files a target writes (removed at exit).

@@ -203,6 +203,39 @@ enum FuzzTargets {
         return [("store-and-log.bin", [UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)] + main + log)]
     })
 
+    /// As `native-recovery`, but every block of the log is sealed again before the store opens
+    /// (WALResealing), so that mutations reach commit records and page patches (FORMAT.md §10)
+    /// instead of failing a frame checksum: patch entries with any bounds, bases, depths and runs.
+    static let walPatches = FuzzTarget(name: "wal-patches", run: { bytes in
+        guard bytes.count >= 4 else { return }
+        let length = min(Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3]), bytes.count - 4)
+        let path = try file(Array(bytes[4..<(4 + length)]), "Fuzz.strata")
+        defer { cleanUp(path) }
+        let log = WALResealing.resealed(Array(bytes[(4 + length)...]))
+        do { try Data(log).write(to: URL(fileURLWithPath: path + "-wal")) } catch { Fuzz.violated("cannot write the scratch log: \(error)") }
+        try openCheckAndRead(path)
+    }, seeds: {
+        // Small commits after a larger one: their pages are patches in their commit records.
+        let path = Fuzz.scratch.appendingPathComponent("seed-\(UUID().uuidString).strata").path
+        var options = StorageOptions()
+        options.pageSize = 1024
+        options.checkpointFrames = 1_000_000
+        let engine = try StorageEngine(path: path, options: options)
+        try engine.write { tx in
+            let tree = try tx.openTree(TreeName("t"))
+            for i in 0..<60 { _ = try tree.put(Array("key-\(i)".utf8), Array(repeating: UInt8(i), count: 12)) }
+        }
+        try engine.checkpoint()
+        for round in 0..<12 {
+            try engine.write { tx in _ = try tx.openTree(TreeName("t")).put(Array("key-\(round * 5)".utf8), Array(repeating: UInt8(round), count: 9 + round)) }
+        }
+        let main = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let log = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path + "-wal")))
+        engine.close()
+        let length = UInt32(main.count)
+        return [("patched-commits.bin", [UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)] + main + log)]
+    })
+
     /// Opens the store at `path` (recovery included), checks it, and reads every tree: a store the
     /// check finds sound must read whole without an error.
     static func openCheckAndRead(_ path: String) throws {
