@@ -153,8 +153,11 @@ enum NativeHistory {
     fileprivate static func nextChangeID(transactions: WritableTree, tx: WriteTransaction, path: String) throws -> Int64 {
         let cursor = try transactions.makeCursor()
         if try cursor.last(), let key = cursor.key, let value = try cursor.value() {
-            let header = try value.withUnsafeBytes { try decodeHeader($0, generation: generationOf(key), path: path) }
-            return header.firstChangeID + Int64(header.changeCount)
+            let range = try value.withUnsafeBytes { bytes in
+                var reader = RecordReader(bytes: bytes, entity: "history/transactions", key: Int64(bitPattern: generationOf(key)))
+                return try decodeChangeRange(&reader)
+            }
+            return range.firstChangeID + Int64(range.count)
         }
         if let bytes = try tx.openTree(NativeSchema.metaTree).get(nextChangeIDKey) {
             let next = Int64(bitPattern: try decodeBigEndian(bytes, what: "historyNextChangeID", path: path))
@@ -267,12 +270,7 @@ enum NativeHistory {
 
     private static func decodeHeader(_ bytes: UnsafeRawBufferPointer, generation: UInt64, path: String) throws -> RecordedTransaction {
         var reader = RecordReader(bytes: bytes, entity: "history/transactions", key: Int64(bitPattern: generation))
-        let version = try reader.byte()
-        guard version == formatVersion else { throw reader.corrupt("transaction format \(version), this Strata reads \(formatVersion)") }
-        let firstChangeID = Int64(bitPattern: try reader.varint())
-        let count = try reader.varint()
-        guard count <= UInt64(Int32.max) else { throw reader.corrupt("\(count) changes") }
-        guard firstChangeID >= 1, firstChangeID <= Int64.max - Int64(count) else { throw reader.corrupt("first change ID \(firstChangeID)") }
+        let (firstChangeID, count) = try decodeChangeRange(&reader)
         let timestamp = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.fixed(8)))
         let author = try optionalText(&reader)
         let contextName = try optionalText(&reader)
@@ -280,7 +278,19 @@ enum NativeHistory {
         let processID = try optionalText(&reader) ?? ""
         return RecordedTransaction(generation: generation, timestamp: timestamp, author: author, contextName: contextName,
                                    bundleID: bundleID, processID: processID, firstChangeID: firstChangeID,
-                                   changeCount: Int(count), changes: nil)
+                                   changeCount: count, changes: nil)
+    }
+
+    /// The first fields of a transaction record: its first change ID and change count (all a
+    /// writer numbering the next transaction needs, without decoding the texts after them).
+    private static func decodeChangeRange(_ reader: inout RecordReader) throws -> (firstChangeID: Int64, count: Int) {
+        let version = try reader.byte()
+        guard version == formatVersion else { throw reader.corrupt("transaction format \(version), this Strata reads \(formatVersion)") }
+        let firstChangeID = Int64(bitPattern: try reader.varint())
+        let count = try reader.varint()
+        guard count <= UInt64(Int32.max) else { throw reader.corrupt("\(count) changes") }
+        guard firstChangeID >= 1, firstChangeID <= Int64.max - Int64(count) else { throw reader.corrupt("first change ID \(firstChangeID)") }
+        return (firstChangeID, Int(count))
     }
 
     // MARK: Deleting
