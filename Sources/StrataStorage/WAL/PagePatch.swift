@@ -93,26 +93,35 @@ enum PagePatch {
         let new = UnsafeRawPointer(page.base), old = UnsafeRawPointer(base.base)
         var runs: [(offset: Int, length: Int)] = []
         var total = headerSize
-        var i = PageHeader.checksummedFrom
-        while i < size {
-            // Equal 8-byte words are skipped a word at a time.
-            if i & 7 == 0, i + 8 <= size, new.loadUnaligned(fromByteOffset: i, as: UInt64.self) == old.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
-                i += 8
-                continue
+        // Eight bytes at a time (page sizes are multiples of 1024): a word's XOR locates its
+        // first and last differing bytes (little-endian loads: the lowest byte is the first).
+        // Bytes 8..<12 (the WAL chain) never count; runs closer than `joinGap` are joined.
+        var start = -1, end = -1
+        var offset = 8
+        while offset < size {
+            var x = new.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ old.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            if offset == 8 { x &= ~UInt64(0xFFFF_FFFF) }
+            if x != 0 {
+                let first = offset + x.trailingZeroBitCount / 8, last = offset + 7 - x.leadingZeroBitCount / 8
+                if start >= 0, first - end - 1 <= joinGap {
+                    end = last
+                } else {
+                    if start >= 0 {
+                        runs.append((start, end + 1 - start))
+                        total += runHeaderSize + end + 1 - start
+                        if total > limit { return nil }
+                    }
+                    start = first
+                    end = last
+                }
             }
-            if new.u8(i) == old.u8(i) { i += 1; continue }
-            let start = i
-            var last = i
-            i += 1
-            while i < size, i - last <= joinGap {
-                if new.u8(i) != old.u8(i) { last = i }
-                i += 1
-            }
-            runs.append((start, last + 1 - start))
-            total += runHeaderSize + last + 1 - start
-            if total > limit || runs.count > Int(UInt16.max) { return nil }
-            i = last + 1
+            offset += 8
         }
+        if start >= 0 {
+            runs.append((start, end + 1 - start))
+            total += runHeaderSize + end + 1 - start
+        }
+        if total > limit || runs.count > Int(UInt16.max) { return nil }
         var entry = [UInt8](repeating: 0, count: total)
         entry.withUnsafeMutableBytes { raw in
             let p = raw.baseAddress!
