@@ -56,8 +56,46 @@ public final class StorageEngine: Sendable {
         var changeCounter: UInt64
         var intactFrom: Generation
         var recentMetas: [Generation: StoreMeta] = [:]
-        var poisoned: StrataError?
-        var closed = false
+        var lifecycle = Lifecycle.open
+    }
+
+    /// The engine's life. Poisoned: a sync or shared-state write failed, so the file state is
+    /// unknown; reads go on, writes and checkpoints are refused until the store is reopened.
+    /// Closed: every call throws `.closed`. A closed engine still remembers a poisoning (one
+    /// that happens while `close()` waits for a running write stops its checkpoint too).
+    enum Lifecycle {
+        case open
+        case poisoned(StrataError)
+        case closed(poisonedBy: StrataError?)
+
+        var isClosed: Bool {
+            if case .closed = self { return true }
+            return false
+        }
+
+        /// The failure that poisoned the engine, if one did (the first one is kept).
+        var poisonedBy: StrataError? {
+            switch self {
+            case .open: nil
+            case .poisoned(let error): error
+            case .closed(let error): error
+            }
+        }
+
+        mutating func poison(_ error: StrataError) {
+            switch self {
+            case .open: self = .poisoned(error)
+            case .closed(nil): self = .closed(poisonedBy: error)
+            case .poisoned, .closed: break
+            }
+        }
+
+        /// Closes; returns whether it was closed already.
+        mutating func close() -> Bool {
+            if isClosed { return true }
+            self = .closed(poisonedBy: poisonedBy)
+            return false
+        }
     }
 
     /// Guards the view. Held briefly; never across I/O except the publish of a commit.
@@ -173,7 +211,7 @@ public final class StorageEngine: Sendable {
     /// last catch-up (`checkOpen`, `synchronize` and reading the meta took three).
     private func synchronizedMeta() throws -> StoreMeta {
         let counter = try shared.readChangeCounter()
-        let (closed, known, meta) = view.withLock { ($0.closed, $0.changeCounter, $0.meta) }
+        let (closed, known, meta) = view.withLock { ($0.lifecycle.isClosed, $0.changeCounter, $0.meta) }
         if closed { throw StrataError(.closed, "\(path) is closed") }
         if let counter, counter <= known { return meta }
         try synchronize()
@@ -209,7 +247,7 @@ public final class StorageEngine: Sendable {
     public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
         if options.readOnly { throw StrataError(.readOnly, "\(path) was opened read-only") }
         return try exclusively {
-            if let poisoned = view.withLock({ $0.poisoned }) {
+            if let poisoned = view.withLock({ $0.lifecycle.poisonedBy }) {
                 throw StrataError(.poisoned, "\(path): an earlier write failed in a way that leaves the file state unknown; close and reopen the store", cause: poisoned)
             }
             if headerNeedsUpgrade.withLock({ $0 }) {
@@ -285,10 +323,7 @@ public final class StorageEngine: Sendable {
     /// Transactions still open afterwards throw `.closed`; commit observations stop (no call
     /// begins afterwards) and their thread ends.
     public func close() {
-        let alreadyClosed = view.withLock { v -> Bool in
-            defer { v.closed = true }
-            return v.closed
-        }
+        let alreadyClosed = view.withLock { $0.lifecycle.close() }
         if alreadyClosed { return }
         dropLatestPin()
         commitWatcher.load()?.engineClosed()
@@ -296,7 +331,7 @@ public final class StorageEngine: Sendable {
         // A write still running on another thread (at process exit, say) is waited for briefly.
         if !options.readOnly, writerGate.wait(timeout: .now() + min(options.busyTimeout, 2)) == .success {
             if (try? files.shared.tryLock(byte: SharedState.writerLockByte, exclusive: true)) == true {
-                if view.withLock({ $0.poisoned == nil }) {
+                if view.withLock({ $0.lifecycle.poisonedBy == nil }) {
                     try? synchronize()
                     try? runCheckpoint()
                     // Leave only the WAL header behind (the WAL life stays the same).
@@ -334,11 +369,11 @@ public final class StorageEngine: Sendable {
     }
 
     func checkOpen() throws {
-        if view.withLock({ $0.closed }) { throw StrataError(.closed, "\(path) is closed") }
+        if view.withLock({ $0.lifecycle.isClosed }) { throw StrataError(.closed, "\(path) is closed") }
     }
 
     func poison(_ error: StrataError) -> StrataError {
-        view.withLock { if $0.poisoned == nil { $0.poisoned = error } }
+        view.withLock { $0.lifecycle.poison(error) }
         return StrataError(.poisoned, "\(path): a sync or shared-state write failed; the engine refuses further writes until reopened", cause: error)
     }
 }

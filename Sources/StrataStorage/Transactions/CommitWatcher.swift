@@ -52,7 +52,7 @@ extension StorageEngine {
     public func observeCommits(_ handler: @escaping @Sendable (Generation) -> Void) -> CommitObservation {
         let watcher = commitWatcher.load() ?? commitWatcher.storeIfNil(CommitWatcher(engine: self))
         let baseline = (try? latestGeneration) ?? view.withLock { $0.meta.generation }
-        let id = watcher.add(handler, delivered: baseline, engineClosed: { view.withLock { $0.closed } })
+        let id = watcher.add(handler, delivered: baseline, engineClosed: { view.withLock { $0.lifecycle.isClosed } })
         return CommitObservation(watcher: watcher, id: id)
     }
 }
@@ -208,7 +208,7 @@ final class CommitWatcher: Sendable {
     /// is gone, closed or failed to read it. The engine is released before any handler runs.
     private func latestGeneration() -> Generation? {
         guard let engine = engine.engine else { return nil }
-        if engine.view.withLock({ $0.closed }) { return nil }
+        if engine.view.withLock({ $0.lifecycle.isClosed }) { return nil }
         return try? engine.latestGeneration
     }
 }

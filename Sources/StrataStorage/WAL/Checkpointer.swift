@@ -23,7 +23,7 @@ extension StorageEngine {
     /// synchronized). With `rewritingHeader` it writes a header copy even when the WAL holds no
     /// frame (upgrading an older version's header).
     func runCheckpoint(rewritingHeader: Bool = false) throws {
-        if let poisoned = view.withLock({ $0.poisoned }) {
+        if let poisoned = view.withLock({ $0.lifecycle.poisonedBy }) {
             throw StrataError(.poisoned, "\(path): an earlier sync failed; close and reopen the store before checkpointing", cause: poisoned)
         }
         let (meta, committedFrames) = view.withLock { ($0.meta, $0.log.frames) }

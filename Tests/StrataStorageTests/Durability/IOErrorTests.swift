@@ -1,5 +1,5 @@
 import XCTest
-import StrataStorage
+@testable import StrataStorage
 import _StrataTestSupport
 
 /// Injected EIO/ENOSPC at each write, sync and truncate of a workload: the failing call makes the
@@ -103,5 +103,30 @@ final class IOErrorTests: XCTestCase {
                 }
             }
         }
+    }
+}
+
+/// The engine's lifecycle (open, poisoned, closed) as one value: every transition, including a
+/// poisoning that lands while `close()` waits for a running write.
+final class EngineLifecycleTests: XCTestCase {
+    func testEveryTransitionKeepsTheFirstPoisoning() {
+        let first = StrataError(.io, "first"), second = StrataError(.io, "second")
+        var life = StorageEngine.Lifecycle.open
+        XCTAssertFalse(life.isClosed)
+        XCTAssertNil(life.poisonedBy)
+        life.poison(first)
+        life.poison(second)
+        XCTAssertEqual(life.poisonedBy?.message, "first")
+        XCTAssertFalse(life.close(), "the first close")
+        XCTAssertTrue(life.isClosed)
+        XCTAssertEqual(life.poisonedBy?.message, "first", "closing keeps the poisoning")
+        XCTAssertTrue(life.close(), "a second close")
+
+        var closing = StorageEngine.Lifecycle.open
+        XCTAssertFalse(closing.close())
+        XCTAssertNil(closing.poisonedBy)
+        closing.poison(second)
+        XCTAssertEqual(closing.poisonedBy?.message, "second", "a write failing while close() waits poisons the closed engine")
+        XCTAssertTrue(closing.isClosed)
     }
 }
