@@ -10,12 +10,30 @@
 
 import Foundation
 
+/// Where each field of the shared header lies (FORMAT.md §14): the ONLY place its offsets are
+/// written; the codec below reads and writes through these names.
+enum SharedHeaderField {
+    static let magic = 0              // 8 bytes, "STRATAsh"
+    static let version = 8            // u32
+    static let pageSize = 12          // u32
+    static let storeID = 16           // 16 bytes
+    static let walSalt = 32           // u32
+    static let committedFrames = 36   // u32
+    static let walEpoch = 40          // u64
+    static let walBaseGeneration = 48 // u64
+    static let changeCounter = 56     // u64
+    static let intactFrom = 64        // u64
+    static let committedChain = 72    // u32 (76..<80 reserved)
+    static let meta = 80              // StoreMeta.encodedSize bytes
+    static let checksum = 508         // u32, of bytes 0..<508
+}
+
 /// The shared header: what every process needs to see the latest commit.
 struct SharedHeader: Equatable, Sendable {
     static let magic: [UInt8] = Array("STRATAsh".utf8)
     static let version: UInt32 = 1
     static let encodedSize = 512
-    static let checksumOffset = 508
+    static let checksumOffset = SharedHeaderField.checksum
 
     var pageSize: Int
     var storeID: UUID
@@ -29,38 +47,40 @@ struct SharedHeader: Equatable, Sendable {
     var meta: StoreMeta
 
     var encoded: [UInt8] {
+        typealias F = SharedHeaderField
         var bytes = [UInt8](repeating: 0, count: SharedHeader.encodedSize)
         bytes.withUnsafeMutableBytes { raw in
             let p = raw.baseAddress!
-            p.copyMemory(from: SharedHeader.magic, byteCount: 8)
-            p.setU32(8, SharedHeader.version)
-            p.setU32(12, UInt32(pageSize))
-            withUnsafeBytes(of: storeID.uuid) { (p + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
-            p.setU32(32, walSalt)
-            p.setU32(36, UInt32(committedFrames))
-            p.setU64(40, walEpoch)
-            p.setU64(48, walBaseGeneration.rawValue)
-            p.setU64(56, changeCounter)
-            p.setU64(64, intactFrom.rawValue)
-            p.setU32(72, committedChain)
-            meta.encode(into: p, at: 80)
-            p.setU32(SharedHeader.checksumOffset, Checksum.of(UnsafeRawPointer(p), count: SharedHeader.checksumOffset))
+            (p + F.magic).copyMemory(from: SharedHeader.magic, byteCount: 8)
+            p.setU32(F.version, SharedHeader.version)
+            p.setU32(F.pageSize, UInt32(pageSize))
+            withUnsafeBytes(of: storeID.uuid) { (p + F.storeID).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+            p.setU32(F.walSalt, walSalt)
+            p.setU32(F.committedFrames, UInt32(committedFrames))
+            p.setU64(F.walEpoch, walEpoch)
+            p.setU64(F.walBaseGeneration, walBaseGeneration.rawValue)
+            p.setU64(F.changeCounter, changeCounter)
+            p.setU64(F.intactFrom, intactFrom.rawValue)
+            p.setU32(F.committedChain, committedChain)
+            meta.encode(into: p, at: F.meta)
+            p.setU32(F.checksum, Checksum.of(UnsafeRawPointer(p), count: F.checksum))
         }
         return bytes
     }
 
     static func decode(_ raw: UnsafeRawBufferPointer, path: String) -> SharedHeader? {
+        typealias F = SharedHeaderField
         let p = raw.baseAddress!
-        guard memcmp(p, magic, 8) == 0, p.u32(8) == version,
-              p.u32(checksumOffset) == Checksum.of(p, count: checksumOffset),
-              let meta = try? StoreMeta.decode(p, at: 80, where: path),
-              p.u64(48) < Generation.limit, p.u64(64) < Generation.limit else { return nil }
+        guard memcmp(p + F.magic, magic, 8) == 0, p.u32(F.version) == version,
+              p.u32(F.checksum) == Checksum.of(p, count: F.checksum),
+              let meta = try? StoreMeta.decode(p, at: F.meta, where: path),
+              p.u64(F.walBaseGeneration) < Generation.limit, p.u64(F.intactFrom) < Generation.limit else { return nil }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + F.storeID, count: 16)) }
         return SharedHeader(
-            pageSize: Int(p.u32(12)), storeID: UUID(uuid: uuid), walSalt: p.u32(32),
-            committedFrames: Int(p.u32(36)), walEpoch: p.u64(40), walBaseGeneration: Generation(p.u64(48)),
-            changeCounter: p.u64(56), intactFrom: Generation(p.u64(64)), committedChain: p.u32(72), meta: meta)
+            pageSize: Int(p.u32(F.pageSize)), storeID: UUID(uuid: uuid), walSalt: p.u32(F.walSalt),
+            committedFrames: Int(p.u32(F.committedFrames)), walEpoch: p.u64(F.walEpoch), walBaseGeneration: Generation(p.u64(F.walBaseGeneration)),
+            changeCounter: p.u64(F.changeCounter), intactFrom: Generation(p.u64(F.intactFrom)), committedChain: p.u32(F.committedChain), meta: meta)
     }
 }
 
@@ -72,6 +92,14 @@ struct MappedBytes: @unchecked Sendable {
 }
 
 /// One reader slot: a process's oldest pinned generation.
+/// Where each field of a reader slot lies (FORMAT.md §14): the ONLY place its offsets are written.
+enum ReaderSlotField {
+    static let state = 0        // u32: 0 free, 1 active, 2 evicted
+    static let processID = 4    // u32
+    static let generation = 8   // u64: the oldest generation the process pins
+    static let since = 16       // u64 (24..<64 reserved)
+}
+
 struct ReaderSlot: Equatable, Sendable {
     static let size = 64
     static let count = 128
@@ -125,10 +153,10 @@ final class SharedState: Sendable {
         if let mapped {
             // An aligned 8-byte load: atomic on the hardware Swift supports; the kernel writes
             // these bytes (pwrite), never Swift code in this process, so there is no Swift race.
-            return UInt64(littleEndian: mapped.base.load(fromByteOffset: 56, as: UInt64.self))
+            return UInt64(littleEndian: mapped.base.load(fromByteOffset: SharedHeaderField.changeCounter, as: UInt64.self))
         }
         var value: UInt64 = 0
-        let count = try withUnsafeMutableBytes(of: &value) { try file.read(into: $0, at: 56) }
+        let count = try withUnsafeMutableBytes(of: &value) { try file.read(into: $0, at: Int64(SharedHeaderField.changeCounter)) }
         return count == 8 ? UInt64(littleEndian: value) : nil
     }
 
@@ -163,10 +191,10 @@ final class SharedState: Sendable {
             return (0..<ReaderSlot.count).map { i in
                 let p = mapped.base + ReaderSlot.tableOffset + i * ReaderSlot.size
                 return ReaderSlot(
-                    state: ReaderSlot.State(rawValue: p.load(as: UInt32.self).littleEndian) ?? .free,
-                    processID: Int32(bitPattern: p.load(fromByteOffset: 4, as: UInt32.self).littleEndian),
-                    generation: Generation(p.load(fromByteOffset: 8, as: UInt64.self).littleEndian),
-                    since: p.load(fromByteOffset: 16, as: UInt64.self).littleEndian)
+                    state: ReaderSlot.State(rawValue: p.load(fromByteOffset: ReaderSlotField.state, as: UInt32.self).littleEndian) ?? .free,
+                    processID: Int32(bitPattern: p.load(fromByteOffset: ReaderSlotField.processID, as: UInt32.self).littleEndian),
+                    generation: Generation(p.load(fromByteOffset: ReaderSlotField.generation, as: UInt64.self).littleEndian),
+                    since: p.load(fromByteOffset: ReaderSlotField.since, as: UInt64.self).littleEndian)
             }
         }
         var buffer = [UInt8](repeating: 0, count: ReaderSlot.size * ReaderSlot.count)
@@ -176,8 +204,8 @@ final class SharedState: Sendable {
                 guard (i + 1) * ReaderSlot.size <= count else { return .free }
                 let p = raw.baseAddress! + i * ReaderSlot.size
                 return ReaderSlot(
-                    state: ReaderSlot.State(rawValue: p.u32(0)) ?? .free, processID: Int32(bitPattern: p.u32(4)),
-                    generation: Generation(p.u64(8)), since: p.u64(16))
+                    state: ReaderSlot.State(rawValue: p.u32(ReaderSlotField.state)) ?? .free, processID: Int32(bitPattern: p.u32(ReaderSlotField.processID)),
+                    generation: Generation(p.u64(ReaderSlotField.generation)), since: p.u64(ReaderSlotField.since))
             }
         }
     }
@@ -185,11 +213,11 @@ final class SharedState: Sendable {
     /// The state of slot `index` (from the mapping when there is one).
     func slotState(_ index: Int) throws -> ReaderSlot.State {
         if let mapped {
-            let raw = UInt32(littleEndian: (mapped.base + ReaderSlot.tableOffset + index * ReaderSlot.size).load(as: UInt32.self))
+            let raw = UInt32(littleEndian: (mapped.base + ReaderSlot.tableOffset + index * ReaderSlot.size).load(fromByteOffset: ReaderSlotField.state, as: UInt32.self))
             return ReaderSlot.State(rawValue: raw) ?? .free
         }
         var raw: UInt32 = 0
-        let count = try withUnsafeMutableBytes(of: &raw) { try file.read(into: $0, at: Int64(ReaderSlot.tableOffset + index * ReaderSlot.size)) }
+        let count = try withUnsafeMutableBytes(of: &raw) { try file.read(into: $0, at: Int64(ReaderSlot.tableOffset + index * ReaderSlot.size + ReaderSlotField.state)) }
         return count == 4 ? ReaderSlot.State(rawValue: UInt32(littleEndian: raw)) ?? .free : .free
     }
 
@@ -197,10 +225,10 @@ final class SharedState: Sendable {
         var bytes = [UInt8](repeating: 0, count: ReaderSlot.size)
         bytes.withUnsafeMutableBytes { raw in
             let p = raw.baseAddress!
-            p.setU32(0, slot.state.rawValue)
-            p.setU32(4, UInt32(bitPattern: slot.processID))
-            p.setU64(8, slot.generation.rawValue)
-            p.setU64(16, slot.since)
+            p.setU32(ReaderSlotField.state, slot.state.rawValue)
+            p.setU32(ReaderSlotField.processID, UInt32(bitPattern: slot.processID))
+            p.setU64(ReaderSlotField.generation, slot.generation.rawValue)
+            p.setU64(ReaderSlotField.since, slot.since)
         }
         try bytes.withUnsafeBytes { try file.write($0, at: Int64(ReaderSlot.tableOffset + index * ReaderSlot.size)) }
     }
@@ -232,8 +260,8 @@ final class SharedState: Sendable {
             // Scan the mapped table in place; only active slots cost a liveness check.
             for index in 0..<ReaderSlot.count where index != own {
                 let p = mapped.base + ReaderSlot.tableOffset + index * ReaderSlot.size
-                guard UInt32(littleEndian: p.load(as: UInt32.self)) == ReaderSlot.State.active.rawValue else { continue }
-                if try isSlotLive(index) { pins.append((index, Generation(UInt64(littleEndian: p.load(fromByteOffset: 8, as: UInt64.self))))) }
+                guard UInt32(littleEndian: p.load(fromByteOffset: ReaderSlotField.state, as: UInt32.self)) == ReaderSlot.State.active.rawValue else { continue }
+                if try isSlotLive(index) { pins.append((index, Generation(UInt64(littleEndian: p.load(fromByteOffset: ReaderSlotField.generation, as: UInt64.self))))) }
             }
             return pins
         }

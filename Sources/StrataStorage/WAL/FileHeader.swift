@@ -18,6 +18,18 @@
 import Foundation
 @_spi(StrataInternal) import StrataCore
 
+/// Where each field of a header copy lies (the table above): the ONLY place its offsets are
+/// written; the codec below reads and writes through these names.
+enum FileHeaderField {
+    static let magic = 0                // 8 bytes, "STRATAdb"
+    static let version = 8              // u32
+    static let pageSize = 12            // u32
+    static let storeID = 16             // 16 bytes
+    static let checkpointSequence = 32  // u64
+    static let meta = 40                // StoreMeta.encodedSize bytes (176..<252 reserved)
+    static let checksum = 252           // u32, of bytes 0..<252
+}
+
 struct FileHeader: Equatable, Sendable {
     static let magic: [UInt8] = Array("STRATAdb".utf8)
     /// The version this build writes. Version 2 added leaf key prefixes (FORMAT.md §7); a
@@ -27,7 +39,7 @@ struct FileHeader: Equatable, Sendable {
     static let copySize = 256
     static let slotOffsets = [0, 512]
     /// The header copies must fit in the smallest page.
-    static let checksumOffset = 252
+    static let checksumOffset = FileHeaderField.checksum
 
     var pageSize: Int
     var storeID: UUID
@@ -39,15 +51,16 @@ struct FileHeader: Equatable, Sendable {
     /// Encodes one copy (256 bytes).
     func encodeCopy() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: FileHeader.copySize)
+        typealias F = FileHeaderField
         bytes.withUnsafeMutableBytes { raw in
             let p = raw.baseAddress!
-            p.copyMemory(from: FileHeader.magic, byteCount: 8)
-            p.setU32(8, FileHeader.formatVersion)
-            p.setU32(12, UInt32(pageSize))
-            withUnsafeBytes(of: storeID.uuid) { (p + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
-            p.setU64(32, checkpointSequence)
-            meta.encode(into: p, at: 40)
-            p.setU32(FileHeader.checksumOffset, Checksum.of(UnsafeRawPointer(p), count: FileHeader.checksumOffset))
+            (p + F.magic).copyMemory(from: FileHeader.magic, byteCount: 8)
+            p.setU32(F.version, FileHeader.formatVersion)
+            p.setU32(F.pageSize, UInt32(pageSize))
+            withUnsafeBytes(of: storeID.uuid) { (p + F.storeID).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+            p.setU64(F.checkpointSequence, checkpointSequence)
+            meta.encode(into: p, at: F.meta)
+            p.setU32(F.checksum, Checksum.of(UnsafeRawPointer(p), count: F.checksum))
         }
         return bytes
     }
@@ -57,27 +70,28 @@ struct FileHeader: Equatable, Sendable {
 
     /// Decodes one copy; nil with a reason when it is not a valid copy.
     static func decodeCopy(_ bytes: UnsafeRawBufferPointer, path: String) -> Result<FileHeader, StrataError> {
+        typealias F = FileHeaderField
         let p = bytes.baseAddress!
-        guard memcmp(p, FileHeader.magic, 8) == 0 else {
+        guard memcmp(p + F.magic, FileHeader.magic, 8) == 0 else {
             return .failure(StrataError(.incompatibleFormat, "\(path) is not a Strata store (bad magic)"))
         }
-        let stored = p.u32(checksumOffset)
-        guard stored == Checksum.of(p, count: checksumOffset) else {
+        let stored = p.u32(F.checksum)
+        guard stored == Checksum.of(p, count: F.checksum) else {
             return .failure(StrataError(.corrupt, "\(path), page 0: header checksum mismatch"))
         }
-        let version = p.u32(8)
+        let version = p.u32(F.version)
         guard readableVersions.contains(version) else {
             return .failure(StrataError(.incompatibleFormat, "\(path) has format version \(version); this build reads versions \(readableVersions.lowerBound) to \(readableVersions.upperBound)"))
         }
-        let pageSize = Int(p.u32(12))
+        let pageSize = Int(p.u32(F.pageSize))
         guard PageSize.isValid(pageSize) else {
             return .failure(StrataError(.corrupt, "\(path), page 0: page size \(pageSize) is invalid"))
         }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + F.storeID, count: 16)) }
         do {
-            let meta = try StoreMeta.decode(p, at: 40, where: "\(path), page 0")
-            return .success(FileHeader(pageSize: pageSize, storeID: UUID(uuid: uuid), checkpointSequence: p.u64(32), meta: meta, version: version))
+            let meta = try StoreMeta.decode(p, at: F.meta, where: "\(path), page 0")
+            return .success(FileHeader(pageSize: pageSize, storeID: UUID(uuid: uuid), checkpointSequence: p.u64(F.checkpointSequence), meta: meta, version: version))
         } catch let error as StrataError {
             return .failure(error)
         } catch {

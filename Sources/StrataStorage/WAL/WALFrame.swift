@@ -12,6 +12,20 @@
 import Foundation
 @_spi(StrataInternal) import StrataCore
 
+/// Where each field of the WAL header lies (FORMAT.md §10): the ONLY place its offsets are
+/// written; the codec below reads and writes through these names.
+enum WALHeaderField {
+    static let magic = 0            // 8 bytes, "STRATAwl"
+    static let version = 8          // u32
+    static let pageSize = 12        // u32
+    static let storeID = 16         // 16 bytes
+    static let salt = 32            // u32
+    static let reserved = 36        // u32, 0
+    static let epoch = 40           // u64
+    static let baseGeneration = 48  // u64
+    static let checksum = 56        // u32, of bytes 0..<56
+}
+
 struct WALHeader: Equatable, Sendable {
     static let magic: [UInt8] = Array("STRATAwl".utf8)
     /// The version new WAL lives are written with: 2 has page patches (FORMAT.md §10); a WAL of
@@ -43,38 +57,40 @@ struct WALHeader: Equatable, Sendable {
     /// the checksum (FORMAT.md §1) of the encoded header's first 56 bytes; the chain seed of frame 0.
     var checksum: UInt32 {
         let bytes = encoded
-        return bytes.withUnsafeBytes { $0.baseAddress!.u32(56) }
+        return bytes.withUnsafeBytes { $0.baseAddress!.u32(WALHeaderField.checksum) }
     }
 
     var encoded: [UInt8] {
         var bytes = [UInt8](repeating: 0, count: WALHeader.encodedSize)
+        typealias F = WALHeaderField
         bytes.withUnsafeMutableBytes { raw in
             let p = raw.baseAddress!
-            p.copyMemory(from: WALHeader.magic, byteCount: 8)
-            p.setU32(8, version)
-            p.setU32(12, UInt32(pageSize))
-            withUnsafeBytes(of: storeID.uuid) { (p + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
-            p.setU32(32, salt)
-            p.setU32(36, 0)
-            p.setU64(40, epoch)
-            p.setU64(48, baseGeneration.rawValue)
-            p.setU32(56, Checksum.of(UnsafeRawPointer(p), count: 56))
+            (p + F.magic).copyMemory(from: WALHeader.magic, byteCount: 8)
+            p.setU32(F.version, version)
+            p.setU32(F.pageSize, UInt32(pageSize))
+            withUnsafeBytes(of: storeID.uuid) { (p + F.storeID).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+            p.setU32(F.salt, salt)
+            p.setU32(F.reserved, 0)
+            p.setU64(F.epoch, epoch)
+            p.setU64(F.baseGeneration, baseGeneration.rawValue)
+            p.setU32(F.checksum, Checksum.of(UnsafeRawPointer(p), count: F.checksum))
         }
         return bytes
     }
 
     /// Decodes a header; nil if the bytes are not a valid header (never written, torn, foreign).
     static func decode(_ bytes: UnsafeRawBufferPointer) -> WALHeader? {
+        typealias F = WALHeaderField
         guard bytes.count >= encodedSize else { return nil }
         let p = bytes.baseAddress!
-        guard memcmp(p, magic, 8) == 0, readableVersions.contains(p.u32(8)),
-              p.u32(56) == Checksum.of(p, count: 56), PageSize.isValid(Int(p.u32(12))),
-              p.u64(48) < Generation.limit else { return nil }
+        guard memcmp(p + F.magic, magic, 8) == 0, readableVersions.contains(p.u32(F.version)),
+              p.u32(F.checksum) == Checksum.of(p, count: F.checksum), PageSize.isValid(Int(p.u32(F.pageSize))),
+              p.u64(F.baseGeneration) < Generation.limit else { return nil }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + 16, count: 16)) }
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(start: p + F.storeID, count: 16)) }
         return WALHeader(
-            version: p.u32(8), pageSize: Int(p.u32(12)), storeID: UUID(uuid: uuid), salt: p.u32(32),
-            epoch: p.u64(40), baseGeneration: Generation(p.u64(48)))
+            version: p.u32(F.version), pageSize: Int(p.u32(F.pageSize)), storeID: UUID(uuid: uuid), salt: p.u32(F.salt),
+            epoch: p.u64(F.epoch), baseGeneration: Generation(p.u64(F.baseGeneration)))
     }
 }
 
