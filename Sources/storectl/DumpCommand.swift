@@ -95,7 +95,7 @@ enum DumpCommand: Command {
                 if !transaction.patchedPages.isEmpty { line += ", \(transaction.patchedPages.count) pages patched" }
                 line += ")"
                 if walDetail {
-                    line += " pages \(transaction.pages.map(String.init).joined(separator: ","))"
+                    if !transaction.pages.isEmpty { line += " pages \(transaction.pages.map(String.init).joined(separator: ","))" }
                     if !transaction.patchedPages.isEmpty { line += " patched \(transaction.patchedPages.map(String.init).joined(separator: ","))" }
                 }
                 out.append(line)
