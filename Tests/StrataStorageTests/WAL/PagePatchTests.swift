@@ -125,7 +125,8 @@ final class PagePatchTests: XCTestCase {
         }
     }
 
-    /// A WAL of version 1 (written before page patches) is still read.
+    /// A WAL of version 1 (written before page patches) is still read, and continued without
+    /// patches until its life ends.
     func testAVersion1WALIsStillRead() throws {
         let fs = MemoryFileSystem()
         let path = "/db/v1.strata"
@@ -152,6 +153,17 @@ final class PagePatchTests: XCTestCase {
         let engine = try StorageEngine(path: path, options: memoryOptions(fs))
         XCTAssertEqual(try engine.read { try $0.tree("t").get(key(1)) }, Array("one".utf8))
         try expectSound(engine, "after reading a version 1 WAL")
+        // Commits that continue a version 1 life write whole frames only (its readers know no
+        // patches); the next life, after a checkpoint, is version 2.
+        for i in 2...6 { try engine.write { tx in try tx.tree("t").put(key(UInt64(i)), Array("more".utf8)) } }
+        XCTAssertTrue(try engine.dump().wal.transactions.allSatisfy { $0.patchedPages.isEmpty })
+        XCTAssertEqual(fs.contents(of: path + "-wal")!.withUnsafeBytes { WALHeader.decode($0) }?.version, 1)
+        try engine.checkpoint()
+        for i in 7...12 { try engine.write { tx in try tx.tree("t").put(key(UInt64(i)), Array("more".utf8)) } }
+        XCTAssertEqual(fs.contents(of: path + "-wal")!.withUnsafeBytes { WALHeader.decode($0) }?.version, 2)
+        XCTAssertTrue(try engine.dump().wal.transactions.contains { !$0.patchedPages.isEmpty })
+        XCTAssertEqual(try engine.read { try $0.tree("t").count }, 12)
+        try expectSound(engine, "after the version 2 life")
     }
 
     /// The codec against an oracle: random pages changed in random places (single bytes, long
