@@ -25,7 +25,7 @@ final class NativeStore: KeyReservingRowStore, HistoryCarryingRowStore {
     /// The engine, for beginning reads without retaining it: an engine is weakly referenced
     /// (by the registry that shares it within a process), so each retain of it takes the
     /// runtime's slow path. The store holds the file, which holds the engine, for its whole life.
-    private let readEngine: Unmanaged<StorageEngine>
+    private let readEngine: Unretained<StorageEngine>
     /// Layouts of this coordinator's entities, by name and by stored number.
     let layouts: [String: EntityLayout]
     let layoutsByNumber: [UInt16: EntityLayout]
@@ -112,7 +112,7 @@ final class NativeStore: KeyReservingRowStore, HistoryCarryingRowStore {
         }
         self.file = try NativeStoreFile.file(at: path, options: storage, explicitTimeout: options[PersistentStoreTimeoutOption] != nil,
                                              explicitCache: options[PageCacheSizeOptionKey] != nil)
-        self.readEngine = Unmanaged.passUnretained(file.engine)
+        self.readEngine = Unretained(file.engine)
         self.url = url
         self.configurationName = configurationName
         self.isReadOnly = readOnly
@@ -258,7 +258,7 @@ final class NativeStore: KeyReservingRowStore, HistoryCarryingRowStore {
             if let pinned = snapshot as? NativeSnapshot {
                 return try body(NativeReadView(store: self, transaction: pinned.transaction))
             }
-            let tx = try readEngine._withUnsafeGuaranteedRef { try $0.beginRead() }
+            let tx = try readEngine.withObject { try $0.beginRead() }
             defer { tx.end() }
             return try body(NativeReadView(store: self, transaction: tx))
         }

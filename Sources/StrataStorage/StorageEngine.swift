@@ -175,7 +175,7 @@ public final class StorageEngine: Sendable {
             if let shared = sharedRead(at: meta.generation) { return shared }
             // The table without a retain (the engine holds it): it is weakly referenced (its
             // slot-release timer), so each retain of it takes the runtime's slow path.
-            let (token, published) = try Unmanaged.passUnretained(readers)._withUnsafeGuaranteedRef { try $0.register(meta.generation) }
+            let (token, published) = try Unretained(readers).withObject { try $0.register(meta.generation) }
             if try snapshotStillValid(meta.generation, published: published) {
                 return startSharing(meta: meta, token: token)
             }

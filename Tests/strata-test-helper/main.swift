@@ -29,6 +29,7 @@
 import Foundation
 import StrataStorage
 import Strata
+@_spi(StrataInternal) import StrataCore
 
 func bigEndianKey(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
 
@@ -44,6 +45,23 @@ func argument(_ index: Int) -> String {
 /// Options of the helper's native stores: with STRATA_HELPER_TRACKING=1, persistent history.
 let helperStoreOptions: [String: Any] = ProcessInfo.processInfo.environment["STRATA_HELPER_TRACKING"] == "1"
     ? [PersistentHistoryTrackingKey: true as NSNumber] : [:]
+
+// `dangling-unretained`: an Unretained reference read after its object is gone. In the checked
+// mode (-DSTRATA_CHECKS) the read traps; otherwise it would be a use after free, so it is made
+// only in the checked mode (the command prints "unchecked build" and exits 3 elsewhere).
+if arguments.first == "dangling-unretained" {
+    #if STRATA_CHECKS
+    final class Probe { let value = 42 }
+    var probe: Probe? = Probe()
+    let reference = Unretained(probe!)
+    probe = nil
+    print(reference.withObject { $0.value })
+    exit(0)
+    #else
+    print("unchecked build")
+    exit(3)
+    #endif
+}
 
 if arguments.first == "tracked-saves" {
     // COUNT saves of one quake each into a native store recording history, INTERVAL_MS apart,

@@ -180,7 +180,7 @@ extension ManagedObjectContext {
     }
 
     private func persistentValues(of object: ManagedObject) -> [RowValue] {
-        let transient = object.entityRef._withUnsafeGuaranteedRef { $0.transientSlots }
+        let transient = object.entityRef.withObject { $0.transientSlots }
         if transient.isEmpty { return object.values }
         var values = object.values
         for slot in transient { values[slot] = .null }

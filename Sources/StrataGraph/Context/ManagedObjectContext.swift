@@ -292,12 +292,19 @@ public final class ManagedObjectContext: @unchecked Sendable {
 }
 
 /// A fetch's entity name as resolved in the model with `modelSerial` (serials are unique per
-/// model instance). The entity is unowned: it is returned only while the context's model has that
-/// serial, and so still holds it.
+/// model instance). The entity is unretained: it is returned only while the context's model has
+/// that serial, and so still holds it.
 struct ResolvedEntity {
     let name: String
     let modelSerial: UInt64
-    unowned(unsafe) let entity: EntityDescription
+    let entityRef: Unretained<EntityDescription>
+    var entity: EntityDescription { entityRef.object }
+
+    init(name: String, modelSerial: UInt64, entity: EntityDescription) {
+        self.name = name
+        self.modelSerial = modelSerial
+        self.entityRef = Unretained(entity)
+    }
 }
 
 /// A weak reference to a child context.
@@ -332,16 +339,16 @@ final class ContextHandle: @unchecked Sendable {
     /// The context's `objectsAreObservable` (read on every @Managed property read).
     @exclusivity(unchecked) var objectsAreObservable = false
     @exclusivity(unchecked) var changeCounter: ChangeCounter? {
-        didSet { changeCounterRef = changeCounter.map { Unmanaged.passUnretained($0) } }
+        didSet { changeCounterRef = changeCounter.map { Unretained($0) } }
     }
     /// `changeCounter` unretained, which holds it: read by borrowing on every fault fired from
     /// prefetched values (a read of the strong reference retained and released it).
-    @exclusivity(unchecked) private var changeCounterRef: Unmanaged<ChangeCounter>?
+    @exclusivity(unchecked) private var changeCounterRef: Unretained<ChangeCounter>?
     @exclusivity(unchecked) var pinNumber: UInt = 0
 
     /// The change stamp of a root context's coordinator (nil for child contexts), read through
     /// the borrowed counter.
-    var changeStamp: UInt64? { changeCounterRef?._withUnsafeGuaranteedRef { $0.stamp } }
+    var changeStamp: UInt64? { changeCounterRef?.withObject { $0.stamp } }
 
     /// Whether values a fetch read at `stamp` and pin `pin` are still what a read would give:
     /// nothing was committed through the coordinator since, and the context reads the same query
@@ -349,7 +356,7 @@ final class ContextHandle: @unchecked Sendable {
     @inline(__always)
     func prefetchIsCurrent(stamp: UInt64, pin: UInt) -> Bool {
         guard let counter = changeCounterRef, isAlive.load(ordering: .acquiring) else { return false }
-        return counter._withUnsafeGuaranteedRef { $0.stamp == stamp } && pinNumber == pin
+        return counter.withObject { $0.stamp == stamp } && pinNumber == pin
     }
 }
 

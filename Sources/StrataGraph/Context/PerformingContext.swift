@@ -6,11 +6,13 @@
 // the block, which holds the context, runs) and never crosses threads.
 
 import Foundation
+@_spi(StrataInternal) import StrataCore
 
 enum PerformingContext {
     /// The stack of the current thread (perform blocks may nest, on one context or several).
     private final class Stack {
-        var contexts: [Unmanaged<ManagedObjectContext>] = []
+        /// Unretained: a context is on the stack only while its perform block runs, which holds it.
+        var contexts: [Unretained<ManagedObjectContext>] = []
     }
 
     private static let key: pthread_key_t = {
@@ -35,7 +37,7 @@ enum PerformingContext {
     /// Runs `body` with `context` as the current thread's performing context.
     static func run<T, E: Error>(_ context: ManagedObjectContext, _ body: () throws(E) -> T) throws(E) -> T {
         let stack = self.stack
-        stack.contexts.append(.passUnretained(context))
+        stack.contexts.append(Unretained(context))
         defer { stack.contexts.removeLast() }
         return try body()
     }
@@ -43,6 +45,6 @@ enum PerformingContext {
     /// The context whose perform block the current thread is running (the innermost one).
     static var current: ManagedObjectContext? {
         guard let pointer = pthread_getspecific(key) else { return nil }
-        return Unmanaged<Stack>.fromOpaque(pointer).takeUnretainedValue().contexts.last?.takeUnretainedValue()
+        return Unmanaged<Stack>.fromOpaque(pointer).takeUnretainedValue().contexts.last?.object
     }
 }

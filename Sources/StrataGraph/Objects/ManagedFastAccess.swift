@@ -182,19 +182,19 @@ enum ManagedKeyCache {
 
     /// The slot of `info(of:kind:entity:)`, without copying the rest of it.
     @inline(__always)
-    static func slot(of keyPath: AnyKeyPath, kind: ManagedFastKind, entity: Unmanaged<EntityDescription>) -> Int? {
-        let key = Key(keyPath: ObjectIdentifier(keyPath), entity: entity._withUnsafeGuaranteedRef { ObjectIdentifier($0) })
+    static func slot(of keyPath: AnyKeyPath, kind: ManagedFastKind, entity: Unretained<EntityDescription>) -> Int? {
+        let key = Key(keyPath: ObjectIdentifier(keyPath), entity: entity.withObject { ObjectIdentifier($0) })
         if let pointer = UnsafeRawPointer(bitPattern: current.load(ordering: .acquiring)),
-           let found = Unmanaged<Table>.fromOpaque(pointer)._withUnsafeGuaranteedRef({ $0.slots[key] }) {
+           let found = Unretained(Unmanaged<Table>.fromOpaque(pointer)).withObject({ $0.slots[key] }) {
             return found < 0 ? nil : found
         }
-        return info(of: keyPath, kind: kind, entity: entity.takeUnretainedValue()).slot
+        return info(of: keyPath, kind: kind, entity: entity.object).slot
     }
 
     static func info(of keyPath: AnyKeyPath, kind: ManagedFastKind, entity: EntityDescription) -> ManagedKeyInfo {
         let key = Key(keyPath: ObjectIdentifier(keyPath), entity: ObjectIdentifier(entity))
         if let pointer = UnsafeRawPointer(bitPattern: current.load(ordering: .acquiring)),
-           let found = Unmanaged<Table>.fromOpaque(pointer).takeUnretainedValue().infos[key] {
+           let found = Unretained(Unmanaged<Table>.fromOpaque(pointer)).withObject({ $0.infos[key] }) {
             return found
         }
         let name = ManagedKeyNames.name(of: keyPath)
@@ -212,7 +212,7 @@ enum ManagedKeyCache {
             let owners = (latest?.owners ?? []) + [UncheckedOwner(keyPath), entity]
             let table = Table(infos: infos, owners: owners)
             tables.append(table)
-            current.store(UInt(bitPattern: Unmanaged.passUnretained(table).toOpaque()), ordering: .releasing)
+            current.store(UInt(bitPattern: Unretained(table).opaque), ordering: .releasing)
         }
         return info
     }

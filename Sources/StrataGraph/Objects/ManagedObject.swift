@@ -35,12 +35,12 @@ import Synchronization
 /// or use it directly through ``value(forKey:)`` and ``setValue(_:forKey:)``.
 open class ManagedObject: Hashable, CustomStringConvertible {
     /// The entity this object belongs to.
-    public var entity: EntityDescription { entityRef.takeUnretainedValue() }
+    public var entity: EntityDescription { entityRef.object }
     /// Unretained: the initializer makes an ID for the entity, which keeps it for the life of the
     /// process (its ID's scope, `IDScope`, keeps it), so creating and releasing an object retains
-    /// and releases no entity. Hot paths borrow it (`_withUnsafeGuaranteedRef`): a read through
-    /// an `unowned(unsafe)` reference retained and released it.
-    let entityRef: Unmanaged<EntityDescription>
+    /// and releases no entity. Hot paths borrow it (`withObject`): a retained reference cost a
+    /// retain and release on each read.
+    let entityRef: Unretained<EntityDescription>
     /// The object's identity; temporary until the object is saved.
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object lives in (nil once deleted and saved, or for objects never inserted).
@@ -146,7 +146,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Subclasses inherit this initializer; override ``awakeFromInsert()`` to set up new objects.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         self.objectID = ManagedObjectID.temporary(for: entity)   // keeps the entity (see entityRef)
-        self.entityRef = Unmanaged.passUnretained(entity)
+        self.entityRef = Unretained(entity)
         self.values = entity.defaultRow
         if ManagedObject.countsLiveInstances.load(ordering: .relaxed) {
             isCountedAlive = true
@@ -231,7 +231,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if state.isInserted || state.isDeleted { return true }
         if changedSlots.isEmpty { return false }
         // The entity borrowed: a save asks this of every changed object.
-        return entityRef._withUnsafeGuaranteedRef { entity in
+        return entityRef.withObject { entity in
             entity.transientSlots.isEmpty || changedSlots.contains { !entity.slots[$0].isTransient }
         }
     }

@@ -22,30 +22,30 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// combination (`IDScope`), so that an ID is 16 bytes: every object holds one, and every row
     /// value (`RowValue`) is as large as its largest case, an ID (issue 30: a row value of
     /// 24 bytes instead of 32, a registered object 56 bytes smaller with its values).
-    /// Unretained: scopes are interned for the life of the process (`IDScope.of`), so copying an
-    /// ID retains nothing. Read through `_withUnsafeGuaranteedRef`, which borrows the scope: a read
-    /// through an `unowned(unsafe)` reference retained and released it (several times per object
+    /// Unretained: a scope and its entity hold each other (`IDScope.entity`, `EntityIDScopes.all`),
+    /// so both live for the rest of the process once the scope is made, and copying an ID
+    /// retains nothing (a retained reference cost a retain and release several times per object
     /// a fetch makes).
-    private let scopeRef: Unmanaged<IDScope>
-    var scope: IDScope { scopeRef.takeUnretainedValue() }
+    private let scopeRef: Unretained<IDScope>
+    var scope: IDScope { scopeRef.object }
     /// The row's key in its store, or the temporary number's bit pattern.
     let number: Int64
 
     /// The entity of the object.
-    public var entity: EntityDescription { scopeRef._withUnsafeGuaranteedRef { $0.entity } }
+    public var entity: EntityDescription { scopeRef.withObject { $0.entity } }
     /// Whether the ID's entity is `entity` (the same description object), retaining neither.
     package func hasEntity(_ entity: EntityDescription) -> Bool {
-        scopeRef._withUnsafeGuaranteedRef { $0.entity === entity }
+        scopeRef.withObject { $0.entity === entity }
     }
     /// Calls `body` with the ID's entity, borrowed (not retained).
     @inline(__always)
     package func withEntity<R>(_ body: (EntityDescription) throws -> R) rethrows -> R {
-        try scopeRef._withUnsafeGuaranteedRef { try body($0.entity) }
+        try scopeRef.withObject { try body($0.entity) }
     }
-    private var isTemporary: Bool { scopeRef._withUnsafeGuaranteedRef { $0.isTemporary } }
+    private var isTemporary: Bool { scopeRef.withObject { $0.isTemporary } }
     /// The store that holds the row (shared per identifier); `StoreIdentity.unsaved` while the
     /// ID is temporary.
-    var storeIdentity: StoreIdentity { scopeRef._withUnsafeGuaranteedRef { $0.store } }
+    var storeIdentity: StoreIdentity { scopeRef.withObject { $0.store } }
     package var key: Key { isTemporary ? .temporary(UInt64(bitPattern: number)) : .permanent(number) }
 
     /// The store that holds the row; nil while the ID is temporary.
@@ -83,7 +83,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// store making many IDs of one entity finds their scope once, not per ID.
     package init(_ scope: IDScope, primaryKey: Int64) {
         precondition(!scope.isTemporary, "Strata: a permanent ID made in a temporary scope")
-        self.scopeRef = Unmanaged.passUnretained(scope)
+        self.scopeRef = Unretained(scope)
         self.number = primaryKey
     }
 
@@ -99,7 +99,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
         return ManagedObjectID(scopeRef: IDScope.temporary(of: entity), number: Int64(bitPattern: number))
     }
 
-    private init(scopeRef: Unmanaged<IDScope>, number: Int64) {
+    private init(scopeRef: Unretained<IDScope>, number: Int64) {
         self.scopeRef = scopeRef
         self.number = number
     }
@@ -129,7 +129,7 @@ public struct ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
         guard lhs.number == rhs.number else { return false }
-        if lhs.scopeRef.toOpaque() == rhs.scopeRef.toOpaque() { return true }
+        if lhs.scopeRef === rhs.scopeRef { return true }
         // Entities of different models with the same name name the same rows.
         return lhs.scope.store === rhs.scope.store && lhs.scope.isTemporary == rhs.scope.isTemporary
             && lhs.scope.entity.name == rhs.scope.entity.name
@@ -189,27 +189,27 @@ package final class IDScope: Sendable {
 
     /// The scope of the permanent IDs of `entity`'s rows in `store`.
     package static func permanent(_ entity: EntityDescription, in store: StoreIdentity) -> IDScope {
-        of(entity, store: store, temporary: false).takeUnretainedValue()
+        of(entity, store: store, temporary: false).object
     }
 
     /// The scope of `entity`'s temporary IDs, unretained (what every inserted object and fault
     /// starts with).
     @inline(__always)
-    static func temporary(of entity: EntityDescription) -> Unmanaged<IDScope> {
-        entity.idScopes.temporary ?? Unmanaged.passUnretained(made(entity, store: .unsaved, temporary: true))
+    static func temporary(of entity: EntityDescription) -> Unretained<IDScope> {
+        entity.idScopes.temporary ?? Unretained(made(entity, store: .unsaved, temporary: true))
     }
 
     /// The scope of `entity`'s IDs in `store`, temporary or not, unretained (interned scopes live
     /// as long as the process).
     @inline(__always)
-    static func of(_ entity: EntityDescription, store: StoreIdentity, temporary: Bool) -> Unmanaged<IDScope> {
+    static func of(_ entity: EntityDescription, store: StoreIdentity, temporary: Bool) -> Unretained<IDScope> {
         let scopes = entity.idScopes
         if temporary && store === StoreIdentity.unsaved {
             if let scope = scopes.temporary { return scope }
-        } else if !temporary, let first = scopes.firstStore, first._withUnsafeGuaranteedRef({ $0.store === store }) {
+        } else if !temporary, let first = scopes.firstStore, first.withObject({ $0.store === store }) {
             return first
         }
-        return Unmanaged.passUnretained(made(entity, store: store, temporary: temporary))
+        return Unretained(made(entity, store: store, temporary: temporary))
     }
 
     /// Finds or makes the scope under the entity's lock, publishing it for the fast path when it
@@ -243,17 +243,17 @@ final class EntityIDScopes: Sendable {
     let temporaryAddress = Atomic<UInt>(0)
     let firstStoreAddress = Atomic<UInt>(0)
 
-    var temporary: Unmanaged<IDScope>? { Self.scope(at: temporaryAddress) }
-    var firstStore: Unmanaged<IDScope>? { Self.scope(at: firstStoreAddress) }
+    var temporary: Unretained<IDScope>? { Self.scope(at: temporaryAddress) }
+    var firstStore: Unretained<IDScope>? { Self.scope(at: firstStoreAddress) }
 
     @inline(__always)
-    private static func scope(at address: borrowing Atomic<UInt>) -> Unmanaged<IDScope>? {
+    private static func scope(at address: borrowing Atomic<UInt>) -> Unretained<IDScope>? {
         let bits = address.load(ordering: .acquiring)
         guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        return Unmanaged<IDScope>.fromOpaque(pointer)
+        return Unretained(Unmanaged<IDScope>.fromOpaque(pointer))
     }
 
     func publish(_ scope: IDScope, at address: borrowing Atomic<UInt>) {
-        address.store(UInt(bitPattern: Unmanaged.passUnretained(scope).toOpaque()), ordering: .releasing)
+        address.store(UInt(bitPattern: Unretained(scope).opaque), ordering: .releasing)
     }
 }

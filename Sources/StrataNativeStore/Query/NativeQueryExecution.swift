@@ -15,7 +15,7 @@
 
 import Foundation
 import StrataStorage
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 import StrataGraph
 
 extension NativeReadView {
@@ -157,19 +157,19 @@ extension NativeReadView {
                         throw reader.corrupt(indexLayout.tree, "an entry naming unknown entity number \(number)")
                     }
                     state.reader = try transaction.treeIfPresent(rowLayout.rowsTree)?.makePointReader()
-                    state.layout = Unmanaged.passUnretained(rowLayout)
+                    state.layout = Unretained(rowLayout)
                     state.number = number
                 }
                 state.read += 1
                 let remember = state.read <= Self.rowsRememberedPerRead
-                let found = try state.layout!._withUnsafeGuaranteedRef { layout -> StoreRow? in
+                let found = try state.layout!.withObject { layout -> StoreRow? in
                     // The cache through constants of this walk: a call on the view here copied
                     // (retained and released) its references for every row.
                     if let cached = rowCache.row(key, at: generation), cached.id.hasEntity(layout.entity) { return cached }
                     return try storedRow(key: key, layout: layout, points: state.reader, remember: remember)
                 }
                 guard let found else {
-                    let name = state.layout!.takeUnretainedValue().entity.name
+                    let name = state.layout!.object.entity.name
                     throw reader.corrupt(indexLayout.tree, "an entry for row \(key) of \(name), which does not exist")
                 }
                 return found
@@ -413,7 +413,7 @@ private final class RowWalkState {
     @exclusivity(unchecked) var number: UInt16?
     /// Unretained and borrowed per row: the store's `layoutsByNumber` (a constant) holds every
     /// layout. A strong reference here was retained and released around every row read.
-    @exclusivity(unchecked) var layout: Unmanaged<EntityLayout>?
+    @exclusivity(unchecked) var layout: Unretained<EntityLayout>?
     @exclusivity(unchecked) var reader: PointReader?
     @exclusivity(unchecked) var read = 0
 }

@@ -9,7 +9,7 @@
 
 import Foundation
 import StrataStorage
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 import StrataGraph
 
 /// The stored schema of a native store.
@@ -266,7 +266,7 @@ final class EntityLayout: Sendable {
     let entity: EntityDescription
     /// The scope of the IDs of the entity's rows in the store (interned for the life of the
     /// process): every row read or written names its ID in it without looking it up.
-    unowned(unsafe) let idScope: IDScope
+    let idScope: Unretained<IDScope>
     /// The entity's name (a constant: read per record for messages without an access check).
     let entityName: String
     let number: UInt16
@@ -293,7 +293,7 @@ final class EntityLayout: Sendable {
 
     /// The ID of the entity's row `key` in the store.
     @inline(__always)
-    func objectID(_ key: Int64) -> ManagedObjectID { ManagedObjectID(idScope, primaryKey: key) }
+    func objectID(_ key: Int64) -> ManagedObjectID { idScope.withObject { ManagedObjectID($0, primaryKey: key) } }
 
     init(entity: EntityDescription, store: StoreIdentity, schema: NativeSchema, maxKeyLength: Int) throws {
         let stored = schema.entitiesByName
@@ -304,7 +304,7 @@ final class EntityLayout: Sendable {
             throw StrataError(.incompatibleModel, "the store's schema lists properties \(mine.properties.map(\.name)) for entity \(entity.name), the model \(entity.slots.map(\.name))")
         }
         self.entity = entity
-        self.idScope = IDScope.permanent(entity, in: store)
+        self.idScope = Unretained(IDScope.permanent(entity, in: store))
         self.entityName = entity.name
         self.number = UInt16(truncatingIfNeeded: mine.number)
         self.rowsTree = TreeName(NativeSchema.rowsTree(entity.name))

@@ -8,7 +8,7 @@
 // `.closed`), and never keep its pin after `end()`.
 
 import Synchronization
-import StrataCore
+@_spi(StrataInternal) import StrataCore
 
 /// A read transaction: every read sees exactly the state of ``generation``.
 ///
@@ -57,7 +57,7 @@ public final class ReadTransaction: Sendable {
         // table is weakly referenced (its slot-release timer), so each retain of it takes the
         // runtime's slow path, and `unowned(unsafe)` still retained it around the call.
         let token = snapshot.token
-        snapshot.readerTable._withUnsafeGuaranteedRef { $0.unregister(token) }
+        snapshot.readerTable.withObject { $0.unregister(token) }
     }
 
     /// True if the writer ended this transaction because it pinned its generation too long.
@@ -95,19 +95,18 @@ public final class ReadTransaction: Sendable {
 /// Committed pages as of one generation.
 final class Snapshot: PageSource, Sendable {
     /// Unretained: the read transaction holding this snapshot holds the engine, which owns the
-    /// pager. Pages are read through `_withUnsafeGuaranteedRef`, which borrows it; a call on an
-    /// `unowned(unsafe)` reference still retained and released it on every page access.
-    let pagerRef: Unmanaged<Pager>
-    var pager: Pager { pagerRef.takeUnretainedValue() }
+    /// pager (a retained reference cost a retain and release on every page access).
+    let pagerRef: Unretained<Pager>
+    var pager: Pager { pagerRef.object }
     /// Unretained for the same reason as the pager (see also `ReadTransaction.end()`).
-    let readerTable: Unmanaged<ReaderTable>
-    var readers: ReaderTable { readerTable.takeUnretainedValue() }
+    let readerTable: Unretained<ReaderTable>
+    var readers: ReaderTable { readerTable.object }
     let generation: Generation
     let token: ReaderToken
 
     init(pager: Pager, readers: ReaderTable, generation: Generation, token: ReaderToken) {
-        self.pagerRef = Unmanaged.passUnretained(pager)
-        self.readerTable = Unmanaged.passUnretained(readers)
+        self.pagerRef = Unretained(pager)
+        self.readerTable = Unretained(readers)
         self.generation = generation
         self.token = token
     }
@@ -127,13 +126,13 @@ final class Snapshot: PageSource, Sendable {
     }
 
     func page(_ number: PageNumber, sequential: Bool) throws -> PageBuffer {
-        let page = try pagerRef._withUnsafeGuaranteedRef { try $0.committedPage(number, sequential: sequential) }
+        let page = try pagerRef.withObject { try $0.committedPage(number, sequential: sequential) }
         if page.generation > generation { try refuseNewer(page, number) }
         return page
     }
 
     func probedPage(_ number: PageNumber) throws -> (page: PageBuffer, checked: Bool) {
-        let probed = try pagerRef._withUnsafeGuaranteedRef { try $0.probedPage(number) }
+        let probed = try pagerRef.withObject { try $0.probedPage(number) }
         if probed.page.generation > generation { try refuseNewer(probed.page, number) }
         return probed
     }

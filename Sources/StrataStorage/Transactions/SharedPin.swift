@@ -18,6 +18,7 @@
 // only taken while the engine holds it, under its lock).
 
 import Synchronization
+@_spi(StrataInternal) import StrataCore
 
 final class SharedPin: Sendable {
     let meta: StoreMeta
@@ -44,7 +45,7 @@ final class SharedPin: Sendable {
     func giveBack() {
         if uses.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
             let token = snapshot.token
-            snapshot.readerTable._withUnsafeGuaranteedRef { $0.unregister(token) }
+            snapshot.readerTable.withObject { $0.unregister(token) }
         }
     }
 }

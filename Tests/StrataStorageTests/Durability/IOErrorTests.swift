@@ -130,3 +130,25 @@ final class EngineLifecycleTests: XCTestCase {
         XCTAssertTrue(closing.isClosed)
     }
 }
+
+/// The checked mode (README, "Unsafe speed"): an Unretained reference read after its object is gone
+/// traps with a message naming the type. Runs in the checked build only (`.ci/run`'s last step).
+final class UnretainedCheckTests: XCTestCase {
+    func testADanglingUnretainedTrapsInTheCheckedMode() throws {
+        #if STRATA_CHECKS
+        let process = Process()
+        process.executableURL = MultiProcessTests.helperURL
+        process.arguments = ["dangling-unretained"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertNotEqual(process.terminationStatus, 0, output)
+        XCTAssertTrue(output.contains("Unretained<Probe> outlived its object"), output)
+        #else
+        throw XCTSkip("the checked mode is off in this build (-DSTRATA_CHECKS)")
+        #endif
+    }
+}

@@ -53,9 +53,14 @@ final class ObjectHashingTests: XCTestCase {
     }
 
     /// An object ID is two words (an interned scope and a number), so a row value is three.
-    func testIDsAndRowValuesAreSmall() {
+    func testIDsAndRowValuesAreSmall() throws {
+        #if STRATA_CHECKS
+        // The checked mode gives every Unretained a weak reference beside it (README, "Unsafe speed").
+        throw XCTSkip("sizes are those of the normal build")
+        #else
         XCTAssertEqual(MemoryLayout<ManagedObjectID>.size, 16)
         XCTAssertEqual(MemoryLayout<RowValue>.stride, 24)
+        #endif
     }
 
     func testCompactIDsKeepTheirEntityStoreAndKindApart() throws {
