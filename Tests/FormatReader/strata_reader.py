@@ -374,10 +374,13 @@ class Store:
             note("WAL header missing (file shorter than 60 bytes)")
             return
         h = wal[0:WAL_HEADER_SIZE]
-        if h[0:8] != WAL_MAGIC or u32(h, 8) not in WAL_FORMAT_VERSIONS \
-                or u32(h, 56) != checksum(h[0:56]):
+        if h[0:8] != WAL_MAGIC or u32(h, 56) != checksum(h[0:56]):
             note("WAL header invalid: WAL holds nothing")
             return
+        if u32(h, 8) not in WAL_FORMAT_VERSIONS:
+            # §11 step 2: an intact header of an unknown version is refused.
+            fail("WAL header has version %d, this reader knows %s"
+                 % (u32(h, 8), WAL_FORMAT_VERSIONS))
         if h[16:32] != self.uuid or u32(h, 12) != ps:
             note("WAL header belongs to another store/page size: ignored")
             return

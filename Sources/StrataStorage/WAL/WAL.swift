@@ -175,11 +175,16 @@ enum WALWriter {
         return header
     }
 
-    /// Reads the WAL header; nil if the file holds no valid one.
+    /// Reads the WAL header; nil if the file holds no valid one. Throws `.incompatibleFormat` for
+    /// an intact header of a version this build cannot read: its frames may hold commits, so
+    /// treating it as empty (and later starting a new life over it) would lose them.
     static func readHeader(_ file: any FileIO) throws -> WALHeader? {
         var bytes = [UInt8](repeating: 0, count: WALHeader.encodedSize)
         let count = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
         guard count == WALHeader.encodedSize else { return nil }
+        if let version = bytes.withUnsafeBytes({ WALHeader.unreadableVersion($0) }) {
+            throw StrataError(.incompatibleFormat, "\(file.path) is a write-ahead log of version \(version); this build reads versions \(WALHeader.readableVersions.lowerBound) to \(WALHeader.readableVersions.upperBound)")
+        }
         return bytes.withUnsafeBytes { WALHeader.decode($0) }
     }
 }

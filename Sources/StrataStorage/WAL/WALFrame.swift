@@ -78,6 +78,16 @@ struct WALHeader: Equatable, Sendable {
         return bytes
     }
 
+    /// The version of an intact header (magic and checksum right) that this build cannot read.
+    static func unreadableVersion(_ bytes: UnsafeRawBufferPointer) -> UInt32? {
+        typealias F = WALHeaderField
+        guard bytes.count >= encodedSize else { return nil }
+        let p = bytes.baseAddress!
+        guard memcmp(p + F.magic, magic, 8) == 0, p.u32(F.checksum) == Checksum.of(p, count: F.checksum),
+              !readableVersions.contains(p.u32(F.version)) else { return nil }
+        return p.u32(F.version)
+    }
+
     /// Decodes a header; nil if the bytes are not a valid header (never written, torn, foreign).
     static func decode(_ bytes: UnsafeRawBufferPointer) -> WALHeader? {
         typealias F = WALHeaderField

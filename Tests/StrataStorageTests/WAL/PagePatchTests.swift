@@ -166,6 +166,29 @@ final class PagePatchTests: XCTestCase {
         try expectSound(engine, "after the version 2 life")
     }
 
+    /// A WAL of a later version than this build reads is refused with a clear error, not taken
+    /// for an empty one (its commits would be lost when a new life starts over it).
+    func testAWALOfAnUnknownVersionIsRefused() throws {
+        let fs = MemoryFileSystem()
+        let path = "/db/v9.strata"
+        do {
+            let engine = try StorageEngine(path: path, options: memoryOptions(fs))
+            try engine.write { tx in try tx.createTree("t").put(key(1), Array("one".utf8)) }
+            fs.cutPower()
+        }
+        fs.reboot()
+        var wal = fs.contents(of: path + "-wal")!
+        var header = try XCTUnwrap(wal.withUnsafeBytes { WALHeader.decode($0) })
+        header.version = 9
+        wal.replaceSubrange(0..<WALHeader.encodedSize, with: header.encoded)
+        fs.setContents(of: path + "-wal", wal)
+        fs.setContents(of: path + "-shm", [])
+        XCTAssertThrowsError(try StorageEngine(path: path, options: memoryOptions(fs))) { error in
+            XCTAssertEqual((error as? StrataError)?.code, .incompatibleFormat, "\(error)")
+            XCTAssertTrue("\(error)".contains("version 9"), "\(error)")
+        }
+    }
+
     /// The codec against an oracle: random pages changed in random places (single bytes, long
     /// runs, the first and last bytes, shifted regions); the entry applied to the base gives the
     /// page back exactly, or is refused when it would pass the limit.
