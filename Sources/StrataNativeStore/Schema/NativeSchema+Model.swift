@@ -13,12 +13,11 @@ import StrataGraph
 extension ManagedObjectModel {
     /// The model of the native store at `url`, rebuilt from the schema it stores.
     public static func modelOfNativeStore(at url: URL) throws -> ManagedObjectModel {
-        var options = StorageOptions()
-        options.readOnly = true
-        options.createIfMissing = false
-        let engine = try StorageEngine(path: url.path, options: options)
-        defer { engine.close() }
-        let schema: NativeSchema = try engine.read { tx in
+        // The engine a store of this process has open on the file, else one opened read-only
+        // for this read (closed when the last user lets go): never a second engine beside a
+        // live one (a second reader slot, cache and WAL index for the same file).
+        let file = try NativeStoreFile.existing(at: url.path, readOnly: true)
+        let schema: NativeSchema = try file.engine.read { tx in
             guard let bytes = try tx.treeIfPresent(NativeSchema.metaTree)?.get(NativeStore.schemaKey) else {
                 throw StrataError(.invalidArgument, "\(url.path) is a StrataStorage file but not a native store (no schema in \(NativeSchema.metaTree))")
             }

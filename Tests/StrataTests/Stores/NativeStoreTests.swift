@@ -402,6 +402,29 @@ final class NativeStoreTests: XCTestCase {
         }
     }
 
+    /// Reading the model of a store this process has open goes through the open store's engine,
+    /// not a second one: here the files have moved away from the path, so only the engine
+    /// already open (its descriptors) can still read the store.
+    func testTheModelOfAnOpenStoreIsReadThroughItsEngine() throws {
+        let url = TestStores.freshFile()
+        let (coordinator, context) = try open(try TestModels.earthquakes(), at: url)
+        try context.performAndWait {
+            _ = ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Quake"]!, insertInto: context)
+            try context.save()
+        }
+        let moved = url.deletingLastPathComponent().appendingPathComponent("moved-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: moved, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: moved) }
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: url.path + suffix) {
+            try FileManager.default.moveItem(atPath: url.path + suffix, toPath: moved.path + "/store" + suffix)
+        }
+        let model = try ManagedObjectModel.modelOfNativeStore(at: url)
+        XCTAssertEqual(Set(model.entitiesByName.keys), Set(coordinator.managedObjectModel.entitiesByName.keys))
+        XCTAssertEqual(model.entitiesByName["Quake"]?.attributesByName.keys.sorted(),
+                       coordinator.managedObjectModel.entitiesByName["Quake"]?.attributesByName.keys.sorted())
+        withExtendedLifetime(coordinator) {}
+    }
+
     func testMetadataCanBeReadAndWrittenWithoutAddingTheStore() throws {
         let url = TestStores.freshFile()
         let model = try TestModels.earthquakes()
