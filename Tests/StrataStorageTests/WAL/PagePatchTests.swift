@@ -128,15 +128,8 @@ final class PagePatchTests: XCTestCase {
     /// A WAL of version 1 (written before page patches) is still read, and continued without
     /// patches until its life ends.
     func testAVersion1WALIsStillRead() throws {
-        let fs = MemoryFileSystem()
         let path = "/db/v1.strata"
-        do {
-            let engine = try StorageEngine(path: path, options: memoryOptions(fs))
-            // The first commit of a life has no patches: its bases are in the store file.
-            try engine.write { tx in try tx.createTree("t").put(key(1), Array("one".utf8)) }
-            fs.cutPower()
-        }
-        fs.reboot()
+        let fs = try storeWithOneCommitLeftInItsWAL(path)
         var wal = fs.contents(of: path + "-wal")!
         let pageSize = 4096
         var header = try XCTUnwrap(wal.withUnsafeBytes { WALHeader.decode($0) })
@@ -169,14 +162,8 @@ final class PagePatchTests: XCTestCase {
     /// A WAL of a later version than this build reads is refused with a clear error, not taken
     /// for an empty one (its commits would be lost when a new life starts over it).
     func testAWALOfAnUnknownVersionIsRefused() throws {
-        let fs = MemoryFileSystem()
         let path = "/db/v9.strata"
-        do {
-            let engine = try StorageEngine(path: path, options: memoryOptions(fs))
-            try engine.write { tx in try tx.createTree("t").put(key(1), Array("one".utf8)) }
-            fs.cutPower()
-        }
-        fs.reboot()
+        let fs = try storeWithOneCommitLeftInItsWAL(path)
         var wal = fs.contents(of: path + "-wal")!
         var header = try XCTUnwrap(wal.withUnsafeBytes { WALHeader.decode($0) })
         header.version = 9
@@ -257,6 +244,19 @@ final class PagePatchTests: XCTestCase {
                 }
             }
         }
+    }
+
+    /// A store whose one commit (creating tree "t" with key 1) is still in its WAL after a power
+    /// loss. The first commit of a WAL life has no patches: its bases are in the store file.
+    private func storeWithOneCommitLeftInItsWAL(_ path: String) throws -> MemoryFileSystem {
+        let fs = MemoryFileSystem()
+        do {
+            let engine = try StorageEngine(path: path, options: memoryOptions(fs))
+            try engine.write { tx in try tx.createTree("t").put(key(1), Array("one".utf8)) }
+            fs.cutPower()
+        }
+        fs.reboot()
+        return fs
     }
 
     /// A store whose last commit (cut off by a power loss, so never checkpointed) carries a
