@@ -900,7 +900,7 @@ def read_history(result):
         generation = struct.unpack(">Q", bytes.fromhex(khex))[0]
         buf = bytes.fromhex(vhex)
         what = "history transaction %d" % generation
-        if buf[0] != 1:
+        if buf[0] not in (1, 2):
             fail("%s: format %d" % (what, buf[0]))
         first, pos = varint_decode(buf, 1)
         count, pos = varint_decode(buf, pos)
@@ -910,10 +910,16 @@ def read_history(result):
         context, pos = _optional_text(buf, pos, what)
         bundle, pos = _optional_text(buf, pos, what)
         process, pos = _optional_text(buf, pos, what)
-        parts = sorted(chunks.get(generation, []))
-        if [c for c, _ in parts] != list(range(len(parts))):
-            fail("%s: change chunks are not numbered 0, 1, ..." % what)
-        data = b"".join(v for _, v in parts)
+        if buf[0] == 2:
+            # Version 2: the change records follow the texts, to the end of the record.
+            data = buf[pos:]
+            if generation in chunks:
+                fail("%s: changes inside the record and in chunks" % what)
+        else:
+            parts = sorted(chunks.get(generation, []))
+            if [c for c, _ in parts] != list(range(len(parts))):
+                fail("%s: change chunks are not numbered 0, 1, ..." % what)
+            data = b"".join(v for _, v in parts)
         changes = []
         pos = 0
         while pos < len(data):

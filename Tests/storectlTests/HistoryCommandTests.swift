@@ -6,8 +6,10 @@ import _StrataTestSupport
 /// `storectl history` lists a native store's persistent history (text and JSON, after a token,
 /// by author), and `storectl dump` summarizes it.
 final class HistoryCommandTests: XCTestCase {
-    /// Three saves: an import of three quakes, an update by "editor", a delete by "editor".
-    private func makeStore() throws -> (path: String, tokens: [UInt64]) {
+    /// Three saves: an import of three quakes, an update by "editor", a delete by "editor"; with
+    /// `bulk`, a fourth inserting 300 quakes, whose changes are too many for its transaction
+    /// record and go to two chunks (FORMAT.md §19.6; the three small ones have none).
+    private func makeStore(bulk: Bool = false) throws -> (path: String, tokens: [UInt64]) {
         let path = temporaryStorePath("history")
         let quake = EntityDescription(name: "Quake")
         quake.properties = [AttributeDescription(name: "code", type: .string), AttributeDescription(name: "magnitude", type: .double)]
@@ -35,6 +37,12 @@ final class HistoryCommandTests: XCTestCase {
             context.delete(objects[2])
             try context.save()
             tokens.append(coordinator.currentPersistentHistoryToken(fromStores: nil)!.generation(inStore: store.identifier)!)
+            if bulk {
+                context.transactionAuthor = "bulk"
+                for index in 0..<300 { ManagedObject(entity: quake, insertInto: context).setValue("b\(index)", forKey: "code") }
+                try context.save()
+                tokens.append(coordinator.currentPersistentHistoryToken(fromStores: nil)!.generation(inStore: store.identifier)!)
+            }
         }
         try coordinator.remove(store)
         return (path, tokens)
@@ -75,22 +83,23 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testDumpSummarizesTheHistory() throws {
-        let (path, tokens) = try makeStore()
+        let (path, tokens) = try makeStore(bulk: true)
         defer { removeStore(at: path) }
         let result = try storectl(["dump", path])
         XCTAssertEqual(result.status, 0, result.error)
-        XCTAssertTrue(result.output.contains("history: 3 transactions, G\(tokens[0]) … G\(tokens[2])"), result.output)
+        XCTAssertTrue(result.output.contains("history: 4 transactions, G\(tokens[0]) … G\(tokens[3]), changes in 2 chunks"), result.output)
         XCTAssertTrue(result.output.contains("history/transactions"), result.output)
     }
 
     /// The independent reader (Tests/FormatReader, written from FORMAT.md) decodes the history
-    /// trees to what storectl reports: FORMAT.md section 19.6 says every byte.
+    /// trees to what storectl reports, records with their changes inside and in chunks alike:
+    /// FORMAT.md section 19.6 says every byte.
     func testTheIndependentReaderAgrees() throws {
         let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let python else { throw XCTSkip("python3 is not installed") }
         let reader = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("FormatReader/strata_reader.py")
-        let (path, _) = try makeStore()
+        let (path, _) = try makeStore(bulk: true)
         defer { removeStore(at: path) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
@@ -103,6 +112,7 @@ final class HistoryCommandTests: XCTestCase {
         XCTAssertEqual(process.terminationStatus, 0)
         let independent = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
         let ours = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try storectl(["history", path, "--json"]).output.utf8)) as? [[String: Any]])
+        XCTAssertEqual(independent.count, 4)
         XCTAssertEqual(independent.count, ours.count)
         for (theirs, mine) in zip(independent, ours) {
             XCTAssertEqual(theirs["generation"] as? Int, mine["transactionNumber"] as? Int)

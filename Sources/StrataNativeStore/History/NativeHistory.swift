@@ -1,5 +1,6 @@
 // NativeHistory: persistent history in a native store's trees (FORMAT.md §19.6): one record per
-// transaction in `history/transactions`, its changes in chunks in `history/changes`.
+// transaction in `history/transactions`, its changes inside that record when they are small
+// (most saves: one tree written per commit, not two), else in chunks in `history/changes`.
 //
 // Owns: the encoding and decoding of both trees, recording a commit's transaction inside that
 // commit's write transaction (so a transaction exists exactly when its data does), reading
@@ -20,7 +21,12 @@ enum NativeHistory {
     static let nextChangeIDKey = Array("historyNextChangeID".utf8)
     /// A chunk of changes is closed once it holds this many bytes.
     static let chunkBytes = 1024
-    static let formatVersion: UInt8 = 1
+    /// Change records of at most this many bytes are written inside the transaction record.
+    static let inlineBytes = 512
+    /// Transaction record versions: `chunked` keeps the changes in `history/changes` (the only
+    /// version before inline changes; still written for large transactions), `inline` after the
+    /// texts, to the end of the record.
+    enum RecordVersion: UInt8 { case chunked = 1, inline = 2 }
 
     enum ChangeTag: UInt8 { case insert = 0, update = 1, delete = 2 }
 
@@ -40,8 +46,10 @@ enum NativeHistory {
     /// each part as it is applied, and the transaction once, at the end).
     struct Recorder {
         private let store: NativeStore
+        private let tx: WriteTransaction
         private let transactions: WritableTree
-        private let chunks: WritableTree
+        /// Opened by the first chunk (a transaction whose changes are inline never touches it).
+        private var chunks: WritableTree?
         private let firstChangeID: Int64
         private let generation: UInt64
         private let writer = ByteWriter(capacity: chunkBytes + 256)
@@ -54,15 +62,16 @@ enum NativeHistory {
         /// recorded change has it yet.
         init(store: NativeStore, tx: WriteTransaction, firstChangeIDAtLeast: Int64 = 1) throws {
             self.store = store
+            self.tx = tx
             transactions = try tx.openTree(transactionsTree)
-            chunks = try tx.openTree(changesTree)
             firstChangeID = max(firstChangeIDAtLeast, try nextChangeID(transactions: transactions, tx: tx, path: store.file.path))
             generation = tx.generation.rawValue
         }
 
         private mutating func flush() throws {
             guard writer.count > 0 else { return }
-            _ = try chunks.put(changeKey(generation, chunk), writer.bytes)
+            if chunks == nil { chunks = try tx.openTree(changesTree) }
+            _ = try chunks!.put(changeKey(generation, chunk), writer.bytes)
             chunk += 1
             writer.reset()
         }
@@ -131,13 +140,15 @@ enum NativeHistory {
             }
         }
 
-        /// Writes the last chunk and the transaction's record: now, by this process, unless a
+        /// Writes the transaction's record, with its changes inside when no chunk was written and
+        /// they are small, else after writing the last chunk: now, by this process, unless a
         /// carried transaction gives its own time, bundle and process.
         mutating func finish(author: String?, contextName: String?, timestamp: Date = Date(),
                              bundleID: String = HistoryRecording.bundleID, processID: String = HistoryRecording.processID) throws {
-            try flush()
-            let header = ByteWriter(capacity: 128)
-            header.append(formatVersion)
+            let version: RecordVersion = chunk == 0 && writer.count <= inlineBytes ? .inline : .chunked
+            if version == .chunked { try flush() }
+            let header = ByteWriter(capacity: 128 + (version == .inline ? writer.count : 0))
+            header.append(version.rawValue)
             header.appendVarint(UInt64(bitPattern: firstChangeID))
             header.appendVarint(UInt64(count))
             header.appendLittleEndian(timestamp.timeIntervalSinceReferenceDate.bitPattern)
@@ -145,6 +156,7 @@ enum NativeHistory {
             appendOptionalText(contextName, to: header)
             appendOptionalText(bundleID, to: header)
             appendOptionalText(processID, to: header)
+            if version == .inline { header.append(writer.bytes) }
             _ = try transactions.put(transactionKey(generation), header.bytes)
         }
     }
@@ -155,7 +167,7 @@ enum NativeHistory {
         if try cursor.last(), let key = cursor.key, let value = try cursor.value() {
             let range = try value.withUnsafeBytes { bytes in
                 var reader = RecordReader(bytes: bytes, entity: "history/transactions", key: Int64(bitPattern: generationOf(key)))
-                return try decodeChangeRange(&reader)
+                return try decodeChangeRange(&reader).range
             }
             return range.firstChangeID + Int64(range.count)
         }
@@ -188,12 +200,26 @@ enum NativeHistory {
             lower = transactionKey(generation + 1)
         }
         var result: [RecordedTransaction] = []
+        /// The positions in `result` of transactions whose changes are in chunks.
+        var chunked: [Int] = []
         var failure: (any Error)?
         try tree.forEach(from: lower) { key, value in
             do {
                 let generation = generationOf(key)
-                let header = try decodeHeader(value, generation: generation, path: store.file.path)
+                var (header, reader, version) = try decodeHeader(value, generation: generation, path: store.file.path)
                 if case .afterDate(let date) = query.start, header.timestamp <= date { return true }
+                if query.includesChanges {
+                    if version == .inline {
+                        var changes: [RecordedChange] = []
+                        var position = 0
+                        try decodeChanges(&reader, store: store, position: &position, into: &changes)
+                        try checkCount(header, found: position, path: store.file.path)
+                        header.changes = changes
+                    } else {
+                        header.changes = []
+                        chunked.append(result.count)
+                    }
+                }
                 result.append(header)
                 if query.limit > 0, result.count >= query.limit { return false }
             } catch {
@@ -203,16 +229,17 @@ enum NativeHistory {
             return true
         }
         if let failure { throw failure }
-        if query.includesChanges, let chunks = try tx.treeIfPresent(changesTree) {
-            for index in result.indices {
-                result[index].changes = try changes(of: result[index].generation, in: chunks, store: store)
+        if !chunked.isEmpty, let chunks = try tx.treeIfPresent(changesTree) {
+            for index in chunked {
+                result[index].changes = try changes(of: result[index], in: chunks, store: store)
             }
         }
         return result
     }
 
-    /// The changes recorded with the transaction at `generation`.
-    private static func changes(of generation: UInt64, in chunks: ReadableTree, store: NativeStore) throws -> [RecordedChange] {
+    /// The changes of `transaction`, whose record keeps them in chunks.
+    private static func changes(of transaction: RecordedTransaction, in chunks: ReadableTree, store: NativeStore) throws -> [RecordedChange] {
+        let generation = transaction.generation
         var result: [RecordedChange] = []
         /// Every recorded change counts, also those left out (their IDs stay theirs).
         var position = 0
@@ -222,13 +249,7 @@ enum NativeHistory {
         try chunks.forEach(from: lower, to: upper) { _, value in
             do {
                 var reader = RecordReader(bytes: value, entity: "history/changes", key: Int64(bitPattern: generation))
-                while reader.offset < value.count {
-                    if var change = try decodeChange(&reader, store: store) {
-                        change.position = position
-                        result.append(change)
-                    }
-                    position += 1
-                }
+                try decodeChanges(&reader, store: store, position: &position, into: &result)
             } catch {
                 failure = error
                 return false
@@ -236,7 +257,28 @@ enum NativeHistory {
             return true
         }
         if let failure { throw failure }
+        try checkCount(transaction, found: position, path: store.file.path)
         return result
+    }
+
+    /// Decodes change records from the reader's offset to the end of its bytes, numbering them
+    /// from `position` (a change of an entity the model no longer has is read and skipped, but
+    /// numbered).
+    private static func decodeChanges(_ reader: inout RecordReader, store: NativeStore, position: inout Int, into result: inout [RecordedChange]) throws {
+        while reader.offset < reader.bytes.count {
+            if var change = try decodeChange(&reader, store: store) {
+                change.position = position
+                result.append(change)
+            }
+            position += 1
+        }
+    }
+
+    /// A transaction must hold as many change records as its record says.
+    private static func checkCount(_ transaction: RecordedTransaction, found: Int, path: String) throws {
+        guard found == transaction.changeCount else {
+            throw StrataError(.corrupt, "\(path): history transaction \(transaction.generation) in \(transactionsTree) counts \(transaction.changeCount) changes, \(found) are recorded")
+        }
     }
 
     /// One change; nil for a change of an entity this store's model no longer has (its bytes are
@@ -268,29 +310,33 @@ enum NativeHistory {
                               updatedProperties: updated, tombstone: tombstone)
     }
 
-    private static func decodeHeader(_ bytes: UnsafeRawBufferPointer, generation: UInt64, path: String) throws -> RecordedTransaction {
+    /// A transaction record's fields, and a reader left at its inline changes (when `version` is
+    /// `.inline`).
+    private static func decodeHeader(_ bytes: UnsafeRawBufferPointer, generation: UInt64,
+                                     path: String) throws -> (RecordedTransaction, RecordReader, RecordVersion) {
         var reader = RecordReader(bytes: bytes, entity: "history/transactions", key: Int64(bitPattern: generation))
-        let (firstChangeID, count) = try decodeChangeRange(&reader)
+        let (version, (firstChangeID, count)) = try decodeChangeRange(&reader)
         let timestamp = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.fixed(8)))
         let author = try optionalText(&reader)
         let contextName = try optionalText(&reader)
         let bundleID = try optionalText(&reader) ?? ""
         let processID = try optionalText(&reader) ?? ""
-        return RecordedTransaction(generation: generation, timestamp: timestamp, author: author, contextName: contextName,
-                                   bundleID: bundleID, processID: processID, firstChangeID: firstChangeID,
-                                   changeCount: count, changes: nil)
+        let transaction = RecordedTransaction(generation: generation, timestamp: timestamp, author: author, contextName: contextName,
+                                              bundleID: bundleID, processID: processID, firstChangeID: firstChangeID,
+                                              changeCount: count, changes: nil)
+        return (transaction, reader, version)
     }
 
     /// The first fields of a transaction record: its first change ID and change count (all a
     /// writer numbering the next transaction needs, without decoding the texts after them).
-    private static func decodeChangeRange(_ reader: inout RecordReader) throws -> (firstChangeID: Int64, count: Int) {
-        let version = try reader.byte()
-        guard version == formatVersion else { throw reader.corrupt("transaction format \(version), this Strata reads \(formatVersion)") }
+    private static func decodeChangeRange(_ reader: inout RecordReader) throws -> (version: RecordVersion, range: (firstChangeID: Int64, count: Int)) {
+        let byte = try reader.byte()
+        guard let version = RecordVersion(rawValue: byte) else { throw reader.corrupt("transaction format \(byte), this Strata reads 1 and 2") }
         let firstChangeID = Int64(bitPattern: try reader.varint())
         let count = try reader.varint()
         guard count <= UInt64(Int32.max) else { throw reader.corrupt("\(count) changes") }
         guard firstChangeID >= 1, firstChangeID <= Int64.max - Int64(count) else { throw reader.corrupt("first change ID \(firstChangeID)") }
-        return (firstChangeID, Int(count))
+        return (version, (firstChangeID, Int(count)))
     }
 
     // MARK: Deleting
@@ -298,21 +344,22 @@ enum NativeHistory {
     /// Deletes the transactions `deletion` selects and their changes; returns how many.
     static func delete(_ deletion: StoreHistoryDeletion, tx: WriteTransaction, path: String) throws -> Int {
         let transactions = try tx.openTree(transactionsTree)
-        let chunks = try tx.openTree(changesTree)
-        var doomed: [UInt64] = []
+        /// Each doomed transaction, and whether its changes are in chunks.
+        var doomed: [(generation: UInt64, chunked: Bool)] = []
         var newest: (generation: UInt64, next: Int64)?
         var failure: (any Error)?
         try transactions.forEach { key, value in
             let generation = generationOf(key)
             do {
-                let header = try decodeHeader(value, generation: generation, path: path)
+                let (header, _, version) = try decodeHeader(value, generation: generation, path: path)
                 newest = (generation, header.firstChangeID + Int64(header.changeCount))
+                let entry = (generation, version == .chunked)
                 switch deletion {
-                case .everything: doomed.append(generation)
+                case .everything: doomed.append(entry)
                 case .beforeGeneration(let limit):
                     if generation >= limit { return false }
-                    doomed.append(generation)
-                case .beforeDate(let date): if header.timestamp < date { doomed.append(generation) }
+                    doomed.append(entry)
+                case .beforeDate(let date): if header.timestamp < date { doomed.append(entry) }
                 }
             } catch {
                 failure = error
@@ -325,11 +372,16 @@ enum NativeHistory {
         // Keep the change numbering when the newest transaction goes.
         if case .everything = deletion, let newest {
             try tx.openTree(NativeSchema.metaTree).put(nextChangeIDKey, bigEndian(UInt64(bitPattern: newest.next)))
-        } else if let newest, doomed.last == newest.generation {
+        } else if let newest, doomed.last?.generation == newest.generation {
             try tx.openTree(NativeSchema.metaTree).put(nextChangeIDKey, bigEndian(UInt64(bitPattern: newest.next)))
         }
-        for generation in doomed {
+        var chunks: WritableTree?
+        if doomed.contains(where: \.chunked) {
+            do { chunks = try tx.tree(changesTree) } catch let error as StrataError where error.code == .treeNotFound {}
+        }
+        for (generation, chunked) in doomed {
             _ = try transactions.delete(transactionKey(generation))
+            guard chunked, let chunks else { continue }
             var keys: [[UInt8]] = []
             try chunks.forEach(from: changeKey(generation, 0), to: generation < UInt64.max ? changeKey(generation + 1, 0) : nil) { key, _ in
                 keys.append(Array(key))
