@@ -319,6 +319,17 @@ public struct WritableTree {
         var cursor = NodeCursor(reader: try reader())
         try RangeScan.run(&cursor, from: lower, to: upper, body)
     }
+
+    /// Calls `body` with each record whose key is in `lower..<upper` (nil bounds are open), in
+    /// descending key order, until it returns false; this transaction's own changes included.
+    /// The buffers are valid only during each call.
+    public func forEachReversed(
+        from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        var cursor = NodeCursor(reader: try reader())
+        try RangeScan.runReversed(&cursor, from: lower, to: upper, body)
+    }
 }
 
 /// Point lookups in one tree of a read transaction that reuse the leaf of the previous lookup

@@ -163,14 +163,14 @@ enum NativeHistory {
 
     /// The change ID after the newest kept transaction's changes (or as the meta tree keeps it).
     fileprivate static func nextChangeID(transactions: WritableTree, tx: WriteTransaction, path: String) throws -> Int64 {
-        let cursor = try transactions.makeCursor()
-        if try cursor.last(), let key = cursor.key, let value = try cursor.value() {
-            let range = try value.withUnsafeBytes { bytes in
-                var reader = RecordReader(bytes: bytes, entity: "history/transactions", key: Int64(bitPattern: generationOf(key)))
-                return try decodeChangeRange(&reader).range
-            }
-            return range.firstChangeID + Int64(range.count)
+        var next: Int64?
+        try transactions.forEachReversed { key, value in
+            var reader = RecordReader(bytes: value, entity: "history/transactions", key: Int64(bitPattern: generationOf(key)))
+            let range = try decodeChangeRange(&reader).range
+            next = range.firstChangeID + Int64(range.count)
+            return false
         }
+        if let next { return next }
         if let bytes = try tx.openTree(NativeSchema.metaTree).get(nextChangeIDKey) {
             let next = Int64(bitPattern: try decodeBigEndian(bytes, what: "historyNextChangeID", path: path))
             guard next >= 1, next < Int64.max / 2 else {
@@ -186,9 +186,12 @@ enum NativeHistory {
     /// The generation of the newest kept transaction (0: none).
     static func latestGeneration(_ tx: ReadTransaction) throws -> UInt64 {
         guard let tree = try tx.treeIfPresent(transactionsTree) else { return 0 }
-        let cursor = try tree.makeCursor()
-        guard try cursor.last(), let key = cursor.key else { return 0 }
-        return generationOf(key)
+        var generation: UInt64 = 0
+        try tree.forEachReversed { key, _ in
+            generation = generationOf(key)
+            return false
+        }
+        return generation
     }
 
     /// The transactions `query` selects, in token order.
