@@ -27,6 +27,7 @@ let package = Package(
         //   StrataCore  <- StrataStorage  <- StrataNativeStore -> StrataGraph -> StrataSQLiteFormat -> StrataCore
         //                                    StrataAtomicStores -> StrataGraph
         //                                    StrataSQLiteStore  -> StrataGraph
+        //   StrataText -> StrataCore (full-text search, used by the graph and the stores)
         //   Strata (umbrella) = StrataGraph + StrataNativeStore + StrataAtomicStores + StrataSQLiteStore
         //                       + StrataStorage, re-exported
         // StrataGraph never imports the engine; a store target reaches the graph only through
@@ -36,6 +37,8 @@ let package = Package(
         // SQLite's file format and Core Data's bookkeeping tables, read in pure Swift: below the
         // graph, which reads a Core Data store's model (Z_MODELCACHE) with it.
         .target(name: "StrataSQLiteFormat", dependencies: ["StrataCore"]),
+        // Full-text search, store-independent: terms, queries, ranking, snippets.
+        .target(name: "StrataText", dependencies: ["StrataCore"]),
         .target(name: "StrataGraph", dependencies: ["StrataSQLiteFormat", "StrataCore"]),
         .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage"]),
         .target(name: "StrataAtomicStores", dependencies: ["StrataGraph", "StrataCore"]),
@@ -80,6 +83,7 @@ let package = Package(
         .testTarget(name: "StrataTests", dependencies: wholeProduct + ["_StrataTestSupport", "strata-test-helper", "quakes", "QuakesExample"], resources: [.copy("Fixtures")]),
         .testTarget(name: "storectlTests", dependencies: wholeProduct + ["storectl", "strata-demo", "strata-codegen", "_StrataTestSupport"]),
         .testTarget(name: "StrataSQLiteStoreTests", dependencies: wholeProduct + ["_StrataTestSupport"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "StrataTextTests", dependencies: ["StrataText", "StrataCore", "_StrataTestSupport"]),
         .testTarget(name: "StrataCodeGenerationTests", dependencies: ["StrataCodeGeneration", "StrataGraph", "StrataCore", "strata-codegen", "_StrataTestSupport"]),
     ]
 )
