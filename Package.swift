@@ -6,7 +6,7 @@ import PackageDescription
 // Targets that `import Strata` also name the targets it re-exports: SwiftPM rebuilds a target when
 // the modules it depends on directly change, not the modules re-exported through them, so an
 // incremental build would otherwise link stale code (an umbrella's own module does not change).
-let wholeProduct: [Target.Dependency] = ["Strata", "StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataSQLiteStore", "StrataSQLiteFormat", "StrataStorage", "StrataCore"]
+let wholeProduct: [Target.Dependency] = ["Strata", "StrataGraph", "StrataNativeStore", "StrataAtomicStores", "StrataSQLiteStore", "StrataSQLiteFormat", "StrataStorage", "StrataText", "StrataCore"]
 
 let package = Package(
     name: "Strata",
@@ -40,7 +40,7 @@ let package = Package(
         // Full-text search, store-independent: terms, queries, ranking, snippets.
         .target(name: "StrataText", dependencies: ["StrataCore"]),
         .target(name: "StrataGraph", dependencies: ["StrataSQLiteFormat", "StrataCore"]),
-        .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage"]),
+        .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage", "StrataText"]),
         .target(name: "StrataAtomicStores", dependencies: ["StrataGraph", "StrataCore"]),
         // Core Data's SQLite stores as the `.sqlite` store type (re-exports StrataSQLiteFormat).
         .target(name: "StrataSQLiteStore", dependencies: ["StrataGraph", "StrataSQLiteFormat", "StrataCore"]),

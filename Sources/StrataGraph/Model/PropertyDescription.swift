@@ -29,6 +29,11 @@ public class PropertyDescription: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) public var renamingIdentifier: String? { didSet { checkMutable() } }
     /// Free-form information for the application.
     @exclusivity(unchecked) public var userInfo: [String: String] = [:] { didSet { checkMutable() } }
+    /// Core Data's "Index in Spotlight": the attribute's text goes into the store's full-text
+    /// index, searched with a fetch request's text search. Not part of the version hash (turning it
+    /// on or off needs no migration). Relationships keep the flag as models give it; nothing
+    /// indexes them.
+    @exclusivity(unchecked) public var isIndexedBySpotlight = false { didSet { checkMutable() } }
 
     /// The entity that declares this property (set when the property is added to an entity).
     // Unowned, not weak (see EntityDescription.superentityStorage): the entity owns this property.

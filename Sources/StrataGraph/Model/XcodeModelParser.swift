@@ -332,6 +332,7 @@ final class XcodeModelParser: NSObject, XMLParserDelegate {
         attribute.allowsExternalBinaryDataStorage = flag(attributes["allowsExternalBinaryDataStorage"])
         attribute.usesScalarValueType = attributes["usesScalarValueType"].flatMap(Self.boolean)
         attribute.preservesValueInHistoryOnDeletion = flag(attributes["preserveAfterDeletion"])
+        attribute.isIndexedBySpotlight = flag(attributes["spotlightIndexingEnabled"])
         attribute.regularExpression = nonEmpty(attributes["regularExpressionString"])
         let defaultText = type == .date ? attributes["defaultDateTimeInterval"] ?? attributes["defaultValueString"]
             : attributes["defaultValueString"]
@@ -367,6 +368,7 @@ final class XcodeModelParser: NSObject, XMLParserDelegate {
         }
         relationship.minCount = minCount ?? 0
         relationship.isOrdered = toMany && flag(attributes["ordered"])
+        relationship.isIndexedBySpotlight = flag(attributes["spotlightIndexingEnabled"])
         relationship.isOptional = flag(attributes["optional"])
         relationship.isTransient = flag(attributes["transient"])
         relationship.renamingIdentifier = nonEmpty(attributes["renamingIdentifier"] ?? attributes["elementID"])

@@ -219,6 +219,9 @@ final class XcodeModelReaderTests: XCTestCase {
         XCTAssertTrue(preview.isTransient)
         XCTAssertEqual(attachment.attributesByName["uuid"]?.defaultValue as? UUID,
                        UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
+        // "Index in Spotlight".
+        XCTAssertEqual(entities["Post"]?.attributesByName["body"]?.isIndexedBySpotlight, true)
+        XCTAssertEqual(entities["Post"]?.attributesByName["link"]?.isIndexedBySpotlight, false)
         let data = try XCTUnwrap(entities["ImageData"]?.attributesByName["data"])
         XCTAssertEqual(data.type, .binaryData)
         XCTAssertTrue(data.allowsExternalBinaryDataStorage)
