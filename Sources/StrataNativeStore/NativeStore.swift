@@ -77,6 +77,12 @@ final class NativeStore: KeyReservingRowStore, HistoryCarryingRowStore {
     let pool: ConnectionPool
     /// Whether commits record persistent history (PersistentHistoryTrackingKey).
     let recordsHistory: Bool
+    /// The full-text index layouts of the hierarchies whose model marks attributes
+    /// "Index in Spotlight", by root entity (NativeTextLayout.swift); commits keep an index
+    /// current when the store has it.
+    let textLayouts: [String: NativeTextLayout]
+    /// The root of each entity whose hierarchy has a text layout, by entity name.
+    private let textRoots: [String: String]
     /// This handle's own commits, while remote changes are observed (NativeStore+History.swift).
     let ownCommits = Lock(OwnCommits()) // guards the observing flag and the generations noted
 
@@ -139,6 +145,17 @@ final class NativeStore: KeyReservingRowStore, HistoryCarryingRowStore {
         self.rewritesInOnePass = options["_StrataRewritesRows"].map { StoreOptionValues.flag($0) } ?? true
         self.pool = ConnectionPool(size: max(1, StoreOptionValues.integer(options[PersistentStoreConnectionPoolMaxSizeKey]) ?? 4))
         self.recordsHistory = StoreOptionValues.flag(options[PersistentHistoryTrackingKey])
+        let textLayouts = NativeTextLayout.layouts(for: entities)
+        self.textLayouts = textLayouts
+        var roots: [String: String] = [:]
+        for layout in textLayouts.values { for entity in layout.slotsByEntity.keys { roots[entity] = layout.root } }
+        self.textRoots = roots
+        try reconcileTextIndexes()
+    }
+
+    /// The root entity naming the text index of `entity`'s hierarchy, if it has a text layout.
+    func textRoot(of entity: EntityDescription) -> String? {
+        textRoots.isEmpty ? nil : textRoots[entity.name]
     }
 
     /// Creates the layout of a new store, or checks (and if allowed migrates) an existing one.
@@ -295,14 +312,13 @@ final class NativeStore: KeyReservingRowStore, HistoryCarryingRowStore {
         try writing(listingAtMost: .max) { tx, touched in
             try refuseReferencesToMissingRows(changes, in: tx)
             var committer = NativeCommitter(store: self, tx: tx)
-            committer.keepsReplacedValues = recordsHistory
+            var sinks = try NativeChangeSinks(store: self, tx: tx, recordingHistory: recordsHistory && !changes.isEmpty)
+            committer.keepsReplacedValues = sinks.needsReplacedValues
             let versions = try committer.apply(changes)
             try applySideWrites(changes.sideWrites, in: tx)
-            if recordsHistory && !changes.isEmpty {
-                // In the same transaction as the data: both commit, or neither.
-                try NativeHistory.record(changes, replacedByUpdate: committer.replacedByUpdate,
-                                         replacedByDelete: committer.replacedByDelete, store: self, tx: tx)
-            }
+            // In the same transaction as the data: all commit, or nothing.
+            try sinks.record(changes, replacedByUpdate: committer.replacedByUpdate, replacedByDelete: committer.replacedByDelete)
+            try sinks.finish(author: changes.author, contextName: changes.contextName)
             touched.add(committer.touchedKeys)
             return versions
         }
@@ -326,23 +342,23 @@ final class NativeStore: KeyReservingRowStore, HistoryCarryingRowStore {
         // A request of millions of rows would otherwise list millions of keys for the row cache.
         try writing(listingAtMost: 1 << 16) { tx, touched in
             let access = NativeTransactionAccess(store: self, tx: tx)
-            var history = recording ? try NativeHistory.Recorder(store: self, tx: tx) : nil
+            var sinks = try NativeChangeSinks(store: self, tx: tx, recordingHistory: recording)
             var refusal: CommitRefusal?
             while let part = try nextPart(refusal, access) {
                 refusal = nil
                 if part.isEmpty { continue }
                 var committer = NativeCommitter(store: self, tx: tx)
-                committer.keepsReplacedValues = recording
+                committer.keepsReplacedValues = sinks.needsReplacedValues
                 do {
                     _ = try committer.apply(part)
                 } catch let refused as CommitRefusal where part.updates.isEmpty && part.deletes.isEmpty {
                     refusal = refused
                     continue
                 }
-                try history?.record(part, replacedByUpdate: committer.replacedByUpdate, replacedByDelete: committer.replacedByDelete)
+                try sinks.record(part, replacedByUpdate: committer.replacedByUpdate, replacedByDelete: committer.replacedByDelete)
                 touched.add(committer.touchedKeys)
             }
-            if let count = history?.count, count > 0 { try history?.finish(author: author, contextName: contextName) }
+            try sinks.finish(author: author, contextName: contextName)
         }
     }
 

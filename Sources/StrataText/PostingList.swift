@@ -115,17 +115,27 @@ public struct TextDocument: Sendable, Equatable {
     /// Each term (folded UTF-8) and its occurrences, ascending.
     public private(set) var terms: [[UInt8]: [TextOccurrence]] = [:]
     public private(set) var length = 0
+    /// The highest attribute number added so far (texts usually come in number order).
+    private var highestAttribute = -1
 
     public init() {}
 
-    /// Adds the terms of `text`, the value of attribute number `attribute` (0...255).
+    /// Adds the terms of `text`, the value of attribute number `attribute` (0...255). Adding
+    /// the same attribute twice adds its terms twice.
     public mutating func add(_ text: String, attribute: Int, tokenizer: TextTokenizer = TextTokenizer()) {
         precondition(attribute >= 0 && attribute <= TextOccurrences.maxAttribute, "attribute number \(attribute)")
+        let inOrder = attribute > highestAttribute
+        var added: Set<[UInt8]> = []
         tokenizer.forEachTerm(in: text) { bytes, _, position, _ in
             guard position <= TextOccurrences.maxPosition else { return }
-            terms[Array(bytes), default: []].append(TextOccurrences.make(attribute: attribute, position: position))
+            let term = Array(bytes)
+            terms[term, default: []].append(TextOccurrences.make(attribute: attribute, position: position))
+            if !inOrder { added.insert(term) }
             length += 1
         }
+        // Occurrences stay ascending when an attribute comes after a higher-numbered one.
+        for term in added { terms[term]!.sort() }
+        highestAttribute = max(highestAttribute, attribute)
     }
 
     /// The document made of `texts` (attribute number, text).

@@ -33,7 +33,7 @@ extension NativeStore {
             let view = NativeReadView(store: self, transaction: base)
             let keys = try view.keys(matching: plan)
             var committer = NativeCommitter(store: self, tx: tx)
-            var history = recordsHistory ? try NativeHistory.Recorder(store: self, tx: tx) : nil
+            var sinks = try NativeChangeSinks(store: self, tx: tx, recordingHistory: recordsHistory)
             var outcome = StoreRowRewrite.Outcome(count: 0, ids: [])
             if request.keepsIDs { outcome.ids.reserveCapacity(keys.count) }
             /// The layout of the entity number last met, with a point reader of its rows at the
@@ -65,14 +65,14 @@ extension NativeStore {
                     if number != currentNumber { try enter(number, keys[start].key) }
                     let rowLayout = rowLayout!
                     let run = keys[start..<end].map(\.key)
-                    let results = try committer.rewrite(keys: run[...], layout: rowLayout, keepingOld: history != nil, complete: { key, version, values in
+                    let results = try committer.rewrite(keys: run[...], layout: rowLayout, keepingOld: sinks.needsReplacedValues, complete: { key, version, values in
                         try reader.complete(version: version, values: values, key: key, layout: rowLayout)
                     }, { _, row, originals in try rewrite(&row, &originals) })
                     for (offset, result) in results.enumerated() {
                         guard let (row, old) = result else { throw missing(run[offset], rowLayout) }
                         outcome.count += 1
                         if request.keepsIDs { outcome.ids.append(row.id) }
-                        try history?.recordUpdate(row, old: old)
+                        try sinks.recordUpdate(row, old: old)
                     }
                     start = end
                 }
@@ -84,12 +84,12 @@ extension NativeStore {
                     try committer.remove(row)
                     outcome.count += 1
                     if request.keepsIDs { outcome.ids.append(row.id) }
-                    try history?.recordDelete(row.id, old: row.values)
+                    try sinks.recordDelete(row.id, old: row.values)
                 }
             }
             try request.finish()
             try committer.finishRewrites()
-            if let count = history?.count, count > 0 { try history?.finish(author: request.author, contextName: request.contextName) }
+            try sinks.finish(author: request.author, contextName: request.contextName)
             touched.add(committer.touchedKeys)
             return outcome
         }

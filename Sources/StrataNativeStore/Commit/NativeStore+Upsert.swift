@@ -35,7 +35,7 @@ extension NativeStore: UpsertingRowStore {
         }
         // A request of millions of rows would otherwise list millions of keys for the row cache.
         return try writing(listingAtMost: 1 << 16) { tx, touched in
-            var history = recordsHistory ? try NativeHistory.Recorder(store: self, tx: tx) : nil
+            var sinks = try NativeChangeSinks(store: self, tx: tx, recordingHistory: recordsHistory)
             let reader = NativeRowReader(store: self, tree: { [tx] name in try tx.openTree(name) })
             var outcome = StoreRowRewrite.Outcome(count: 0, ids: [])
             var earlier = EarlierParts()
@@ -102,7 +102,7 @@ extension NativeStore: UpsertingRowStore {
                 var start = 0
                 while start < targets.count {
                     let run = targets[start..<min(targets.count, start + Self.rewriteRun)]
-                    let results = try rewriter.rewrite(keys: run.map(\.key)[...], layout: layout, keepingOld: history != nil, complete: { key, version, values in
+                    let results = try rewriter.rewrite(keys: run.map(\.key)[...], layout: layout, keepingOld: sinks.needsReplacedValues, complete: { key, version, values in
                         try reader.complete(version: version, values: values, key: key, layout: layout)
                     }, { offset, row, originals in update(run[run.startIndex + offset].position, &row, &originals) })
                     for (offset, result) in results.enumerated() {
@@ -110,7 +110,7 @@ extension NativeStore: UpsertingRowStore {
                         guard let (row, old) = result else {
                             throw StrataError(.corrupt, "\(file.path): the unique index \(index.tree) lists row \(key) of \(layout.entity.name), which is not in its rows tree")
                         }
-                        try history?.recordUpdate(row, old: old)
+                        try sinks.recordUpdate(row, old: old)
                         if !earlier.wrote(key) { written[position] = row.id }
                     }
                     start = run.endIndex
@@ -136,7 +136,7 @@ extension NativeStore: UpsertingRowStore {
                     inserter.uniquenessChecked = true
                     inserter.gatheredUniqueEntries = (index, probes)
                     _ = try inserter.apply(inserts)
-                    try history?.record(inserts, replacedByUpdate: [], replacedByDelete: [])
+                    try sinks.record(inserts, replacedByUpdate: [], replacedByDelete: [])
                     touched.add(inserter.touchedKeys)
                 }
                 for case let id? in written {
@@ -145,7 +145,7 @@ extension NativeStore: UpsertingRowStore {
                 }
                 earlier.add(keys: first...(first + Int64(part.count) - 1), updated: targets.lazy.map(\.key))
             }
-            if let count = history?.count, count > 0 { try history?.finish(author: request.author, contextName: request.contextName) }
+            try sinks.finish(author: request.author, contextName: request.contextName)
             return outcome
         }
     }

@@ -175,6 +175,12 @@ public final class WriteTransaction {
         }
     }
 
+    /// Whether the tree `name` exists, as this transaction sees it.
+    public func hasTree(_ name: TreeName) throws -> Bool {
+        try checkActive()
+        return try openTreeState(name) != nil
+    }
+
     /// The names of every tree, as this transaction sees them.
     public func treeNames() throws -> [TreeName] {
         try checkActive()
