@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "StrataSQLiteFormat", dependencies: ["StrataCore"]),
         // Full-text search, store-independent: terms, queries, ranking, snippets.
         .target(name: "StrataText", dependencies: ["StrataCore"]),
-        .target(name: "StrataGraph", dependencies: ["StrataSQLiteFormat", "StrataCore"]),
+        .target(name: "StrataGraph", dependencies: ["StrataSQLiteFormat", "StrataText", "StrataCore"]),
         .target(name: "StrataNativeStore", dependencies: ["StrataGraph", "StrataStorage", "StrataText"]),
         .target(name: "StrataAtomicStores", dependencies: ["StrataGraph", "StrataCore"]),
         // Core Data's SQLite stores as the `.sqlite` store type (re-exports StrataSQLiteFormat).

@@ -78,9 +78,9 @@ final class NativeStore: KeyReservingRowStore, HistoryCarryingRowStore {
     /// Whether commits record persistent history (PersistentHistoryTrackingKey).
     let recordsHistory: Bool
     /// The full-text index layouts of the hierarchies whose model marks attributes
-    /// "Index in Spotlight", by root entity (NativeTextLayout.swift); commits keep an index
+    /// "Index in Spotlight", by root entity (TextLayout.swift); commits keep an index
     /// current when the store has it.
-    let textLayouts: [String: NativeTextLayout]
+    let textLayouts: [String: TextLayout]
     /// The root of each entity whose hierarchy has a text layout, by entity name.
     private let textRoots: [String: String]
     /// This handle's own commits, while remote changes are observed (NativeStore+History.swift).
@@ -145,7 +145,7 @@ final class NativeStore: KeyReservingRowStore, HistoryCarryingRowStore {
         self.rewritesInOnePass = options["_StrataRewritesRows"].map { StoreOptionValues.flag($0) } ?? true
         self.pool = ConnectionPool(size: max(1, StoreOptionValues.integer(options[PersistentStoreConnectionPoolMaxSizeKey]) ?? 4))
         self.recordsHistory = StoreOptionValues.flag(options[PersistentHistoryTrackingKey])
-        let textLayouts = NativeTextLayout.layouts(for: entities)
+        let textLayouts = TextLayout.layouts(for: entities)
         self.textLayouts = textLayouts
         var roots: [String: String] = [:]
         for layout in textLayouts.values { for entity in layout.slotsByEntity.keys { roots[entity] = layout.root } }

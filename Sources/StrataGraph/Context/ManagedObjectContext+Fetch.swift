@@ -44,6 +44,7 @@ extension ManagedObjectContext {
             return [count]
         }
         if request.resultType == .dictionaryResultType {
+            if request.textSearch != nil { throw StrataError(.invalidArgument, "a fetch with a text search returns objects, object IDs or a count, not dictionaries") }
             guard let dictionaries = try fetchDictionaries(request, entity: entity) as? [T] else {
                 throw StrataError(.typeMismatch, "a dictionary fetch returns NSDictionary, not \(T.self)")
             }
@@ -51,7 +52,8 @@ extension ManagedObjectContext {
         }
         // Taken before reading: a commit during the read makes the rows not current.
         let stamp = hasParent ? nil : handle.changeStamp
-        let rows = try orderedRows(for: request, entity: entity)
+        let rows = try request.textSearch.map { try textSearchRows(request, entity: entity, search: $0).map(\.row) }
+            ?? orderedRows(for: request, entity: entity)
         let prefetch = stamp.map { (stamp: $0, pin: currentPinIdentity) }
         switch request.resultType {
         case .managedObjectIDResultType:
@@ -82,6 +84,7 @@ extension ManagedObjectContext {
     public func count<T>(for request: FetchRequest<T>) throws -> Int {
         assertOnQueue("count(for:)")
         let entity = try resolveEntity(of: request)
+        if let search = request.textSearch { return try textSearchRows(request, entity: entity, search: search).count }
         return try planCount(try plan(for: request, entity: entity), includesPendingChanges: request.includesPendingChanges)
     }
 

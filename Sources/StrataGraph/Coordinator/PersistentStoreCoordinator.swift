@@ -211,6 +211,14 @@ public final class PersistentStoreCoordinator: @unchecked Sendable {
         return try store.read(snapshot: pin?.snapshots[store.identifier]) { try $0.rows(matching: plan) }
     }
 
+    /// The rows `plan` selects that `search` matches, with their relevance, from the store holding
+    /// its entity (nothing from a store added after the pinned generation was made).
+    func textSearchRows(matching plan: FetchPlan, search: TextSearch, pin: QueryGenerationToken? = nil) throws -> [(row: StoreRow, relevance: Double)] {
+        let store = try store(for: plan.entity)
+        if let pin, !pin.visibleStores.contains(store.identifier) { return [] }
+        return try store.read(snapshot: pin?.snapshots[store.identifier]) { try $0.textSearchRows(matching: plan, search: search) }
+    }
+
     func projectedRows(matching plan: FetchPlan, slots: [Int], pin: QueryGenerationToken? = nil) throws -> ProjectedRows {
         let store = try store(for: plan.entity)
         if let pin, !pin.visibleStores.contains(store.identifier) { return ProjectedRows(ids: [], columns: slots.map { _ in [] }) }

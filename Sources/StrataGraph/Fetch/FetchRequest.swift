@@ -42,6 +42,10 @@ public final class FetchRequest<Result>: CustomStringConvertible {
     @exclusivity(unchecked) public var entity: EntityDescription?
     /// Which objects to fetch (nil: all of the entity).
     @exclusivity(unchecked) public var predicate: FetchPredicate?
+    /// Words to find in the attributes the model marks "Index in Spotlight" (see ``TextSearch``):
+    /// the request then returns only objects that match, most relevant first unless it has
+    /// sort descriptors.
+    @exclusivity(unchecked) public var textSearch: TextSearch?
     /// The order of the results (nil: store order): ``FetchSortDescriptor``s, or Foundation
     /// `SortDescriptor`s over `@Managed` key paths (`SortDescriptor(\Quake.time, order: .reverse)`).
     @exclusivity(unchecked) public var sortDescriptors: [any FetchSortDescribing]?

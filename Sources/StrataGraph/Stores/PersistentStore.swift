@@ -64,9 +64,19 @@ public protocol StoreReadView {
     /// ``rows(matching:)``; stores with indexes answer from an index alone when it holds every
     /// value asked for, and must agree with the default (ProjectedRows.swift).
     func projectedRows(matching plan: FetchPlan, slots: [Int]) throws -> ProjectedRows
+    /// The rows `plan` selects that `search` matches, each with its relevance, ordered by the
+    /// plan's sort descriptors (ties by relevance) or, without any, by relevance (most relevant
+    /// first), after its offset and limit. The default searches every row of the entity's
+    /// hierarchy in memory (TextSearchAnswer.swift); a store with a full-text index answers from
+    /// it and must agree with the default.
+    func textSearchRows(matching plan: FetchPlan, search: TextSearch) throws -> [(row: StoreRow, relevance: Double)]
 }
 
 extension StoreReadView {
+    public func textSearchRows(matching plan: FetchPlan, search: TextSearch) throws -> [(row: StoreRow, relevance: Double)] {
+        try TextSearchAnswer.inMemory(plan, search: search, view: self)
+    }
+
     public func rows(matching plan: FetchPlan) throws -> [StoreRow] {
         try plan.evaluateInMemory(try rows(ofEntities: plan.entityNames), source: ViewRowSource(view: self))
     }
@@ -259,6 +269,15 @@ public protocol RowStore: PersistentStore {
     /// Calls `handler` (on any thread) after other coordinators, in this process or others,
     /// commit to the store; nil when the store cannot tell.
     func observeRemoteChanges(_ handler: @escaping @Sendable (PersistentStoreRemoteChange) -> Void) throws -> (any StoreObservation)?
+
+    // Full-text indexes (StoreTextIndexing.swift has the defaults: the store searches in memory).
+
+    /// Builds the full-text index of every entity hierarchy the model marks attributes of "Index
+    /// in Spotlight" for, where the store keeps none that is current; returns the root entities
+    /// built. Commits keep an index current from then on.
+    func buildTextIndexes() throws -> [String]
+    /// Drops every full-text index the store keeps; returns how many. Searches then read rows.
+    func dropTextIndexes() throws -> Int
 }
 
 extension RowStore {

@@ -30,7 +30,7 @@ struct NativeChangeSinks {
     var needsReplacedValues: Bool { history != nil || !store.textLayouts.isEmpty }
 
     /// The text index of `entity`'s hierarchy, if the store keeps one.
-    private mutating func withText(_ entity: EntityDescription, _ body: (NativeTextLayout, inout NativeTextIndexWriter) -> Void) throws {
+    private mutating func withText(_ entity: EntityDescription, _ body: (TextLayout, inout NativeTextIndexWriter) -> Void) throws {
         guard let root = store.textRoot(of: entity), let layout = store.textLayouts[root] else { return }
         if text[root] == nil {
             let exists = try tx.hasTree(NativeTextIndex.documentsTree(root))

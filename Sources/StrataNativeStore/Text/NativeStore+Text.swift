@@ -89,7 +89,7 @@ extension NativeStore {
     }
 
     /// Indexes every row of `layout`'s hierarchy, read at the generation `tx` starts from.
-    private func buildTextIndex(_ layout: NativeTextLayout, in tx: WriteTransaction) throws {
+    private func buildTextIndex(_ layout: TextLayout, in tx: WriteTransaction) throws {
         let base = try engine.beginRead()
         defer { base.end() }
         guard base.generation.rawValue + 1 == tx.generation.rawValue else {

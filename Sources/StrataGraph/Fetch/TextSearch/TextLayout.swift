@@ -1,30 +1,44 @@
-// NativeTextLayout: which attributes of an entity hierarchy a native store's full-text index
-// holds (FORMAT.md §19.8), and how a row becomes a document.
+// TextLayout: which attributes of an entity hierarchy full-text search reads (every store: the
+// native store's index, FORMAT.md §19.8, and the in-memory search of the others), and how a row
+// becomes a document.
 //
 // Owns: the attribute numbering (the hierarchy's string attributes marked isIndexedBySpotlight,
 // by name, sorted by their UTF-8 bytes) and, per entity, the slots that feed it. Never touches
-// trees.
+// a store.
 
-import StrataGraph
 import StrataText
 
-struct NativeTextLayout: Sendable {
+package struct TextLayout: Sendable {
     /// The hierarchy's root entity: the index's name.
-    let root: String
+    package let root: String
     /// The indexed attribute names, in number order.
-    let attributes: [String]
+    package let attributes: [String]
     /// Per entity of the hierarchy (by name): each indexed slot and its attribute number.
-    let slotsByEntity: [String: [(slot: Int, number: Int)]]
+    package let slotsByEntity: [String: [(slot: Int, number: Int)]]
+
+    /// The layout of `entity`'s hierarchy (all of the model's entities under its root), nil when
+    /// it indexes no attribute.
+    package static func layout(of entity: EntityDescription) -> TextLayout? {
+        var root = entity
+        while let parent = root.superentity { root = parent }
+        var members: [EntityDescription] = []
+        var pending = [root]
+        while let next = pending.popLast() {
+            members.append(next)
+            pending += next.subentities
+        }
+        return layouts(for: members)[root.name]
+    }
 
     /// The layouts of `entities`' hierarchies that index at least one attribute, by root name.
-    static func layouts(for entities: [EntityDescription]) -> [String: NativeTextLayout] {
+    package static func layouts(for entities: [EntityDescription]) -> [String: TextLayout] {
         var byRoot: [String: [EntityDescription]] = [:]
         for entity in entities {
             var root = entity
             while let parent = root.superentity { root = parent }
             byRoot[root.name, default: []].append(entity)
         }
-        var result: [String: NativeTextLayout] = [:]
+        var result: [String: TextLayout] = [:]
         for (root, members) in byRoot {
             var names = Set<String>()
             for entity in members { for slot in entity.slots where isIndexed(slot) { names.insert(slot.name) } }
@@ -38,7 +52,7 @@ struct NativeTextLayout: Sendable {
                     isIndexed(slot) ? (index, numbers[slot.name]!) : nil
                 }.sorted { $0.number < $1.number }
             }
-            result[root] = NativeTextLayout(root: root, attributes: attributes, slotsByEntity: slots)
+            result[root] = TextLayout(root: root, attributes: attributes, slotsByEntity: slots)
         }
         return result
     }
@@ -50,7 +64,7 @@ struct NativeTextLayout: Sendable {
 
     /// The document a row of `entity` with `values` is (no terms when its indexed values are
     /// empty or nil).
-    func document(entity: String, values: [RowValue]) -> TextDocument {
+    package func document(entity: String, values: [RowValue]) -> TextDocument {
         var document = TextDocument()
         for (slot, number) in slotsByEntity[entity] ?? [] where slot < values.count {
             if case .string(let text) = values[slot] { document.add(text, attribute: number) }
@@ -59,5 +73,5 @@ struct NativeTextLayout: Sendable {
     }
 
     /// Attribute numbers by name, for the evaluator.
-    var attributeNumbers: [String: Int] { Dictionary(uniqueKeysWithValues: attributes.enumerated().map { ($1, $0) }) }
+    package var attributeNumbers: [String: Int] { Dictionary(uniqueKeysWithValues: attributes.enumerated().map { ($1, $0) }) }
 }
