@@ -156,3 +156,50 @@ final class ReadmeBinaryExampleTests: XCTestCase {
         XCTAssertEqual(try context.performAndWait { try context.fetch(Quake.fetchRequest()).map(\.code) }, ["ci1"])
     }
 }
+
+/// A note, for the README's full-text search example.
+final class SearchNote: ManagedObject {
+    @Managed var title: String = ""
+    @Managed var body: String = ""
+    @Managed var folder: String = ""
+}
+
+/// The README's full-text search example, kept compiling and running.
+final class ReadmeTextSearchExampleTests: XCTestCase {
+    func testReadmeTextSearchExample() async throws {
+        let model = try ManagedObjectModel(classes: [SearchNote.self])
+        for name in ["title", "body"] { model.entitiesByName["SearchNote"]!.attributesByName[name]!.isIndexedBySpotlight = true }
+        let container = PersistentContainer(name: "Notes", managedObjectModel: model)
+        let description = PersistentStoreDescription(url: TestDirectory.url.appendingPathComponent("readme-search-\(UUID().uuidString).strata"))
+        container.persistentStoreDescriptions = [description]
+        try await container.loadPersistentStores()
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            for (title, body, folder) in [("Foxes", "The quick brown fox jumps over the lazy dog", "Inbox"),
+                                          ("Brown bears", "A brown fox was seen near the bears", "Inbox"),
+                                          ("Elsewhere", "A brown fox in another folder", "Archive")] {
+                let note = SearchNote(context: context)
+                (note.title, note.body, note.folder) = (title, body, folder)
+            }
+            try context.save()
+        }
+
+        let delegate = CoreSpotlightDelegate(forStoreWith: description, coordinator: container.persistentStoreCoordinator)
+        delegate.startSpotlightIndexing()            // a .native store keeps the index in its file
+        XCTAssertTrue(delegate.isIndexingEnabled)
+
+        var found: [(String, Double, String)] = []
+        try context.performAndWait {
+            let request = FetchRequest<SearchNote>(entityName: "SearchNote")
+            request.textSearch = try TextSearch("brown fox -dog")
+            request.predicate = try FetchPredicate(format: "folder == %@", "Inbox")
+            request.fetchLimit = 20
+            for result in try context.search(request) {
+                found.append((result.object.title, result.relevance, result.snippet(of: "body") ?? ""))
+            }
+        }
+        XCTAssertEqual(found.map(\.0), ["Brown bears"])
+        XCTAssertGreaterThan(found[0].1, 0)
+        XCTAssertEqual(found[0].2, "A <b>brown fox</b> was seen near the bears")
+    }
+}
