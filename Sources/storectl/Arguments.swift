@@ -14,7 +14,7 @@ struct Arguments {
     private var consumed: Set<String> = []
 
     /// Options that take a value.
-    static let valued: Set<String> = ["--tree", "--entity", "--sort", "--limit", "--after", "--author", "--to", "--type", "--model", "--output", "--access"]
+    static let valued: Set<String> = ["--tree", "--entity", "--sort", "--limit", "--after", "--author", "--to", "--type", "--model", "--output", "--access", "--text"]
 
     init(_ raw: [String]) throws {
         var index = 0

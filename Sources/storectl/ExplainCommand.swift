@@ -10,13 +10,14 @@ import Strata
 enum ExplainCommand: Command {
     static let name = "explain"
     static let summary = "print the plan of a fetch: the index or scan used, the remaining filter, how it is ordered and limited"
-    static let usage = "explain PATH PREDICATE --entity NAME [--sort key[:desc],...] [--limit N]"
+    static let usage = "explain PATH PREDICATE --entity NAME [--text QUERY] [--sort key[:desc],...] [--limit N]"
 
     static func run(_ arguments: Arguments) throws -> Int32 {
         var arguments = arguments
         guard let entity = arguments.value("--entity") else { throw ArgumentError(message: "--entity NAME is required") }
         let sort = arguments.value("--sort")
         let limit = arguments.value("--limit")
+        let text = arguments.value("--text")
         let (path, format) = try arguments.pathAndOne("PREDICATE")
         let url = URL(fileURLWithPath: path)
         let model = try ManagedObjectModel.modelOfNativeStore(at: url)
@@ -27,6 +28,7 @@ enum ExplainCommand: Command {
         try coordinator.addPersistentStore(type: .native, configuration: nil, at: url, options: ["ReadOnly": true])
         let request = FetchRequest<ManagedObject>(entityName: entity)
         request.predicate = format.isEmpty ? nil : try FetchPredicate(format: format)
+        if let text { request.textSearch = try TextSearch(text) }
         if let sort {
             request.sortDescriptors = sort.split(separator: ",").map { item in
                 let parts = item.split(separator: ":")

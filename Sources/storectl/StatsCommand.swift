@@ -43,6 +43,13 @@ enum StatsCommand: Command {
             table.add([t.name.rawValue, "\(t.depth)", "\(t.recordCount)", "\(t.branchPages)", "\(t.leafPages)", "\(t.overflowPages)", String(format: "%.1f%%", (t.fillFactor ?? 0) * 100)])
         }
         print(table.render(indent: ""))
+        // Full-text indexes (FORMAT.md §19.8): text/<Root>/terms and text/<Root>/documents.
+        for documents in s.trees where documents.name.rawValue.hasPrefix("text/") && documents.name.rawValue.hasSuffix("/documents") {
+            let root = String(documents.name.rawValue.dropFirst(5).dropLast(10))
+            guard let terms = s.trees.first(where: { $0.name.rawValue == "text/\(root)/terms" }) else { continue }
+            let pages = [documents, terms].reduce(0) { $0 + $1.branchPages + $1.leafPages + $1.overflowPages }
+            print("full-text index of \(root): \(max(documents.recordCount - 1, 0)) documents, \(terms.recordCount) posting blocks, \(pages) pages (\(pages * s.pageSize / 1024) KiB)")
+        }
         return 0
     }
 }

@@ -111,9 +111,11 @@ extension ManagedObjectContext {
 
     /// The store-facing plan of a request.
     func plan<T>(for request: FetchRequest<T>, entity: EntityDescription) throws -> FetchPlan {
-        FetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
-                  sortDescriptors: try (request.sortDescriptors ?? []).map { try $0.fetchSortDescriptor() },
-                  offset: request.fetchOffset, limit: request.fetchLimit)
+        var plan = FetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
+                             sortDescriptors: try (request.sortDescriptors ?? []).map { try $0.fetchSortDescriptor() },
+                             offset: request.fetchOffset, limit: request.fetchLimit)
+        plan.textSearch = request.textSearch
+        return plan
     }
 
     /// The rows a request returns, sorted, offset and limited.

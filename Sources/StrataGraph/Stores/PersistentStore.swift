@@ -291,7 +291,8 @@ extension RowStore {
     }
 
     public func explain(_ plan: FetchPlan) throws -> String {
-        PlanDescription(plan: plan, storeType: type).scanned().text
+        if plan.textSearch != nil { return PlanDescription(plan: plan, storeType: type).textSearchedInMemory().text }
+        return PlanDescription(plan: plan, storeType: type).scanned().text
     }
 
     public func execute(_ request: PersistentStoreRequest) throws -> PersistentStoreResult {

@@ -8,7 +8,14 @@ import StrataGraph
 
 extension NativeStore {
     func explain(_ plan: FetchPlan) throws -> String {
-        Self.describe(plan, path: accessPath(for: plan))
+        if plan.textSearch != nil {
+            let description = PlanDescription(plan: plan, storeType: .native)
+            guard let root = textRoot(of: plan.entity), let layout = textLayouts[root], try keptTextIndexes().contains(root) else {
+                return description.textSearchedInMemory().text
+            }
+            return description.textSearched(access: "full-text index \(NativeTextIndex.termsTree(root)) (\(layout.attributes.joined(separator: ", "))), rows read by key").text
+        }
+        return Self.describe(plan, path: accessPath(for: plan))
     }
 
     /// `plan` answered along `path`, in the words of `PlanDescription`.

@@ -17,13 +17,27 @@ extension ManagedObjectModel {
         // for this read (closed when the last user lets go): never a second engine beside a
         // live one (a second reader slot, cache and WAL index for the same file).
         let file = try NativeStoreFile.existing(at: url.path, readOnly: true)
-        let schema: NativeSchema = try file.engine.read { tx in
+        let (schema, indexed): (NativeSchema, [String: [String]]) = try file.engine.read { tx in
             guard let bytes = try tx.treeIfPresent(NativeSchema.metaTree)?.get(NativeStore.schemaKey) else {
                 throw StrataError(.invalidArgument, "\(url.path) is a StrataStorage file but not a native store (no schema in \(NativeSchema.metaTree))")
             }
-            return try NativeStore.decodeSchema(bytes, path: url.path)
+            let schema = try NativeStore.decodeSchema(bytes, path: url.path)
+            // The attributes each full-text index holds (FORMAT.md §19.8): marked "Index in
+            // Spotlight" in the model, so that a store opened with it keeps the index.
+            var indexed: [String: [String]] = [:]
+            for stored in schema.entities where stored.superentity == nil {
+                if let header = try NativeTextIndex.header(stored.name, in: tx, path: url.path) { indexed[stored.name] = header.attributes }
+            }
+            return (schema, indexed)
         }
-        return try schema.model()
+        let model = try schema.model()
+        for entity in model.entities {
+            var root = entity
+            while let parent = root.superentity { root = parent }
+            guard let names = indexed[root.name] else { continue }
+            for property in entity.properties where names.contains(property.name) { property.isIndexedBySpotlight = true }
+        }
+        return model
     }
 }
 

@@ -24,6 +24,9 @@ public struct FetchPlan: Sendable {
     /// store may then read the rows an index selects in the order of their keys instead of the
     /// index's (NativeQueryExecution.swift), so neighbouring rows are read together.
     public var rowsInAnyOrder = false
+    /// The request's text search, if any (answered by ``StoreReadView/textSearchRows(matching:search:)``;
+    /// `explain` describes it).
+    public var textSearch: TextSearch?
 
     public init(entity: EntityDescription, includesSubentities: Bool = true, predicate: FetchPredicate? = nil,
          sortDescriptors: [FetchSortDescriptor] = [], offset: Int = 0, limit: Int = 0) {

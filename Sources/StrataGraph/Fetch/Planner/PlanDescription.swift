@@ -53,6 +53,27 @@ public struct PlanDescription: Sendable {
         return copy
     }
 
+    /// A text search: `access` says where the matches come from (a full-text index, or the
+    /// rows searched in memory); the matched rows are then filtered by the predicate, ordered by
+    /// relevance (or sorted, ties by relevance) and windowed.
+    public func textSearched(access: String) -> PlanDescription {
+        var copy = self
+        copy.lines = ["  access: \(access)", "  text: \(plan.textSearch?.parsedDescription ?? "")"]
+        copy.lines.append("  filter: " + (plan.predicate.map(\.predicateFormat) ?? "none"))
+        copy.lines.append(plan.sortDescriptors.isEmpty ? "  order: by relevance (BM25)"
+                          : "  order: sort in memory by " + plan.sortDescriptors.map(\.description).joined(separator: ", ") + ", ties by relevance")
+        if plan.limit > 0 { copy.lines.append("  limit: \(plan.limit)\(plan.offset > 0 ? " after \(plan.offset)" : ""), after ordering") }
+        return copy
+    }
+
+    /// The in-memory text search every store can do: the rows of the entity's hierarchy read and
+    /// indexed for the search.
+    public func textSearchedInMemory() -> PlanDescription {
+        var root = plan.entity
+        while let parent = root.superentity { root = parent }
+        return textSearched(access: "full-text search in memory over the rows of \(root.name) and its subentities (no index)")
+    }
+
     private mutating func appendTail(residual: FetchPredicate?, providesOrder: Bool) {
         lines.append("  filter: " + (residual.map(\.predicateFormat) ?? "none"))
         if plan.sortDescriptors.isEmpty {
@@ -82,9 +103,10 @@ extension PersistentStoreCoordinator {
         guard let entity = managedObjectModel.entitiesByName[request.entity?.name ?? request.entityName ?? ""] else {
             throw StrataError(.invalidArgument, "explain: the request names no entity of the model")
         }
-        let plan = FetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
+        var plan = FetchPlan(entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
                              sortDescriptors: try (request.sortDescriptors ?? []).map { try $0.fetchSortDescriptor() },
                              offset: request.fetchOffset, limit: request.fetchLimit)
+        plan.textSearch = request.textSearch
         return try store(for: entity).explain(plan)
     }
 }
