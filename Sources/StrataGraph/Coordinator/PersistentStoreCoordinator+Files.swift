@@ -55,6 +55,8 @@ extension PersistentStoreCoordinator {
         // store may close its file).
         let history: [RecordedTransaction]? = source.recordsHistory && StoreOptionValues.flag(options[PersistentHistoryTrackingKey])
             ? try (source as? any HistoryCarryingRowStore)?.recordedHistory(after: 0, limit: 0) : nil
+        // A source that kept full-text indexes gives a target that keeps them.
+        let indexesText = try !source.keptTextIndexes().isEmpty
         try remove(store)
         let added: any PersistentStore
         do {
@@ -68,6 +70,7 @@ extension PersistentStoreCoordinator {
         // deleted there is given again.
         let counter = try (source as? any KeyReservingRowStore)?.nextKey()
         try Self.copy(rows, into: target, entities: entities, sourceNextKey: counter, history: history)
+        if indexesText { _ = try target.buildTextIndexes() }
         try setMetadata(source.metadata, for: added)
         return added
     }

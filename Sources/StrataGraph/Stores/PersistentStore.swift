@@ -278,6 +278,8 @@ public protocol RowStore: PersistentStore {
     func buildTextIndexes() throws -> [String]
     /// Drops every full-text index the store keeps; returns how many. Searches then read rows.
     func dropTextIndexes() throws -> Int
+    /// The root entities whose full-text index the store keeps.
+    func keptTextIndexes() throws -> [String]
 }
 
 extension RowStore {

@@ -6,4 +6,5 @@
 extension RowStore {
     public func buildTextIndexes() throws -> [String] { [] }
     public func dropTextIndexes() throws -> Int { 0 }
+    public func keptTextIndexes() throws -> [String] { [] }
 }

@@ -142,6 +142,28 @@ final class NativeTextSearchTests: XCTestCase {
         withExtendedLifetime(coordinator) {}
     }
 
+    func testAMigratedStoreKeepsItsIndex() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let (coordinator, context, store) = try open(TestStores.freshFile(), model: model())
+        try context.performAndWait {
+            for _ in 0..<40 {
+                let note = ManagedObject(entity: coordinator.managedObjectModel.entitiesByName["Note"]!, insertInto: context)
+                note.setValue(text(&random), forKey: "title")
+                note.setValue(text(&random), forKey: "body")
+            }
+            try context.save()
+        }
+        try store.buildTextIndexes()
+        let before = try store.searchText(try TextQuery(parsing: "fox OR dog*"), entity: store.model.entitiesByName["Note"]!, snapshot: nil)
+        let moved = try XCTUnwrap(try coordinator.migratePersistentStore(store, to: TestStores.freshFile(), options: nil, type: .native) as? NativeStore)
+        XCTAssertEqual(try moved.keptTextIndexes(), ["Note", "Tag"], "seed \(seed)")
+        let after = try moved.searchText(try TextQuery(parsing: "fox OR dog*"), entity: moved.model.entitiesByName["Note"]!, snapshot: nil)
+        XCTAssertEqual(after?.documents, before?.documents, "seed \(seed): keys are kept, and so are the matches")
+        XCTAssertEqual(after?.scores, before?.scores, "seed \(seed)")
+        try check(moved, context, "seed \(seed), migrated")
+    }
+
     func testTurningIndexingOnOrOffIsNoticedWhenTheStoreOpens() throws {
         let url = TestStores.freshFile()
         do {
