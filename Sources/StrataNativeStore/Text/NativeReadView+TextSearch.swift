@@ -19,16 +19,11 @@ extension NativeReadView {
         let matches = try TextQueryEvaluator(attributeNumbers: layout.attributeNumbers).evaluate(search.query, in: reader)
         // A document is a row of one of the hierarchy's entities: the plan's are looked in.
         let entities = plan.entityNames.sorted().compactMap { store.layouts[$0] }
-        var rows: [StoreRow] = []
-        rows.reserveCapacity(matches.documents.count)
-        for document in matches.documents {
+        return try TextSearchAnswer.answer(plan, matches: matches, source: ViewRowSource(view: self)) { document in
             for layout in entities {
-                if let row = try readRow(key: document, layout: layout) {
-                    rows.append(row)
-                    break
-                }
+                if let row = try readRow(key: document, layout: layout) { return row }
             }
+            return nil
         }
-        return try TextSearchAnswer.answer(plan, matches: matches, rows: rows, source: ViewRowSource(view: self))
     }
 }

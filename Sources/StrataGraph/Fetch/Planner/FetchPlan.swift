@@ -38,6 +38,26 @@ public struct FetchPlan: Sendable {
         self.limit = limit
     }
 
+    /// Whether a row satisfies the predicate (nil: there is none): compiled over the record's
+    /// values when the predicate reads only the entity's stored attributes, else evaluated with
+    /// related rows from `source`.
+    func rowFilter(source: any PredicateRowSource) -> ((StoreRow) throws -> Bool)? {
+        guard let predicate else { return nil }
+        let entity = self.entity
+        if let filter = RecordFilter.compile(predicate, entity: entity, isStored: { !entity.slots[$0].isTransient }) {
+            return { filter.matches($0.values) }
+        }
+        let evaluator = PredicateEvaluator(source: source)
+        return { row in
+            do {
+                return try evaluator.evaluate(predicate, on: row)
+            } catch var error as StrataError {
+                error.message += " — fetching \(entity.name) where \(predicate.predicateFormat)"
+                throw error
+            }
+        }
+    }
+
     /// How many of `total` rows remain after the offset and limit.
     public func window(_ total: Int) -> Int {
         let afterOffset = max(0, total - offset)
@@ -56,17 +76,7 @@ public struct FetchPlan: Sendable {
     /// predicate, sorted stably, windowed. Related rows come from `source`.
     func evaluateInMemory(_ rows: [StoreRow], source: any PredicateRowSource) throws -> [StoreRow] {
         var rows = rows
-        if let predicate, let filter = RecordFilter.compile(predicate, entity: entity, isStored: { !entity.slots[$0].isTransient }) {
-            rows = rows.filter { filter.matches($0.values) }
-        } else if let predicate {
-            let evaluator = PredicateEvaluator(source: source)
-            do {
-                rows = try rows.filter { try evaluator.evaluate(predicate, on: $0) }
-            } catch var error as StrataError {
-                error.message += " — fetching \(entity.name) where \(predicate.predicateFormat)"
-                throw error
-            }
-        }
+        if let selects = rowFilter(source: source) { rows = try rows.filter(selects) }
         if !sortDescriptors.isEmpty {
             rows = try RowSorter.sorted(rows, by: sortDescriptors, source: source, keeping: limit > 0 ? offset + limit : nil)
         }

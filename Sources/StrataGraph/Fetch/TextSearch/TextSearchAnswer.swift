@@ -38,6 +38,34 @@ package enum TextSearchAnswer {
         return plan.window(selected).map { ($0, score($0)) }
     }
 
+    /// `answer`, reading the rows of matched documents through `row` (nil: no row of the plan's
+    /// entities has that key) as they are needed: with a limit and no sort descriptors the most
+    /// relevant documents are read first, until the window is full (a top-20 search of a common
+    /// word reads about 20 rows, not every match).
+    package static func answer(_ plan: FetchPlan, matches: TextMatches, source: any PredicateRowSource,
+                               row: (Int64) throws -> StoreRow?) throws -> [(row: StoreRow, relevance: Double)] {
+        guard plan.limit > 0, plan.sortDescriptors.isEmpty else {
+            return try answer(plan, matches: matches, rows: try matches.documents.compactMap(row), source: source)
+        }
+        let order = matches.documents.indices.sorted {
+            matches.scores[$0] != matches.scores[$1] ? matches.scores[$0] > matches.scores[$1] : matches.documents[$0] < matches.documents[$1]
+        }
+        let selects = plan.rowFilter(source: source)
+        var skipped = 0
+        var result: [(row: StoreRow, relevance: Double)] = []
+        for index in order {
+            guard let found = try row(matches.documents[index]), plan.entityNames.contains(found.id.entity.name) else { continue }
+            if let selects, try !selects(found) { continue }
+            if skipped < plan.offset {
+                skipped += 1
+                continue
+            }
+            result.append((found, matches.scores[index]))
+            if result.count == plan.limit { break }
+        }
+        return result
+    }
+
     /// The reference search: every row of the hierarchy indexed in memory, then `answer`.
     package static func inMemory(_ plan: FetchPlan, search: TextSearch, view: any StoreReadView) throws -> [(row: StoreRow, relevance: Double)] {
         guard let layout = TextLayout.layout(of: plan.entity) else { throw nothingIndexed(plan.entity) }
