@@ -8,6 +8,7 @@
 import Foundation
 @testable import Strata
 @testable import StrataNativeStore
+@testable import StrataGraph
 import XCTest
 import _StrataTestSupport
 
@@ -101,6 +102,39 @@ final class TextSearchFetchTests: XCTestCase {
             if !expected.isEmpty { nonEmpty += 1 }
         }
         XCTAssertGreaterThan(nonEmpty, 30, "seed \(seed): most searches found something")
+    }
+
+    /// The suite's store type (in memory by default, an atomic type in the other runs): its kept
+    /// index follows every commit, giving what a search over freshly indexed rows gives.
+    func testAKeptIndexFollowsEveryCommit() throws {
+        let seed = SeededRandom.environmentSeed()
+        var random = SeededRandom(seed: seed)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model())
+        let store = try XCTUnwrap(try TestStores.add(to: coordinator, path: "/dev/null/text-\(UUID().uuidString)") as? any RowStore)
+        let context = ManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        let entity = coordinator.managedObjectModel.entitiesByName["Note"]!
+        for step in 0..<40 {
+            try context.performAndWait {
+                for _ in 0..<random.next(below: 4) {
+                    let note = ManagedObject(entity: entity, insertInto: context)
+                    note.setValue((0..<random.next(below: 6)).map { _ in words[random.next(below: words.count)] }.joined(separator: " "), forKey: "title")
+                    note.setValue(Int64(random.next(below: 3)), forKey: "rank")
+                }
+                for object in try context.fetch(FetchRequest<ManagedObject>(entityName: "Note")) where random.chance(0.2) {
+                    if random.chance(0.4) { context.delete(object) } else { object.setValue(words[random.next(below: words.count)], forKey: "body") }
+                }
+                if context.hasChanges { try context.save() }
+            }
+            for text in ["fox", "do*", "brown OR zebra", "title:cat -dog"] {
+                var plan = FetchPlan(entity: entity, predicate: random.chance(0.5) ? try FetchPredicate(format: "rank == 1") : nil, limit: random.chance(0.5) ? 3 : 0)
+                plan.textSearch = try TextSearch(text)
+                let kept = try store.read(snapshot: nil) { try $0.textSearchRows(matching: plan, search: plan.textSearch!) }
+                let fresh = try store.read(snapshot: nil) { try TextSearchAnswer.inMemory(plan, search: plan.textSearch!, view: $0) }
+                XCTAssertEqual(kept.map(\.row.id), fresh.map(\.row.id), "seed \(seed), step \(step): \(text)")
+                XCTAssertEqual(kept.map(\.relevance), fresh.map(\.relevance), "seed \(seed), step \(step): \(text)")
+            }
+        }
     }
 
     func testOrderCountsIDsSnippetsAndErrors() throws {

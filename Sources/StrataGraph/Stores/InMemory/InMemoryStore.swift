@@ -8,6 +8,7 @@
 
 import Foundation
 import StrataCore
+import StrataText
 
 final class InMemoryStore: KeyReservingRowStore, HistoryCarryingRowStore {
     let identifier: String
@@ -253,6 +254,21 @@ final class InMemoryStore: KeyReservingRowStore, HistoryCarryingRowStore {
 
         func count(ofEntities names: Set<String>) throws -> Int {
             store.data.withLock { store.data.countUnlocked(ofEntities: names) }
+        }
+
+        /// The search over the data's full-text index, kept until the rows change (the default
+        /// would index every row for each search); rows read by key as the answer needs them.
+        func textSearchRows(matching plan: FetchPlan, search: TextSearch) throws -> [(row: StoreRow, relevance: Double)] {
+            guard let layout = TextLayout.layout(of: plan.entity) else { throw TextSearchAnswer.nothingIndexed(plan.entity) }
+            let index = store.data.textIndex(layout)
+            let matches = try TextQueryEvaluator(attributeNumbers: layout.attributeNumbers).evaluate(search.query, in: index)
+            let names = plan.entityNames.sorted()
+            return try TextSearchAnswer.answer(plan, matches: matches, source: ViewRowSource(view: self)) { key in
+                for name in names {
+                    if let row = store.data.withLock({ store.data.rowUnlocked(entityName: name, key: key) }) { return store.rebind(row) }
+                }
+                return nil
+            }
         }
     }
 

@@ -6,6 +6,7 @@
 
 import Foundation
 @_spi(StrataInternal) import StrataCore
+import StrataText
 
 // @unchecked Sendable: every mutable field below is read and written only while `lock` is held.
 final class MemoryStoreData: @unchecked Sendable {
@@ -17,6 +18,10 @@ final class MemoryStoreData: @unchecked Sendable {
     /// Each entity's rows in key order, dropped by every commit that changes the entity.
     private var orderedRows: [String: [StoreRow]] = [:] // guarded by lock
     private var uniqueIndex: [String: [[RowValue]: ManagedObjectID]] = [:] // guarded by lock
+    /// Full-text indexes by the root entity of their hierarchy, built by the first search after
+    /// the rows changed and dropped by every commit and load (the search they serve must agree
+    /// with `TextSearchAnswer.inMemory`, which builds one per search: TextSearchFetchTests).
+    private var textIndexes: [String: MemoryTextIndex] = [:] // guarded by lock
     /// Entities whose loaded rows are not yet in `uniqueIndex`: the index is built when a commit
     /// first needs it, so a store only read (a Core Data store being migrated) never builds it.
     private var unindexedEntities: [EntityDescription] = [] // guarded by lock
@@ -54,6 +59,21 @@ final class MemoryStoreData: @unchecked Sendable {
     }
 
     // MARK: Reads (caller holds the lock through `withLock`)
+
+    /// The full-text index of `layout`'s hierarchy over the current rows (built now if the rows
+    /// changed since the last one).
+    func textIndex(_ layout: TextLayout) -> MemoryTextIndex {
+        withLock {
+            if let index = textIndexes[layout.root] { return index }
+            var index = MemoryTextIndex()
+            for row in rowsUnlocked(ofEntities: Set(layout.slotsByEntity.keys)) {
+                guard let key = row.id.primaryKey else { continue }
+                index.set(key, layout.document(entity: row.id.entity.name, values: row.values))
+            }
+            textIndexes[layout.root] = index
+            return index
+        }
+    }
 
     func withLock<R>(_ body: () throws -> R) rethrows -> R {
         lock.lock(); defer { lock.unlock() }
@@ -144,6 +164,7 @@ final class MemoryStoreData: @unchecked Sendable {
                     highest = max(highest, key)
                 }
                 rowsByEntity[name] = table
+                textIndexes = [:]
                 // Already in key order: the first fetch need not sort them.
                 orderedRows[name] = stored.rows
             }
@@ -270,6 +291,7 @@ final class MemoryStoreData: @unchecked Sendable {
         for id in changes.deletes.map(\.id) + changes.updates.map(\.id) + changes.inserts.map(\.id) {
             orderedRows[id.entity.name] = nil
         }
+        if !changes.isEmpty { textIndexes = [:] }
         for (id, _) in changes.deletes {
             guard let key = id.primaryKey, let old = rowsByEntity[id.entity.name]?.removeValue(forKey: key) else { continue }
             removeConstraintEntries(of: old)
