@@ -23,7 +23,14 @@ extension ManagedObjectContext {
         let columns = try resultColumns(of: request, entity: entity)
         let groupBy = try (request.propertiesToGroupBy ?? []).map { try column(from: $0, entity: entity).expression }
         let evaluator = PredicateEvaluator(source: ContextRowSource(context: self, includesPendingChanges: request.includesPendingChanges))
-        let rows = try filteredRows(for: request, entity: entity)
+        // With a text search: the matched rows, most relevant first (sort descriptors below
+        // order them stably, so ties keep that order), the window applied to the dictionaries.
+        let rows = try request.textSearch.map { search in
+            var plan = try plan(for: request, entity: entity)
+            (plan.sortDescriptors, plan.offset, plan.limit) = ([], 0, 0)
+            guard let coordinator = persistentStoreCoordinator else { throw StrataError(.noStore, "\(debugName) has neither a coordinator nor a parent") }
+            return try coordinator.textSearchRows(matching: plan, search: search, pin: try readPin()).map(\.row)
+        } ?? filteredRows(for: request, entity: entity)
 
         var groups: [[StoreRow]]
         if !groupBy.isEmpty {

@@ -44,7 +44,6 @@ extension ManagedObjectContext {
             return [count]
         }
         if request.resultType == .dictionaryResultType {
-            if request.textSearch != nil { throw StrataError(.invalidArgument, "a fetch with a text search returns objects, object IDs or a count, not dictionaries") }
             guard let dictionaries = try fetchDictionaries(request, entity: entity) as? [T] else {
                 throw StrataError(.typeMismatch, "a dictionary fetch returns NSDictionary, not \(T.self)")
             }

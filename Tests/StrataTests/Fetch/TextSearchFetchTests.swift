@@ -164,10 +164,29 @@ final class TextSearchFetchTests: XCTestCase {
             let results = try context.search(request)
             XCTAssertEqual(results.map { $0.snippet(of: "body", open: "[", close: "]") }, [nil, "the quick brown [fox] jumps over the lazy dog"])
             XCTAssertGreaterThan(results[1].relevance, results[0].relevance)
+            // Dictionaries: the matched rows, most relevant first unless sorted, windowed; groups
+            // and aggregates over the matched rows.
             let dictionaries = FetchRequest<NSDictionary>(entityName: "Note")
             dictionaries.resultType = .dictionaryResultType
-            dictionaries.textSearch = try TextSearch("fox")
-            XCTAssertThrowsError(try context.fetch(dictionaries)) { XCTAssertTrue("\($0)".contains("not dictionaries"), "\($0)") }
+            dictionaries.textSearch = try TextSearch("fox OR cat")
+            dictionaries.propertiesToFetch = ["code", "rank"]
+            let objects = FetchRequest<ManagedObject>(entityName: "Note")
+            objects.textSearch = dictionaries.textSearch
+            let byRelevance = try context.fetch(objects).map { $0.value(forKey: "code") as? String }
+            XCTAssertEqual(byRelevance, ["c", "b", "a"], "cat is rarer than fox, and c has it twice")
+            XCTAssertEqual(try context.fetch(dictionaries).map { $0["code"] as? String }, byRelevance)
+            dictionaries.sortDescriptors = [FetchSortDescriptor(key: "rank")]
+            dictionaries.fetchLimit = 2
+            XCTAssertEqual(try context.fetch(dictionaries).map { $0["code"] as? String }, ["b", "c"])
+            let total = ExpressionDescription()
+            total.name = "total"
+            total.expression = try FetchExpression(format: "sum:(rank)")
+            total.expressionResultType = .integer64
+            let summed = FetchRequest<NSDictionary>(entityName: "Note")
+            summed.resultType = .dictionaryResultType
+            summed.textSearch = try TextSearch("fox")
+            summed.propertiesToFetch = [total]
+            XCTAssertEqual(try context.fetch(summed).first?["total"] as? Int64, 4)
             let plain = FetchRequest<ManagedObject>(entityName: "Plain")
             plain.textSearch = try TextSearch("fox")
             XCTAssertThrowsError(try context.fetch(plain)) { XCTAssertTrue("\($0)".contains("Index in Spotlight"), "\($0)") }
