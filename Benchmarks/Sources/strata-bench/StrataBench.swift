@@ -10,6 +10,7 @@
 //   swift run -c release --package-path Benchmarks strata-bench results [--records N] [--json] [--dir PATH]
 //   swift run -c release --package-path Benchmarks strata-bench sync [--records N] [--json] [--dir PATH] [--repeat R]
 //   swift run -c release --package-path Benchmarks strata-bench sqlite-file [--records N] [--json] [--dir PATH] [--repeat R]
+//   STRATA_TEXT_CORPUS=FILE swift run -c release --package-path Benchmarks strata-bench search [--json] [--dir PATH] [--repeat R]
 //       (StrataSync against postgres-nio on a PostgreSQL cluster it starts; records default 100,000)
 //
 // With --repeat R every phase (objects: every system's whole run, the systems taking turns) runs R
@@ -31,7 +32,7 @@ enum StrataBench {
     static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let suite = arguments.first, !suite.hasPrefix("-") else {
-            fail("usage: strata-bench engine|fetch|objects|batch|results|atomic|sync|sqlite-file|chart [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
+            fail("usage: strata-bench engine|fetch|objects|batch|results|atomic|sync|sqlite-file|search|chart [--records N] [--json] [--dir PATH] [--repeat R] [--systems strata,sqlite,lmdb]")
         }
         arguments.removeFirst()
         if suite == "chart" {
@@ -62,8 +63,21 @@ enum StrataBench {
             }
             index += 1
         }
-        guard ["engine", "fetch", "objects", "batch", "results", "atomic", "sync", "sqlite-file"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch, results, atomic, sync, sqlite-file)") }
-        if suite == "fetch" {
+        guard ["engine", "fetch", "objects", "batch", "results", "atomic", "sync", "sqlite-file", "search"].contains(suite) else { fail("unknown suite \(suite) (available: engine, fetch, objects, batch, results, atomic, sync, sqlite-file, search)") }
+        if suite == "search" {
+            // In one process: the native store's full-text index against SQLite FTS5.
+            if directory.hasSuffix("/") { directory.removeLast() }
+            if !json { FileHandle.standardError.write(Data("running search suite…\n".utf8)) }
+            do {
+                var runs: [[Measurement]] = []
+                for _ in 0..<repeats { runs.append(try SearchSuite.run(directory: directory)) }
+                report(SearchSuite.medians(runs), records: 0, json: json)
+            } catch {
+                fail("search suite: \(error)")
+            }
+            return
+        }
+                if suite == "fetch" {
             // In one process: the in-memory store against SQLite :memory: (no files, no fsync).
             if !json { FileHandle.standardError.write(Data("running fetch suite (\(records) records)…\n".utf8)) }
             do {
