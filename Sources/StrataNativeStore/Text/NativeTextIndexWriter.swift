@@ -87,42 +87,43 @@ struct NativeTextIndexWriter {
         _ = try documents.put([UInt8](), header.encoded())
     }
 
-    /// Applies one term's edits (ascending by document), block by block.
+    /// Applies one term's edits (ascending by document), block by block. A save's usual edit
+    /// (one document, in the term's last block or a new term) reads one block in one descent and
+    /// writes it back in place.
     private func apply(_ edits: [(document: Int64, occurrences: [TextOccurrence])], to term: [UInt8], in terms: WritableTree, block: ByteWriter) throws {
         let lower = term + [0], upper = term + [1]
         var index = 0
         while index < edits.count {
             let document = edits[index].document
-            // The block holding `document`: the last one starting at or before it, else the first.
+            // The block holding `document`: the last one starting at or before it, else the
+            // first; decoded where it is found.
             var found: (key: [UInt8], first: Int64)?
-            try terms.forEachReversed(from: lower, to: NativeTextIndex.blockKey(term, document) + [0]) { key, _ in
-                found = (Array(key), NativeTextIndex.firstDocument(ofBlockKey: key))
+            var list = PostingList()
+            var failure: (any Error)?
+            func take(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool {
+                let first = NativeTextIndex.firstDocument(ofBlockKey: key)
+                found = (Array(key), first)
+                do { try NativeTextIndex.decodeBlock(value, first: first, into: &list, tree: terms.name) } catch { failure = error }
                 return false
             }
-            if found == nil {
-                try terms.forEach(from: lower, to: upper) { key, _ in
-                    found = (Array(key), NativeTextIndex.firstDocument(ofBlockKey: key))
-                    return false
-                }
-            }
-            var list = PostingList()
+            try terms.forEachReversed(from: lower, to: NativeTextIndex.blockKey(term, document) + [0], take)
+            if found == nil { try terms.forEach(from: lower, to: upper, take) }
+            if let failure { throw failure }
+            // The next block's first document bounds the edits this block takes (looked up
+            // only when more edits follow).
             var limit: Int64?
-            if let found {
-                // The next block's first document bounds the edits this block takes.
+            if let found, index + 1 < edits.count {
                 try terms.forEach(from: found.key + [0], to: upper) { key, _ in
                     limit = NativeTextIndex.firstDocument(ofBlockKey: key)
                     return false
                 }
-                try terms.withValue(forKey: found.key) { bytes in
-                    guard let bytes else { throw StrataError(.corrupt, "\(path): \(terms.name): block vanished") }
-                    try NativeTextIndex.decodeBlock(bytes, first: found.first, into: &list, tree: terms.name)
-                }
-                _ = try terms.delete(found.key)
             }
             while index < edits.count, limit.map({ edits[index].document < $0 }) ?? true {
                 list.set(edits[index].document, edits[index].occurrences)
                 index += 1
             }
+            // The old block goes unless the first new block takes its key (then it is overwritten).
+            if let found, list.documents.first != found.first { _ = try terms.delete(found.key) }
             try write(list, term: term, to: terms, block: block)
         }
     }
