@@ -104,16 +104,9 @@ enum FetchSuite {
         var db: OpaquePointer?
         guard sqlite3_open(":memory:", &db) == SQLITE_OK, let db else { throw BenchError("sqlite3_open(:memory:) failed") }
         defer { sqlite3_close(db) }
-        func exec(_ sql: String) throws {
-            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(db)))") }
-        }
-        func prepare(_ sql: String) throws -> OpaquePointer {
-            var statement: OpaquePointer?
-            guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-                throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(db)))")
-            }
-            return statement
-        }
+        let sql = SQLiteStatements(db: db)
+        func exec(_ text: String) throws { try sql.exec(text) }
+        func prepare(_ text: String) throws -> OpaquePointer { try sql.prepare(text) }
         func drain(_ statement: OpaquePointer) -> Int {
             var rows = 0
             while sqlite3_step(statement) == SQLITE_ROW { rows += 1; blackHole(sqlite3_column_int64(statement, 0)) }

@@ -157,16 +157,9 @@ enum SearchSuite {
         var db: OpaquePointer?
         guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw BenchError("sqlite3_open(\(path)) failed") }
         defer { sqlite3_close(db) }
-        func exec(_ sql: String) throws {
-            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(db)))") }
-        }
-        func prepare(_ sql: String) throws -> OpaquePointer {
-            var statement: OpaquePointer?
-            guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-                throw BenchError("\(sql): \(String(cString: sqlite3_errmsg(db)))")
-            }
-            return statement
-        }
+        let sql = SQLiteStatements(db: db)
+        func exec(_ text: String) throws { try sql.exec(text) }
+        func prepare(_ text: String) throws -> OpaquePointer { try sql.prepare(text) }
         var results: [Measurement] = []
         try exec("PRAGMA journal_mode=WAL")
         try exec("CREATE TABLE doc (id INTEGER PRIMARY KEY, name TEXT, title TEXT, details TEXT)")
