@@ -147,11 +147,16 @@ final class RemoteCommitFilter: Sendable {
         }
     }
 
-    /// Whether the history reached a newer transaction than the last reported.
+    /// Whether the history reached a newer transaction than the last reported. A report of the
+    /// token at `position` (a generation) covers every generation up to it: they count as seen,
+    /// so a later round does not report them again (the token is read when the handler runs,
+    /// which may be past the generation the round was called with, and the next round would
+    /// otherwise take the commits in between for news, even next to this handle's own commit).
     func advanceHistory(to position: UInt64) -> Bool {
         state.withLock { state in
             guard position > state.history else { return false }
             state.history = position
+            state.seen = max(state.seen, position)
             return true
         }
     }
