@@ -36,9 +36,11 @@ struct NativeChangeSinks {
             let exists = try tx.hasTree(NativeTextIndex.documentsTree(root))
             text[root] = .some(exists ? try NativeTextIndexWriter(root: root, attributes: layout.attributes, tx: tx, path: store.file.path) : nil)
         }
-        guard case .some(.some(var writer)) = text[root] else { return }
+        // Taken out while it changes: a copy left in the dictionary would make every change copy
+        // the writer's edits (quadratic over a large batch).
+        guard case .some(.some) = text[root], case .some(.some(var writer)) = text.removeValue(forKey: root) else { return }
         body(layout, &writer)
-        text[root] = writer
+        text[root] = .some(writer)
     }
 
     private mutating func indexText(_ entity: EntityDescription, key: Int64?, old: [RowValue]?, new: [RowValue]?) throws {
@@ -80,9 +82,9 @@ struct NativeChangeSinks {
     mutating func finish(author: String?, contextName: String?) throws {
         if let count = history?.count, count > 0 { try history?.finish(author: author, contextName: contextName) }
         for root in text.keys.sorted() {
-            guard case .some(.some(var writer)) = text[root] else { continue }
+            guard case .some(.some(var writer)) = text.removeValue(forKey: root) else { continue }
             try writer.finish()
-            text[root] = writer
+            text[root] = .some(writer)
         }
     }
 }
